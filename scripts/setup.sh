@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Creates .venv and installs segflow (editable) with its test tools.
+# Installs are cached by pip outside the repo (~/.cache/pip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $($PYTHON --version)"
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+echo "setup: segflow installed at .venv/bin/segflow"
