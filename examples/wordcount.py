@@ -1,0 +1,24 @@
+"""Word count: how often each word occurs in a text file.
+
+    segflow run examples/wordcount.py -p input=book.txt -p output=out/ --parallelism 4
+
+Writes ``word<TAB>count`` lines into part files in ``output``; words are
+``line.lower().split()``. Counting is associative, so every replica counts its share of
+the file first and only the partial counts cross the shuffle.
+"""
+
+
+def split_words(line):
+    return line.lower().split()
+
+
+def format_count(pair):
+    word, count = pair
+    return f"{word}\t{count}"
+
+
+def build(env, input, output):
+    (env.read_text(input)
+        .flat_map(split_words)
+        .group_by_count()
+        .write_text(output, format_count))

@@ -1,0 +1,1 @@
+"""The fluent, Noir-style pipeline API."""

@@ -1,0 +1,158 @@
+"""The stream environment: where a pipeline is built, and the handle that runs it."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..errors import PipelineError, SegflowError
+from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
+from ..runtime.operators import sources as src
+from ..runtime.operators.sinks import CollectSink
+from .location import caller_location
+from .stream import KeyedStream, Stream
+
+_UNSET = object()
+
+
+@dataclass
+class Config:
+    """How a job runs. ``parallelism`` is the number of replicas of every parallel block."""
+
+    parallelism: int = 1
+    runtime: str = "threads"
+    planning_only: bool = False   # building to show the plan: don't touch inputs
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parallelism, int) or self.parallelism < 1:
+            raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
+
+
+class StreamOutput:
+    """Handle on a ``collect()`` sink: ``get()`` returns its records once the job has run."""
+
+    def __init__(self, env: "StreamEnvironment", sink_id: int):
+        self.env = env
+        self.sink_id = sink_id
+        self._value: Any = _UNSET
+
+    def get(self) -> list:
+        if self._value is _UNSET:
+            raise SegflowError("the job has not run yet: call env.execute() before output.get()")
+        return self._value
+
+
+class StreamEnvironment:
+    """Build a pipeline from sources, then ``execute()`` it."""
+
+    def __init__(self, config: Config | None = None, **settings: Any):
+        self.config = config or Config(**settings)
+        self.graph = JobGraph()
+        self.outputs: list[StreamOutput] = []
+        self._batch_mode: BatchMode = DEFAULT_BATCH_MODE
+        self._scopes = 0
+        self.result: Any = None
+
+    # ------------------------------------------------------------------ sources
+    def _source(self, name: str, factory: Callable, single: bool = False) -> Stream:
+        """A source is a block of its own (it owns the read position); the block after it
+        keeps the source's replica cap until the next split, as in Noir."""
+        cap = 1 if single else None
+        source = self.graph.new_block(is_source=True, batch_mode=self._batch_mode, max_parallelism=cap)
+        source.operators.append(OperatorSpec(name, factory, caller_location()))
+        first = self.graph.new_block(batch_mode=self._batch_mode, max_parallelism=cap)
+        self.graph.connect(source, first, Strategy.FORWARD)
+        return Stream(self, first)
+
+    def _require_file(self, kind: str, path: str) -> None:
+        if not self.config.planning_only and not os.path.isfile(path):
+            raise PipelineError(f"{kind}: no such file: {path}")
+
+    def from_iterable(self, iterable: Iterable) -> Stream:
+        """Records of a Python iterable, read by one replica."""
+        if not hasattr(iterable, "__iter__"):
+            raise PipelineError(f"from_iterable needs an iterable, got {type(iterable).__name__}")
+        return self._source("from_iterable", lambda: src.IterableSource(iterable), single=True)
+
+    def from_parallel(self, make: Callable[[int, int], Iterable]) -> Stream:
+        """Each replica reads ``make(replica_index, replicas)``."""
+        if not callable(make):
+            raise PipelineError("from_parallel needs a function (replica_index, replicas) -> iterable")
+        return self._source("from_parallel", lambda: src.ParallelSource(make))
+
+    def read_text(self, path: str) -> Stream:
+        """One record per line (without the newline); replicas read disjoint byte ranges.
+        The file must exist at the same path for every worker."""
+        path = os.fspath(path)
+        self._require_file("read_text", path)
+        return self._source(f"read_text({path})", lambda: src.TextFileSource(path))
+
+    def read_csv(self, path: str, delimiter: str = ",", has_headers: bool = True) -> Stream:
+        """CSV rows (dicts by header name, or lists without headers), read in parallel."""
+        path = os.fspath(path)
+        self._require_file("read_csv", path)
+        return self._source(f"read_csv({path})", lambda: src.CsvSource(path, delimiter, has_headers))
+
+    def generate(self, make: Callable[[int], Any], count: int | None = None,
+                 rate: float | None = None) -> Stream:
+        """Records ``make(0), make(1), ...`` (``count`` of them, or without end), spread over
+        the replicas; ``rate`` caps records per second. Deterministic, so replayable."""
+        if not callable(make):
+            raise PipelineError("generate needs a function index -> record")
+        if count is not None and count < 0:
+            raise PipelineError(f"generate: count must be >= 0, got {count}")
+        if rate is not None and rate <= 0:
+            raise PipelineError(f"generate: rate must be > 0 records/s, got {rate}")
+        return self._source("generate", lambda: src.GeneratorSource(make, count, rate))
+
+    # -------------------------------------------------------- graph building
+    def _new_block(self, previous: BlockSpec, **overrides: Any) -> BlockSpec:
+        settings = {"batch_mode": self._batch_mode, "scope": previous.scope}
+        settings.update(overrides)
+        return self.graph.new_block(**settings)
+
+    def _new_scope(self) -> int:
+        self._scopes += 1
+        return self._scopes
+
+    def _merge(self, name: str, streams: list[Stream], strategies: list[Strategy],
+               head: Callable, keyed: bool, max_parallelism: int | None = None) -> Stream:
+        """A new block fed by several streams (input i from ``streams[i]``).
+
+        A stream from outside an iteration joining a loop body becomes a side input: it is
+        replayed in every iteration.
+        """
+        scopes = {s.block.scope for s in streams} - {None}
+        if len(scopes) > 1:
+            raise PipelineError(f"{name}: streams of two different iterations cannot be combined")
+        scope = scopes.pop() if scopes else None
+        for s in streams:
+            s._consume(name)
+        block = self.graph.new_block(batch_mode=self._batch_mode, scope=scope,
+                                     max_parallelism=max_parallelism, keyed=keyed)
+        for i, (s, strategy) in enumerate(zip(streams, strategies)):
+            self.graph.connect(s.block, block, strategy, dst_input=i,
+                               replay=scope is not None and s.block.scope is None)
+        block.operators.append(OperatorSpec(name, head, caller_location(), stateful=True))
+        return (KeyedStream if keyed else Stream)(self, block)
+
+    def _collect(self, stream: Stream) -> StreamOutput:
+        output = StreamOutput(self, len(self.outputs))
+        self.outputs.append(output)
+        sink_id = output.sink_id
+        stream._chain("collect", lambda: CollectSink(sink_id))
+        return output
+
+    # ------------------------------------------------------------------ running
+    def execute(self, on_progress: Callable | None = None) -> Any:
+        """Run the pipeline to the end; ``collect()`` outputs are filled afterwards."""
+        if self.result is not None:
+            raise SegflowError("this environment has run already; build a new one to run again")
+        if not self.graph.blocks:
+            raise PipelineError("the pipeline is empty: add a source, e.g. env.read_text(path)")
+        from ..runtime.local import LocalRuntime
+        runtime = LocalRuntime(self.config.parallelism)
+        self.result = runtime.execute(self.graph, on_progress=on_progress)
+        for output in self.outputs:
+            output._value = self.result.results.get(output.sink_id, [])
+        return self.result

@@ -1,0 +1,78 @@
+"""Building iterations: the loop's blocks and edges around a user-built body."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import PipelineError
+from ..plan.graph import OperatorSpec, Strategy
+from ..runtime.context import iteration_state
+from ..runtime.operators.iteration import (DECISION_PORT, DELTA_PORT, FEEDBACK, LEADER, RESULT_PORT,
+                                           IterationEnd,
+                                           IterationLeader, IterationStart)
+from .location import caller_location
+
+if TYPE_CHECKING:
+    from .stream import Stream
+
+
+class IterationState:
+    """Read-only handle on the iteration state inside a loop body: ``state.get()``."""
+
+    def __init__(self, scope: int):
+        self.scope = scope
+
+    def get(self) -> Any:
+        return iteration_state(self.scope)
+
+
+def build_iteration(stream: "Stream", max_iterations: int, initial_state: Any, body: Callable,
+                    local_fold: Callable, global_fold: Callable, loop_condition: Callable | None,
+                    delta_init: Any, replay: bool) -> tuple["Stream", "Stream | None"]:
+    from .stream import Stream, _callable
+    kind = "replay" if replay else "iterate"
+    if not isinstance(max_iterations, int) or max_iterations < 1:
+        raise PipelineError(f"{kind} needs max_iterations >= 1, got {max_iterations!r}")
+    for name, fn in (("body", body), ("local_fold", local_fold), ("global_fold", global_fold)):
+        _callable(f"{kind} {name}", fn)
+    if stream.block.scope is not None:
+        raise PipelineError(f"{kind} inside another iteration's body is not supported")
+    if stream.block.timestamped:
+        raise PipelineError(f"{kind} does not support timestamped streams")
+    env = stream.env
+    graph = env.graph
+    location = caller_location()
+    scope = env._new_scope()
+    stream._consume(kind)
+
+    start = env._new_block(stream.block, scope=scope)
+    start.operators.append(OperatorSpec(
+        f"{kind}.start", lambda: IterationStart(scope, initial_state, replay), location, stateful=True))
+    graph.connect(stream.block, start, Strategy.FORWARD, dst_input=0)
+
+    out = body(Stream(env, start), IterationState(scope))
+    if not isinstance(out, Stream) or out.block.scope != scope:
+        raise PipelineError(f"the {kind} body must return a stream built from the stream it was given")
+    out._consume(f"{kind}.end")
+    end = out.block
+    end.operators.append(OperatorSpec(
+        f"{kind}.end", lambda: IterationEnd(local_fold, delta_init, feedback=not replay), location,
+        stateful=True))
+
+    leader = env._new_block(end, scope=None, max_parallelism=1)
+    leader.operators.append(OperatorSpec(
+        f"{kind}.leader",
+        lambda: IterationLeader(scope, max_iterations, initial_state, global_fold, loop_condition),
+        location, stateful=True))
+    graph.connect(end, leader, Strategy.FORWARD, dst_input=0, port=DELTA_PORT)
+    graph.connect(leader, start, Strategy.BROADCAST, dst_input=LEADER, port=DECISION_PORT, feedback=True)
+    if not replay:
+        graph.connect(end, start, Strategy.FORWARD, dst_input=FEEDBACK, feedback=True)
+
+    state_block = env._new_block(leader, scope=None)
+    graph.connect(leader, state_block, Strategy.FORWARD)
+    state_stream = Stream(env, state_block)
+    if replay:
+        return state_stream, None
+    result_block = env._new_block(start, scope=None)
+    graph.connect(start, result_block, Strategy.FORWARD, port=RESULT_PORT)
+    return state_stream, Stream(env, result_block)

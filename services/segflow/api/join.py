@@ -1,0 +1,72 @@
+"""Key joins with a choice of ship strategy (how records meet) and local strategy (how a
+replica matches them), as in Noir's ``join_with``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import PipelineError
+from ..plan.graph import Strategy
+from ..runtime.operators import stateless as sl
+from ..runtime.operators.joins import INNER, LEFT, OUTER, HashJoin, SortMergeJoin
+from .stream import _callable, _named
+
+if TYPE_CHECKING:
+    from .stream import KeyedStream, Stream
+
+
+class JoinBuilder:
+    """``left.join_with(right, key_left, key_right).ship_hash().local_hash().inner()``."""
+
+    def __init__(self, left: "Stream", right: "Stream", key_left: Callable, key_right: Callable):
+        _callable("join", key_left)
+        _callable("join", key_right)
+        if left.keyed or right.keyed:
+            raise PipelineError("join works on non-keyed streams: call .unkey() or .drop_key() first")
+        self.left, self.right = left, right
+        self.key_left, self.key_right = key_left, key_right
+        self.ship = "hash"
+        self.local = "hash"
+
+    def ship_hash(self) -> "JoinBuilder":
+        """Both sides are partitioned by key (the default)."""
+        self.ship = "hash"
+        return self
+
+    def ship_broadcast_right(self) -> "JoinBuilder":
+        """The left side stays where it is; every replica gets the whole right side."""
+        self.ship = "broadcast_right"
+        return self
+
+    def local_hash(self) -> "JoinBuilder":
+        """Match with hash tables (the default; inner joins emit as matches appear)."""
+        self.local = "hash"
+        return self
+
+    def local_sort_merge(self) -> "JoinBuilder":
+        """Sort both sides by key at end of stream, then merge (keys must be orderable)."""
+        self.local = "sort_merge"
+        return self
+
+    def inner(self) -> "KeyedStream":
+        return self._build(INNER)
+
+    def left(self) -> "KeyedStream":
+        return self._build(LEFT)
+
+    def outer(self) -> "KeyedStream":
+        return self._build(OUTER)
+
+    def _build(self, kind: str) -> "KeyedStream":
+        if kind == OUTER and self.ship == "broadcast_right":
+            raise PipelineError("an outer join cannot ship broadcast-right (unmatched right records "
+                                "would be emitted by every replica): use .ship_hash()")
+        key_left, key_right = self.key_left, self.key_right
+        left = self.left._chain(_named("join.key_left", key_left), lambda: sl.KeyBy(key_left), keyed=True)
+        right = self.right._chain(_named("join.key_right", key_right), lambda: sl.KeyBy(key_right), keyed=True)
+        if self.ship == "hash":
+            strategies = [Strategy.HASH, Strategy.HASH]
+        else:
+            strategies = [Strategy.FORWARD, Strategy.BROADCAST]
+        local = HashJoin if self.local == "hash" else SortMergeJoin
+        return left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], strategies,
+                               lambda: local(kind), keyed=True)  # type: ignore[return-value]

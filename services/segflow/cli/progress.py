@@ -1,0 +1,48 @@
+"""Live progress on a terminal: records per second per block, refreshed in place."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+def human(n: float) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+class Progress:
+    """Called by the runtime about once a second; prints only when ``stream`` is a TTY."""
+
+    def __init__(self, stream: TextIO = sys.stderr, enabled: bool | None = None):
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.last: dict[int, int] = {}
+        self.last_time = time.monotonic()
+        self.shown = False
+
+    def __call__(self, runtime) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        elapsed = max(now - self.last_time, 1e-6)
+        per_block: dict[int, int] = {}
+        for rid, executor in runtime.executors.items():
+            per_block[rid.block] = per_block.get(rid.block, 0) + executor.records_in
+        parts = []
+        graph = runtime.plan.graph
+        for block_id, total in sorted(per_block.items()):
+            rate = (total - self.last.get(block_id, 0)) / elapsed
+            name = graph.blocks[block_id].operators[0].name if graph.blocks[block_id].operators else "pass"
+            parts.append(f"b{block_id} {name[:18]} {human(rate)}/s")
+        self.last, self.last_time = per_block, now
+        self.stream.write("\r\x1b[K" + " | ".join(parts)[:200])
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()

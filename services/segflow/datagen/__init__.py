@@ -1,0 +1,1 @@
+"""Deterministic data generators for examples, demos and benchmarks."""

@@ -1,0 +1,148 @@
+"""Finding a job module, checking its parameters, and building its pipeline.
+
+A job is a module (a ``.py`` path or an importable name) whose ``build(env, **params)``
+builds the pipeline on ``env``. Parameters arrive as strings from the command line; the
+job converts what it needs. Every failure here is a :class:`JobLoadError` that says what
+to fix, never a traceback from deep inside.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+from ..api.environment import Config, StreamEnvironment
+from ..errors import JobLoadError, SegflowError
+
+
+@dataclass
+class JobSpec:
+    """What identifies a job run: the same spec gives the same plan in every process."""
+
+    target: str                       # path to a .py file or a module name
+    function: str = "build"
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` from ``-p k=v`` options."""
+    params: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise JobLoadError(f"parameter {pair!r} is not of the form key=value (e.g. -p input=data.txt)")
+        params[key.strip()] = value
+    return params
+
+
+def _import_path(path: str) -> ModuleType:
+    if not os.path.isfile(path):
+        raise JobLoadError(f"job file not found: {path}")
+    name = "segflow_job_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise JobLoadError(f"cannot load {path} as a Python module (is it a .py file?)")
+    module = importlib.util.module_from_spec(spec)
+    directory = os.path.dirname(os.path.abspath(path))
+    added = directory not in sys.path
+    if added:
+        sys.path.insert(0, directory)
+    try:
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        raise JobLoadError(f"syntax error in job {path}, line {exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise JobLoadError(f"job {path} failed while importing: {_where(exc)}") from exc
+    return module
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{at}"
+
+
+def load_job(spec: JobSpec) -> Callable[..., Any]:
+    """The job's build function."""
+    target = spec.target
+    if target.endswith(".py") or os.sep in target:
+        module = _import_path(target)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            raise JobLoadError(f"job module {target!r} not found ({exc}); pass a path to a .py file "
+                               "or a module importable from the current directory") from exc
+        except Exception as exc:
+            raise JobLoadError(f"job module {target!r} failed while importing: {_where(exc)}") from exc
+    fn = getattr(module, spec.function, None)
+    if fn is None:
+        raise JobLoadError(f"job {target} has no function {spec.function}(env, **params)")
+    if not callable(fn):
+        raise JobLoadError(f"{target}.{spec.function} is not a function")
+    return fn
+
+
+def _parameters(fn: Callable) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return []
+
+
+def missing_parameters(fn: Callable, spec: JobSpec) -> list[str]:
+    """Required parameters of the build function that ``spec`` does not give."""
+    return [p.name for p in _parameters(fn)
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+            and p.name not in spec.params]
+
+
+def _check_params(fn: Callable, spec: JobSpec) -> None:
+    parameters = _parameters(fn)
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    missing = missing_parameters(fn, spec)
+    unknown = [k for k in spec.params if k not in names] if not accepts_any else []
+    usage = " ".join(f"-p {n}=..." for n in names) or "(no parameters)"
+    if missing:
+        raise JobLoadError(f"job {spec.target} needs parameter(s) {', '.join(missing)}; usage: {usage}")
+    if unknown:
+        raise JobLoadError(f"job {spec.target} does not take parameter(s) {', '.join(unknown)}; "
+                           f"it takes: {', '.join(names) or 'none'}")
+
+
+def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
+    """Build the job's pipeline on a new environment; returns it and what build returned."""
+    fn = load_job(spec)
+    _check_params(fn, spec)
+    env = StreamEnvironment(config)
+    try:
+        returned = fn(env, **spec.params)
+    except SegflowError:
+        raise
+    except Exception as exc:
+        raise JobLoadError(f"job {spec.target} failed while building its pipeline: {_where(exc)}") from exc
+    if not env.graph.blocks:
+        raise JobLoadError(f"job {spec.target}: {spec.function}() built no pipeline (add a source on env)")
+    return env, returned
+
+
+def run_job(target: str, params: dict[str, str] | None = None, parallelism: int = 1,
+            on_progress: Callable | None = None) -> tuple[StreamEnvironment, Any]:
+    """Build and run a job in this process; returns the environment and build's return value."""
+    env, returned = build_job(JobSpec(target, params=dict(params or {})), Config(parallelism=parallelism))
+    if env.result is None:
+        env.execute(on_progress=on_progress)
+    return env, returned

@@ -1,0 +1,98 @@
+"""The execution plan: how many replicas each block gets and which worker runs each.
+
+Pure and deterministic: every process that plans the same graph for the same workers gets
+the same plan. Placement follows Noir: workers are taken in lexicographic order and each
+accepts up to ``slots`` replicas of one block, so single-instance blocks land on the first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import PipelineError
+from .graph import Edge, JobGraph, Strategy
+
+
+@dataclass(frozen=True)
+class Worker:
+    name: str
+    slots: int
+
+
+@dataclass(frozen=True)
+class ReplicaId:
+    block: int
+    index: int
+
+    def __str__(self) -> str:
+        return f"b{self.block}.r{self.index}"
+
+
+@dataclass
+class ExecutionPlan:
+    graph: JobGraph
+    workers: list[Worker]
+    replicas: dict[int, int]                 # block id -> replica count
+    placement: dict[ReplicaId, str]          # replica -> worker name
+    resolved: dict[int, Strategy]            # edge index -> strategy actually used
+
+    def replica_ids(self, block_id: int) -> list[ReplicaId]:
+        return [ReplicaId(block_id, i) for i in range(self.replicas[block_id])]
+
+    def all_replicas(self) -> list[ReplicaId]:
+        return [r for b in self.graph.blocks for r in self.replica_ids(b.id)]
+
+    def edge_index(self, edge: Edge) -> int:
+        return self.graph.edges.index(edge)
+
+    def strategy(self, edge: Edge) -> Strategy:
+        return self.resolved[self.edge_index(edge)]
+
+    def destinations(self, edge: Edge, sender: int) -> list[int]:
+        """Receiver replica indices that ``sender`` may send to on ``edge``."""
+        n_dst = self.replicas[edge.dst]
+        if self.strategy(edge) is Strategy.FORWARD:
+            return [sender if n_dst > 1 else 0]
+        return list(range(n_dst))
+
+    def senders(self, edge: Edge, receiver: int) -> list[int]:
+        """Sender replica indices whose control elements ``receiver`` must align on ``edge``."""
+        n_src = self.replicas[edge.src]
+        if self.strategy(edge) is Strategy.FORWARD and self.replicas[edge.dst] > 1:
+            return [receiver]
+        return list(range(n_src))
+
+    @property
+    def total_slots(self) -> int:
+        return sum(w.slots for w in self.workers)
+
+
+def plan(graph: JobGraph, workers: list[Worker]) -> ExecutionPlan:
+    """Decide replica counts, placement and resolved edge strategies."""
+    if not workers:
+        raise PipelineError("cannot plan a job without workers")
+    workers = sorted(workers, key=lambda w: w.name)
+    total = sum(w.slots for w in workers)
+    if total < 1:
+        raise PipelineError("the workers offer no slots; give each at least one")
+    replicas = {b.id: max(1, min(total, b.max_parallelism or total)) for b in graph.blocks}
+    placement: dict[ReplicaId, str] = {}
+    for block in graph.blocks:
+        remaining = replicas[block.id]
+        index = 0
+        for worker in workers:
+            take = min(worker.slots, remaining)
+            for _ in range(take):
+                placement[ReplicaId(block.id, index)] = worker.name
+                index += 1
+            remaining -= take
+            if remaining == 0:
+                break
+    resolved: dict[int, Strategy] = {}
+    for i, edge in enumerate(graph.edges):
+        strategy = edge.strategy
+        if strategy is Strategy.FORWARD:
+            n_src, n_dst = replicas[edge.src], replicas[edge.dst]
+            if n_src != n_dst and n_dst != 1:
+                strategy = Strategy.ROUND_ROBIN
+        resolved[i] = strategy
+    return ExecutionPlan(graph, workers, replicas, placement, resolved)

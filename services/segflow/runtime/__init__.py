@@ -1,0 +1,1 @@
+"""Execution of a planned job: elements, operators, channels and executors."""

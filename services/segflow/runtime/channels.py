@@ -1,0 +1,76 @@
+"""Channels between block replicas.
+
+A replica has one :class:`Inbox`; senders reach it through :class:`Outlet` objects, one
+per (edge, receiver). Inside a process the outlet puts into the inbox directly (no
+serialization); the distributed runtime provides outlets that cross gRPC streams. The
+inbox is bounded: a full inbox blocks its producers (back-pressure), except on feedback
+edges that close a loop, which never block (a loop would deadlock otherwise).
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+
+class Cancelled(Exception):
+    """The job is stopping; blocked senders and receivers give up."""
+
+
+class Inbox:
+    """Bounded multi-producer, single-consumer queue of ``(input, sender, element)``."""
+
+    def __init__(self, capacity: int, cancel: threading.Event):
+        self._items: deque = deque()
+        self._capacity = capacity
+        self._cancel = cancel
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._not_full = threading.Condition(self._lock)
+
+    def put(self, message: tuple, block: bool = True) -> None:
+        with self._lock:
+            if block:
+                while len(self._items) >= self._capacity:
+                    if self._cancel.is_set():
+                        raise Cancelled()
+                    self._not_full.wait(0.1)
+            self._items.append(message)
+            self._not_empty.notify()
+
+    def get(self, timeout: float) -> tuple | None:
+        with self._lock:
+            if not self._items:
+                if self._cancel.is_set():
+                    raise Cancelled()
+                self._not_empty.wait(timeout)
+                if not self._items:
+                    if self._cancel.is_set():
+                        raise Cancelled()
+                    return None
+            message = self._items.popleft()
+            self._not_full.notify()
+            return message
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Outlet:
+    """The sending end of one channel (sender replica -> receiver replica)."""
+
+    def send(self, element: Any) -> None:
+        raise NotImplementedError
+
+
+class LocalOutlet(Outlet):
+    __slots__ = ("_inbox", "_input", "_sender", "_block")
+
+    def __init__(self, inbox: Inbox, input_index: int, sender: int, blocking: bool):
+        self._inbox = inbox
+        self._input = input_index
+        self._sender = sender
+        self._block = blocking
+
+    def send(self, element: Any) -> None:
+        self._inbox.put((self._input, self._sender, element), self._block)

@@ -1,0 +1,54 @@
+"""Stable key hashing for partitioning.
+
+Python's ``hash()`` of ``str`` and ``bytes`` is randomized per process, so two workers would
+disagree on where a key lives. These functions give the same answer in every process.
+"""
+from __future__ import annotations
+
+import pickle
+from zlib import crc32
+
+_MASK = 0xFFFFFFFF
+
+
+def stable_hash(key: object) -> int:
+    """A 32-bit hash of ``key`` that is the same in every process and Python run."""
+    kind = type(key)
+    if kind is str:
+        return crc32(key.encode("utf-8", "surrogatepass"))
+    if kind is int:
+        return key & _MASK
+    if kind is bytes:
+        return crc32(key)
+    if kind is tuple:
+        h = 0x345678
+        for part in key:
+            h = ((h * 1000003) ^ stable_hash(part)) & _MASK
+        return h
+    if kind is float or kind is bool or key is None:
+        return hash(key) & _MASK
+    return crc32(pickle.dumps(key, protocol=4))
+
+
+def partition_by_key(items: list, n: int) -> list[list]:
+    """Split keyed records ``(key, value)`` into ``n`` lists by stable hash of the key."""
+    parts: list[list] = [[] for _ in range(n)]
+    appends = [p.append for p in parts]
+    sh = stable_hash
+    for item in items:
+        key = item[0]
+        if type(key) is str:
+            appends[crc32(key.encode("utf-8", "surrogatepass")) % n](item)
+        else:
+            appends[sh(key) % n](item)
+    return parts
+
+
+def partition_timestamped(items: list, timestamps: list, n: int) -> list[tuple[list, list]]:
+    """Like :func:`partition_by_key` but keeps each record's timestamp beside it."""
+    parts: list[tuple[list, list]] = [([], []) for _ in range(n)]
+    for item, ts in zip(items, timestamps):
+        items_out, ts_out = parts[stable_hash(item[0]) % n]
+        items_out.append(item)
+        ts_out.append(ts)
+    return parts

@@ -1,0 +1,103 @@
+"""The runtime operator interface, and how user-function failures are reported.
+
+Operators are push-based and work on whole batches: ``process`` takes a :class:`Batch` and
+returns a Batch, ``None`` (nothing to pass on) or a list of elements (batches and control
+elements, in order). Control methods return output the same way; the executor forwards
+the control element itself afterwards.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..errors import UserFunctionError
+from .elements import Batch, Barrier, IterationUpdate
+
+Output = Batch | list | None
+
+
+class ReplicaContext:
+    """What an operator instance knows about where it runs, and its side outputs."""
+
+    def __init__(self, block: int, index: int, replicas: int, worker: str,
+                 side_output: Callable[[int, Any], None], deliver: Callable[[int, list], None],
+                 input_senders: list[int] | None = None):
+        self.block = block
+        self.index = index
+        self.replicas = replicas
+        self.worker = worker
+        self.side_output = side_output
+        self.deliver = deliver
+        self.input_senders = input_senders or []
+
+    @property
+    def name(self) -> str:
+        return f"b{self.block}.r{self.index}"
+
+
+class Operator:
+    """Base class: a stateless pass-through; subclasses override what they need."""
+
+    name = "operator"
+    location = "?"
+
+    def open(self, ctx: ReplicaContext) -> None:
+        self.ctx = ctx
+
+    def process(self, batch: Batch) -> Output:
+        return batch
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        return self.process(batch)
+
+    def on_watermark(self, ts: Any) -> Output:
+        return None
+
+    def on_end(self) -> Output:
+        return None
+
+    def passes_end(self) -> bool:
+        """Whether the end-of-stream goes on downstream after :meth:`on_end`."""
+        return True
+
+    def on_terminate(self) -> Output:
+        return None
+
+    def on_iteration(self, update: IterationUpdate) -> Output:
+        return None
+
+    def on_barrier(self, barrier: Barrier) -> Output:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class UserCall:
+    """Runs a user function over a batch and, when it raises, finds the failing record.
+
+    The fast path is a list comprehension; only after a failure are the records retried
+    one by one to report the exact position (stateless functions only, which is where
+    comprehensions are used).
+    """
+
+    def __init__(self, op: Operator):
+        self.op = op
+        self.seen = 0
+
+    def fail(self, exc: BaseException, items: Iterable, probe: Callable[[Any], Any]) -> None:
+        for i, item in enumerate(items):
+            try:
+                probe(item)
+            except Exception as again:  # noqa: BLE001 - re-raised with its position
+                raise self.error(again, i, item) from again
+        raise self.error(exc, 0, "(the failure did not repeat when the batch was retried)") from exc
+
+    def error(self, exc: BaseException, offset: int, item: Any) -> UserFunctionError:
+        ctx = getattr(self.op, "ctx", None)
+        return UserFunctionError(self.op.name, self.op.location, ctx.name if ctx else "?",
+                                 self.seen + offset, item, exc)
+
+
+def function_name(fn: Any) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return name.replace(".<locals>", "")

@@ -1,0 +1,1 @@
+"""Runtime implementations of the API's operators, grouped by kind."""

@@ -1,0 +1,174 @@
+"""Folds and reductions over a whole stream (emitted at end of stream), per key or not.
+
+Associative variants run in two stages: a local stage in the upstream block that emits
+partial results at end of stream, and a combining stage after the shuffle, so only
+partials cross the network (Noir Fig. 5.1).
+"""
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any, Callable
+
+from ..elements import Batch
+from ..operator import Operator, Output, UserCall
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
+
+
+def fresh(value: Any) -> Any:
+    """A private copy of an initial accumulator (user inits may be mutable lists or dicts)."""
+    return value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
+
+
+class Fold(Operator):
+    """Non-keyed fold: ``acc = fn(acc, record)``; emits ``acc`` at end of stream.
+
+    With ``init`` left out it is a reduce: the first record starts the accumulator and
+    nothing is emitted for an empty stream.
+    """
+
+    _NOTHING = object()
+
+    def __init__(self, fn: Callable, init: Any = _NOTHING):
+        self.fn = fn
+        self.init = init
+        self.call = UserCall(self)
+        self.acc = self._start()
+
+    def _start(self) -> Any:
+        return self._NOTHING if self.init is self._NOTHING else fresh(self.init)
+
+    def process(self, batch: Batch) -> Output:
+        fn = self.fn
+        acc = self.acc
+        items = batch.items
+        start = 0
+        if acc is self._NOTHING and items:
+            acc = items[0]
+            start = 1
+        i = start
+        try:
+            for i in range(start, len(items)):
+                acc = fn(acc, items[i])
+        except Exception as exc:
+            raise self.call.error(exc, i, items[i]) from exc
+        self.call.seen += len(items)
+        self.acc = acc
+        return None
+
+    def on_end(self) -> Output:
+        acc, self.acc = self.acc, self._start()
+        return None if acc is self._NOTHING else Batch([acc])
+
+
+class KeyedFold(Operator):
+    """Per-key fold over ``(key, value)`` records; emits ``(key, acc)`` at end of stream."""
+
+    def __init__(self, fn: Callable, init: Any = Fold._NOTHING):
+        self.fn = fn
+        self.init = init
+        self.call = UserCall(self)
+        self.acc: dict = {}
+
+    def process(self, batch: Batch) -> Output:
+        fn = self.fn
+        acc = self.acc
+        init = self.init
+        reduce_mode = init is Fold._NOTHING
+        immutable_init = isinstance(init, _IMMUTABLE)
+        items = batch.items
+        i = 0
+        try:
+            for i, (k, v) in enumerate(items):
+                if k in acc:
+                    acc[k] = fn(acc[k], v)
+                elif reduce_mode:
+                    acc[k] = v
+                else:
+                    acc[k] = fn(init if immutable_init else copy.deepcopy(init), v)
+        except Exception as exc:
+            raise self.call.error(exc, i, items[i]) from exc
+        self.call.seen += len(items)
+        return None
+
+    def on_end(self) -> Output:
+        acc, self.acc = self.acc, {}
+        return Batch(list(acc.items())) if acc else None
+
+
+class LocalCount(Operator):
+    """First stage of group_by_count: counts keys with ``collections.Counter`` (C speed)."""
+
+    def __init__(self, key: Callable | None):
+        self.key = key
+        self.call = UserCall(self)
+        self.counts: Counter = Counter()
+
+    def process(self, batch: Batch) -> Output:
+        items = batch.items
+        try:
+            self.counts.update(items if self.key is None else map(self.key, items))
+        except Exception as exc:
+            self.call.fail(exc, items, self.key)
+        self.call.seen += len(items)
+        return None
+
+    def on_end(self) -> Output:
+        counts, self.counts = self.counts, Counter()
+        return Batch(list(counts.items())) if counts else None
+
+
+class KeyedSum(Operator):
+    """Adds up values per key: combines partial counts and sums."""
+
+    def __init__(self) -> None:
+        self.acc: dict = {}
+
+    def process(self, batch: Batch) -> Output:
+        acc = self.acc
+        get = acc.get
+        for k, v in batch.items:
+            acc[k] = get(k, 0) + v
+        return None
+
+    def on_end(self) -> Output:
+        acc, self.acc = self.acc, {}
+        return Batch(list(acc.items())) if acc else None
+
+
+class LocalKeyedFold(Operator):
+    """First stage of group_by_fold/reduce: keys records with ``key`` and folds per key."""
+
+    def __init__(self, key: Callable, fn: Callable, init: Any = Fold._NOTHING):
+        self.key = key
+        self.inner = KeyedFold(fn, init)
+        self.call = UserCall(self)
+
+    def open(self, ctx) -> None:
+        super().open(ctx)
+        self.inner.name, self.inner.location = self.name, self.location
+        self.inner.open(ctx)
+
+    def process(self, batch: Batch) -> Output:
+        key = self.key
+        try:
+            keyed = [(key(x), x) for x in batch.items]
+        except Exception as exc:
+            self.call.fail(exc, batch.items, key)
+        self.call.seen += len(keyed)
+        return self.inner.process(Batch(keyed))
+
+    def on_end(self) -> Output:
+        return self.inner.on_end()
+
+
+class MapValues(Operator):
+    """Applies an engine-provided function to the value of each keyed record (e.g. avg)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        return Batch([(k, f(v)) for k, v in batch.items], batch.timestamps)

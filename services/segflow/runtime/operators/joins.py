@@ -1,0 +1,186 @@
+"""Two-input operators: key joins (hash and sort-merge), interval join, zip, concat.
+
+Input 0 is the left side, input 1 the right side. Key joins receive ``(key, value)``
+records and emit ``(key, (left, right))``; a missing side is ``None`` for left and outer
+joins.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ..elements import Batch
+from ..operator import Operator, Output
+
+INNER, LEFT, OUTER = "inner", "left", "outer"
+
+
+class HashJoin(Operator):
+    """Local hash join. Inner joins stream results as matches appear (symmetric hash
+    join); left and outer joins need both sides complete, so they emit at end of stream."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.tables: tuple[dict, dict] = ({}, {})
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        mine = self.tables[input_index]
+        if self.kind != INNER:
+            for k, v in batch.items:
+                mine.setdefault(k, []).append(v)
+            return None
+        other = self.tables[1 - input_index]
+        out = []
+        for k, v in batch.items:
+            mine.setdefault(k, []).append(v)
+            matches = other.get(k)
+            if matches:
+                if input_index == 0:
+                    out.extend((k, (v, r)) for r in matches)
+                else:
+                    out.extend((k, (l, v)) for l in matches)
+        return Batch(out) if out else None
+
+    def on_end(self) -> Output:
+        left, right = self.tables
+        self.tables = ({}, {})
+        if self.kind == INNER:
+            return None
+        out = []
+        for k, lefts in left.items():
+            rights = right.get(k)
+            if rights:
+                out.extend((k, (l, r)) for l in lefts for r in rights)
+            else:
+                out.extend((k, (l, None)) for l in lefts)
+        if self.kind == OUTER:
+            for k, rights in right.items():
+                if k not in left:
+                    out.extend((k, (None, r)) for r in rights)
+        return Batch(out) if out else None
+
+
+class SortMergeJoin(Operator):
+    """Local sort-merge join: buffers both sides, sorts by key at end of stream, merges."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.sides: tuple[list, list] = ([], [])
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        self.sides[input_index].extend(batch.items)
+        return None
+
+    def on_end(self) -> Output:
+        left, right = self.sides
+        self.sides = ([], [])
+        try:
+            left.sort(key=lambda kv: kv[0])
+            right.sort(key=lambda kv: kv[0])
+        except TypeError as exc:
+            raise TypeError(f"sort-merge join needs keys that can be ordered ({exc}); "
+                            "use .local_hash() for unorderable keys") from exc
+        out = []
+        i = j = 0
+        while i < len(left) or j < len(right):
+            if j >= len(right) or (i < len(left) and left[i][0] < right[j][0]):
+                k = left[i][0]
+                i2 = i
+                while i2 < len(left) and left[i2][0] == k:
+                    i2 += 1
+                if self.kind != INNER:
+                    out.extend((k, (l, None)) for _, l in left[i:i2])
+                i = i2
+            elif i >= len(left) or right[j][0] < left[i][0]:
+                k = right[j][0]
+                j2 = j
+                while j2 < len(right) and right[j2][0] == k:
+                    j2 += 1
+                if self.kind == OUTER:
+                    out.extend((k, (None, r)) for _, r in right[j:j2])
+                j = j2
+            else:
+                k = left[i][0]
+                i2, j2 = i, j
+                while i2 < len(left) and left[i2][0] == k:
+                    i2 += 1
+                while j2 < len(right) and right[j2][0] == k:
+                    j2 += 1
+                out.extend((k, (l, r)) for _, l in left[i:i2] for _, r in right[j:j2])
+                i, j = i2, j2
+        return Batch(out) if out else None
+
+
+class IntervalJoin(Operator):
+    """Pairs a left record at ``t`` with every right record at ``q``, ``t - lower <= q <=
+    t + upper`` (inner only). Output is timestamped ``max(t, q)``; buffers are pruned by
+    the watermark."""
+
+    def __init__(self, lower: Any, upper: Any, keyed: bool):
+        self.lower = lower
+        self.upper = upper
+        self.keyed = keyed
+        self.buffers: tuple[dict, dict] = ({}, {})
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        if batch.timestamps is None:
+            raise ValueError("interval_join needs timestamped streams on both sides: call add_timestamps first")
+        mine = self.buffers[input_index]
+        other = self.buffers[1 - input_index]
+        out, stamps = [], []
+        lower, upper = self.lower, self.upper
+        for item, t in zip(batch.items, batch.timestamps):
+            key, value = item if self.keyed else (None, item)
+            mine.setdefault(key, []).append((t, value))
+            for q, o in other.get(key, ()):
+                if input_index == 0:
+                    ok, pair = t - lower <= q <= t + upper, (value, o)
+                else:
+                    ok, pair = q - lower <= t <= q + upper, (o, value)
+                if ok:
+                    out.append((key, pair) if self.keyed else pair)
+                    stamps.append(max(t, q))
+        return Batch(out, stamps) if out else None
+
+    def on_watermark(self, ts: Any) -> Output:
+        left, right = self.buffers
+        for key in list(left):
+            kept = [(t, v) for t, v in left[key] if t + self.upper >= ts]
+            if kept:
+                left[key] = kept
+            else:
+                del left[key]
+        for key in list(right):
+            kept = [(q, v) for q, v in right[key] if q + self.lower >= ts]
+            if kept:
+                right[key] = kept
+            else:
+                del right[key]
+        return None
+
+    def on_end(self) -> Output:
+        self.buffers = ({}, {})
+        return None
+
+
+class Zip(Operator):
+    """Pairs the i-th left record with the i-th right record; leftovers are dropped."""
+
+    def __init__(self) -> None:
+        self.queues: tuple[deque, deque] = (deque(), deque())
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        left, right = self.queues
+        self.queues[input_index].extend(batch.items)
+        n = min(len(left), len(right))
+        if not n:
+            return None
+        return Batch([(left.popleft(), right.popleft()) for _ in range(n)])
+
+    def on_end(self) -> Output:
+        self.queues = (deque(), deque())
+        return None
+
+
+class Concat(Operator):
+    """Union of its inputs: records pass through; control is aligned by the executor."""

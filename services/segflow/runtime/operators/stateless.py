@@ -1,0 +1,207 @@
+"""Record-at-a-time transformations applied to whole batches.
+
+On a keyed stream records are ``(key, value)`` and user functions receive ``(key, value)``
+as two arguments; the key is kept. Timestamps, when present, follow their records.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..elements import Batch
+from ..operator import Operator, Output, UserCall
+
+
+class _UserOperator(Operator):
+    def __init__(self, fn: Callable, keyed: bool):
+        self.fn = fn
+        self.keyed = keyed
+        self.call = UserCall(self)
+
+    def probe(self, item: Any) -> Any:
+        return self.fn(*item) if self.keyed else self.fn(item)
+
+
+class Map(_UserOperator):
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        try:
+            if self.keyed:
+                out = [(k, f(k, v)) for k, v in batch.items]
+            else:
+                out = [f(x) for x in batch.items]
+        except Exception as exc:
+            self.call.fail(exc, batch.items, self.probe)
+        self.call.seen += len(out)
+        return Batch(out, batch.timestamps)
+
+
+class Filter(_UserOperator):
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        items = batch.items
+        try:
+            if batch.timestamps is not None:
+                pairs = [(x, t) for x, t in zip(items, batch.timestamps) if self.probe(x)]
+                self.call.seen += len(items)
+                return Batch([p[0] for p in pairs], [p[1] for p in pairs])
+            if self.keyed:
+                out = [kv for kv in items if f(*kv)]
+            else:
+                out = [x for x in items if f(x)]
+        except Exception as exc:
+            self.call.fail(exc, items, self.probe)
+        self.call.seen += len(items)
+        return Batch(out)
+
+
+class FlatMap(_UserOperator):
+    """``fn`` returns an iterable; with ``fn`` None the records themselves are iterated (flatten)."""
+
+    def probe(self, item: Any) -> Any:
+        if self.fn is None:
+            return list(item[1] if self.keyed else item)
+        return list(super().probe(item))
+
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        items = batch.items
+        try:
+            if batch.timestamps is not None:
+                return self._timestamped(batch)
+            if f is None:
+                out = [(k, y) for k, v in items for y in v] if self.keyed else [y for x in items for y in x]
+            elif self.keyed:
+                out = [(k, y) for k, v in items for y in f(k, v)]
+            else:
+                out = [y for x in items for y in f(x)]
+        except Exception as exc:
+            self.call.fail(exc, items, self.probe)
+        self.call.seen += len(items)
+        return Batch(out)
+
+    def _timestamped(self, batch: Batch) -> Batch:
+        out: list = []
+        stamps: list = []
+        for x, t in zip(batch.items, batch.timestamps):
+            produced = self.probe(x)
+            if self.keyed:
+                produced = [(x[0], y) for y in produced]
+            out.extend(produced)
+            stamps.extend([t] * len(produced))
+        self.call.seen += len(batch.items)
+        return Batch(out, stamps)
+
+
+class FilterMap(_UserOperator):
+    """``fn`` returns a value or ``None`` to drop the record."""
+
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        items = batch.items
+        try:
+            if batch.timestamps is not None:
+                out, stamps = [], []
+                for x, t in zip(items, batch.timestamps):
+                    y = self.probe(x)
+                    if y is not None:
+                        out.append((x[0], y) if self.keyed else y)
+                        stamps.append(t)
+                self.call.seen += len(items)
+                return Batch(out, stamps)
+            if self.keyed:
+                out = [(k, y) for k, y in ((k, f(k, v)) for k, v in items) if y is not None]
+            else:
+                out = [y for y in map(f, items) if y is not None]
+        except Exception as exc:
+            self.call.fail(exc, items, self.probe)
+        self.call.seen += len(items)
+        return Batch(out)
+
+
+class KeyBy(_UserOperator):
+    """Turns records into ``(key_fn(record), record)``."""
+
+    def __init__(self, fn: Callable):
+        super().__init__(fn, keyed=False)
+
+    def process(self, batch: Batch) -> Output:
+        f = self.fn
+        try:
+            out = [(f(x), x) for x in batch.items]
+        except Exception as exc:
+            self.call.fail(exc, batch.items, self.probe)
+        self.call.seen += len(out)
+        return Batch(out, batch.timestamps)
+
+
+class DropKey(Operator):
+    def process(self, batch: Batch) -> Output:
+        return Batch([v for _, v in batch.items], batch.timestamps)
+
+
+class Inspect(_UserOperator):
+    """Calls ``fn`` on every record for its side effect and passes the records on."""
+
+    def process(self, batch: Batch) -> Output:
+        for i, x in enumerate(batch.items):
+            try:
+                self.probe(x)
+            except Exception as exc:
+                raise self.call.error(exc, i, x) from exc
+        self.call.seen += len(batch.items)
+        return batch
+
+
+class Rich(Operator):
+    """rich_map / rich_flat_map / rich_filter_map: a stateful function per replica, or per key.
+
+    ``factory()`` makes a fresh function; on a keyed stream each key gets its own. The
+    state starts over at every end of stream (Noir's FlushAndRestart).
+    """
+
+    def __init__(self, factory: Callable[[], Callable], mode: str, keyed: bool):
+        self.factory = factory
+        self.mode = mode
+        self.keyed = keyed
+        self.call = UserCall(self)
+        self.fn: Callable | None = None
+        self.per_key: dict = {}
+
+    def process(self, batch: Batch) -> Output:
+        out: list = []
+        stamps: list | None = [] if batch.timestamps is not None else None
+        mode = self.mode
+        items = batch.items
+        i = 0
+        try:
+            for i, x in enumerate(items):
+                if self.keyed:
+                    key, value = x
+                    fn = self.per_key.get(key)
+                    if fn is None:
+                        fn = self.per_key[key] = self.factory()
+                    y = fn(key, value)
+                else:
+                    if self.fn is None:
+                        self.fn = self.factory()
+                    y = self.fn(x)
+                if mode == "map":
+                    produced = [y]
+                elif mode == "filter_map":
+                    produced = [] if y is None else [y]
+                else:
+                    produced = list(y)
+                if self.keyed:
+                    produced = [(x[0], p) for p in produced]
+                out.extend(produced)
+                if stamps is not None:
+                    stamps.extend([batch.timestamps[i]] * len(produced))
+        except Exception as exc:
+            raise self.call.error(exc, i, items[i]) from exc
+        self.call.seen += len(items)
+        return Batch(out, stamps)
+
+    def on_end(self) -> Output:
+        self.fn = None
+        self.per_key = {}
+        return None

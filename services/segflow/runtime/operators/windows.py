@@ -1,0 +1,281 @@
+"""Window operators: count, event-time and processing-time; tumbling, sliding, session.
+
+A window collects the values of one key (or of the whole stream for ``window_all``) and,
+when it closes, ``aggregate(values)`` turns them into one output record (or several, for
+window joins) timestamped with the window's end (time windows) or the largest timestamp
+of its records (count windows). Watermark ``w`` promises that later records have
+timestamps ``>= w``: a time window ``[start, end)`` closes once the watermark reaches
+``end``; a session closes once the watermark passes its last record plus the gap.
+Records later than that are dropped. At end of stream every open window is emitted.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections import deque
+from typing import Any, Callable
+
+from ..elements import Batch
+from ..operator import Operator, Output, UserCall
+
+_NO_KEY = object()
+
+
+class WindowOperator(Operator):
+    """Shared driver: splits records into (key, value), asks the subclass for windows."""
+
+    def __init__(self, aggregate: Callable[[list], Any], keyed: bool, flat: bool = False):
+        self.aggregate = aggregate
+        self.keyed = keyed
+        self.flat = flat
+        self.call = UserCall(self)
+        self.out_items: list = []
+        self.out_stamps: list = []
+
+    def emit(self, key: Any, values: list, ts: Any) -> None:
+        try:
+            result = self.aggregate(values)
+        except Exception as exc:
+            raise self.call.error(exc, 0, values) from exc
+        results = result if self.flat else (result,)
+        for r in results:
+            self.out_items.append((key, r) if self.keyed else r)
+            self.out_stamps.append(ts)
+
+    def drain(self) -> Output:
+        if not self.out_items:
+            return None
+        items, stamps = self.out_items, self.out_stamps
+        self.out_items, self.out_stamps = [], []
+        return Batch(items, None if all(s is None for s in stamps) else stamps)
+
+    def split(self, item: Any) -> tuple[Any, Any]:
+        return (item[0], item[1]) if self.keyed else (_NO_KEY, item)
+
+    def process(self, batch: Batch) -> Output:
+        stamps = batch.timestamps
+        for i, item in enumerate(batch.items):
+            key, value = self.split(item)
+            self.add(key, value, None if stamps is None else stamps[i])
+        self.call.seen += len(batch.items)
+        return self.drain()
+
+    def add(self, key: Any, value: Any, ts: Any) -> None:
+        raise NotImplementedError
+
+
+class CountWindows(WindowOperator):
+    """Sliding count windows per key: emit at ``size`` values, then drop the oldest ``step``.
+
+    At end of stream the open window is emitted if it holds values not yet emitted.
+    """
+
+    def __init__(self, size: int, step: int, aggregate: Callable, keyed: bool, flat: bool = False):
+        super().__init__(aggregate, keyed, flat)
+        self.size = size
+        self.step = step
+        self.buffers: dict = {}
+        self.watermark: Any = None
+
+    def add(self, key: Any, value: Any, ts: Any) -> None:
+        state = self.buffers.get(key)
+        if state is None:
+            state = self.buffers[key] = [deque(), deque(), 0]
+        values, stamps, _ = state
+        values.append(value)
+        stamps.append(ts)
+        state[2] += 1
+        if len(values) == self.size:
+            self._fire(key, state)
+            for _ in range(min(self.step, len(values))):
+                values.popleft()
+                stamps.popleft()
+
+    def _fire(self, key: Any, state: list) -> None:
+        values, stamps, _ = state
+        state[2] = 0
+        known = [s for s in stamps if s is not None]
+        ts = max(known) if known else None
+        if ts is not None and self.watermark is not None and self.watermark > ts:
+            ts = self.watermark
+        self.emit(key, list(values), ts)
+
+    def on_watermark(self, ts: Any) -> Output:
+        self.watermark = ts
+        return None
+
+    def on_end(self) -> Output:
+        for key, state in self.buffers.items():
+            if state[2] > 0:
+                self._fire(key, state)
+        self.buffers = {}
+        self.watermark = None
+        return self.drain()
+
+
+class TimeWindows(WindowOperator):
+    """Aligned sliding (or tumbling, step == size) windows over record timestamps."""
+
+    def __init__(self, size: Any, step: Any, aggregate: Callable, keyed: bool, flat: bool = False):
+        super().__init__(aggregate, keyed, flat)
+        self.size = size
+        self.step = step
+        self.windows: dict = {}      # (key, start) -> values
+        self.ends: list = []         # heap of (end, order, key, start)
+        self.order = 0
+        self.watermark: Any = None
+
+    def add(self, key: Any, value: Any, ts: Any) -> None:
+        if ts is None:
+            raise ValueError("time windows need timestamped records: call add_timestamps first")
+        size, step = self.size, self.step
+        first = (math.floor((ts - size) / step) + 1) * step
+        start = first
+        while start <= ts:
+            end = start + size
+            if self.watermark is None or end > self.watermark:
+                slot = (key, start)
+                values = self.windows.get(slot)
+                if values is None:
+                    values = self.windows[slot] = []
+                    heapq.heappush(self.ends, (end, self.order, key, start))
+                    self.order += 1
+                values.append(value)
+            start += step
+
+    def _close_until(self, limit: Any) -> None:
+        ends = self.ends
+        while ends and (limit is None or ends[0][0] <= limit):
+            end, _, key, start = heapq.heappop(ends)
+            self.emit(key, self.windows.pop((key, start)), end)
+
+    def on_watermark(self, ts: Any) -> Output:
+        self.watermark = ts
+        self._close_until(ts)
+        return self.drain()
+
+    def on_end(self) -> Output:
+        self._close_until(None)
+        self.watermark = None
+        self.order = 0
+        return self.drain()
+
+
+class SessionWindows(WindowOperator):
+    """Per-key sessions: records at most ``gap`` apart share a window; end = last + gap."""
+
+    def __init__(self, gap: Any, aggregate: Callable, keyed: bool, flat: bool = False):
+        super().__init__(aggregate, keyed, flat)
+        self.gap = gap
+        self.sessions: dict = {}     # key -> list of [first_ts, last_ts, [(ts, value)]]
+        self.deadlines: list = []    # heap of (last + gap, order, key)
+        self.order = 0
+        self.watermark: Any = None
+
+    def add(self, key: Any, value: Any, ts: Any) -> None:
+        if ts is None:
+            raise ValueError("session windows need timestamped records: call add_timestamps first")
+        if self.watermark is not None and ts < self.watermark:
+            return
+        gap = self.gap
+        merged = [ts, ts, [(ts, value)]]
+        keep = []
+        for session in self.sessions.get(key, []):
+            if session[0] - gap <= ts <= session[1] + gap:
+                merged[0] = min(merged[0], session[0])
+                merged[1] = max(merged[1], session[1])
+                merged[2].extend(session[2])
+            else:
+                keep.append(session)
+        keep.append(merged)
+        self.sessions[key] = keep
+        heapq.heappush(self.deadlines, (merged[1] + gap, self.order, key))
+        self.order += 1
+
+    def _close(self, key: Any, session: list) -> None:
+        records = sorted(session[2], key=lambda r: r[0])
+        self.emit(key, [v for _, v in records], session[1] + self.gap)
+
+    def on_watermark(self, ts: Any) -> Output:
+        self.watermark = ts
+        while self.deadlines and self.deadlines[0][0] < ts:
+            _, _, key = heapq.heappop(self.deadlines)
+            sessions = self.sessions.get(key, [])
+            still_open = []
+            for session in sorted(sessions, key=lambda s: s[0]):
+                if session[1] + self.gap < ts:
+                    self._close(key, session)
+                else:
+                    still_open.append(session)
+            if still_open:
+                self.sessions[key] = still_open
+            else:
+                self.sessions.pop(key, None)
+        return self.drain()
+
+    def on_end(self) -> Output:
+        closing = [(s[1] + self.gap, order, key, s)
+                   for order, (key, sessions) in enumerate(self.sessions.items()) for s in sessions]
+        for _, _, key, session in sorted(closing, key=lambda c: (c[0], c[1])):
+            self._close(key, session)
+        self.sessions = {}
+        self.deadlines = []
+        self.watermark = None
+        return self.drain()
+
+
+class ProcessingTime(Operator):
+    """Wraps a time-window operator: stamps records with the wall clock on arrival and
+    advances the inner operator's watermark with the clock, on batches and idle ticks."""
+
+    def __init__(self, inner: WindowOperator, clock: Callable[[], float] = time.time):
+        self.inner = inner
+        self.clock = clock
+
+    def open(self, ctx) -> None:
+        super().open(ctx)
+        self.inner.name, self.inner.location = self.name, self.location
+        self.inner.open(ctx)
+
+    def process(self, batch: Batch) -> Output:
+        now = self.clock()
+        stamped = Batch(batch.items, [now] * len(batch.items))
+        return self._merge(self.inner.process(stamped), self.inner.on_watermark(now))
+
+    def on_tick(self, _monotonic: float) -> Output:
+        return self.inner.on_watermark(self.clock())
+
+    def on_watermark(self, ts: Any) -> Output:
+        return None
+
+    def on_end(self) -> Output:
+        return self.inner.on_end()
+
+    @staticmethod
+    def _merge(a: Output, b: Output) -> Output:
+        parts = [p for p in (a, b) if p is not None]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else parts
+
+
+class TagInputs(Operator):
+    """Head of a window join block: tags each value with its side, 0 (left) or 1 (right)."""
+
+    def __init__(self, keyed: bool):
+        self.keyed = keyed
+
+    def process_input(self, input_index: int, batch: Batch) -> Output:
+        if self.keyed:
+            items = [(k, (input_index, v)) for k, v in batch.items]
+        else:
+            items = [(input_index, x) for x in batch.items]
+        return Batch(items, batch.timestamps)
+
+
+def window_join_pairs(tagged: list) -> list:
+    """Cartesian product of a window's left and right values."""
+    left = [v for side, v in tagged if side == 0]
+    right = [v for side, v in tagged if side == 1]
+    return [(a, b) for a in left for b in right]

@@ -1,0 +1,132 @@
+"""The wordcount contract, checked from outside through the ``segflow`` command."""
+from __future__ import annotations
+
+import collections
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
+WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
+
+
+def segflow(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([SEGFLOW, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> str:
+    rng = random.Random(3)
+    vocab = ["alpha", "Beta", "GAMMA", "delta", "été", "naïve", "x", "y-z", "don't", "\"q\""]
+    lines = []
+    for i in range(4000):
+        lines.append(" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12))) + ("\t" if i % 7 == 0 else ""))
+    path = tmp_path_factory.mktemp("corpus") / "in.txt"
+    path.write_text("\n".join(lines) + "\nlast line without newline", encoding="utf-8")
+    return str(path)
+
+
+def oracle(path: str) -> collections.Counter:
+    counts: collections.Counter = collections.Counter()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            counts.update(line.lower().split())
+    return counts
+
+
+def read_parts(directory: str) -> list[tuple[str, int]]:
+    rows = []
+    for name in sorted(os.listdir(directory)):
+        assert name.startswith("part-"), f"unexpected file {name} in the output directory"
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            for line in f:
+                word, tab, count = line.rstrip("\n").partition("\t")
+                assert tab, f"line without a tab: {line!r}"
+                rows.append((word, int(count)))
+    return rows
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 4])
+def test_wordcount_contract(corpus, tmp_path, parallelism):
+    output = tmp_path / "out"
+    result = segflow("run", WORDCOUNT, "-p", f"input={corpus}", "-p", f"output={output}",
+                     "--parallelism", str(parallelism))
+    assert result.returncode == 0, result.stderr
+    rows = read_parts(str(output))
+    words = [w for w, _ in rows]
+    assert len(words) == len(set(words)), "a word appears in more than one line"
+    assert dict(rows) == dict(oracle(corpus))
+    assert len([n for n in os.listdir(output) if n.startswith("part-")]) == parallelism
+
+
+def test_rerun_with_fewer_replicas_leaves_one_run(corpus, tmp_path):
+    output = tmp_path / "out"
+    for parallelism in (4, 2):
+        result = segflow("run", WORDCOUNT, "-p", f"input={corpus}", "-p", f"output={output}",
+                         "--parallelism", str(parallelism), "--quiet")
+        assert result.returncode == 0, result.stderr
+    assert dict(read_parts(str(output))) == dict(oracle(corpus))
+
+
+def test_plan_shows_the_four_stages_as_blocks():
+    result = segflow("plan", WORDCOUNT, "--parallelism", "4")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    blocks = text.split("\n\n")
+    source = next(b for b in blocks if b.startswith("source block"))
+    assert "read_text" in source and "4 replica(s)" in source
+    pre = next(b for b in blocks if "pre-aggregate" in b)
+    final = next(b for b in blocks if "final aggregate" in b)
+    assert pre != final and "read_text" not in pre
+    assert "--hash--> block" in pre
+    assert "4 replica(s)" in pre and "4 replica(s)" in final
+
+
+def test_plan_dot_is_a_digraph():
+    result = segflow("plan", WORDCOUNT, "--format", "dot")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("digraph segflow {") and result.stdout.rstrip().endswith("}")
+    assert result.stdout.count("->") == 2
+
+
+def test_plan_is_deterministic():
+    first = segflow("plan", WORDCOUNT, "--parallelism", "3").stdout
+    second = segflow("plan", WORDCOUNT, "--parallelism", "3").stdout
+    assert first == second and first
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", WORDCOUNT, "-p", "input=/no/such/file", "-p", "output=/tmp/x"], "no such file: /no/such/file"),
+    (["run", WORDCOUNT], "needs parameter(s) input, output"),
+    (["run", WORDCOUNT, "-p", "input"], "not of the form key=value"),
+    (["run", WORDCOUNT, "-p", "input=a", "-p", "output=b", "-p", "colour=red"], "does not take parameter(s) colour"),
+    (["run", "no_such_job_module"], "job module 'no_such_job_module' not found"),
+    (["run", "/no/such/job.py"], "job file not found"),
+    (["run", WORDCOUNT, "-p", "input=a", "-p", "output=b", "--parallelism", "0"], "parallelism must be"),
+])
+def test_bad_input_gives_a_clear_error(args, message):
+    result = segflow(*args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_failing_user_function_names_operator_and_record(tmp_path):
+    job = tmp_path / "bad.py"
+    job.write_text(
+        "def parse(line):\n"
+        "    return int(line)\n"
+        "def build(env, input):\n"
+        "    env.read_text(input).map(parse).for_each(print)\n", encoding="utf-8")
+    data = tmp_path / "in.txt"
+    data.write_text("1\n2\nthree\n4\n", encoding="utf-8")
+    result = segflow("run", str(job), "-p", f"input={data}")
+    assert result.returncode == 1
+    assert "map(parse)" in result.stderr
+    assert "bad.py:4" in result.stderr
+    assert "record #2" in result.stderr and "'three'" in result.stderr
+    assert "Traceback" not in result.stderr
