@@ -27,12 +27,20 @@ def read_counts(directory: str) -> dict[str, int]:
 def run_demo(size_mb: float, parallelism: int) -> int:
     out = sys.stderr
 
+    shown = {"step": -1}
+
     def generating(fraction: float) -> None:
-        out.write(f"\rgenerating a {size_mb:g} MiB corpus (cached for next time): {fraction:4.0%}")
+        step = int(fraction * 10)
+        if out.isatty():
+            out.write(f"\rgenerating a {size_mb:g} MiB corpus (cached for next time): {fraction:4.0%}")
+        elif step != shown["step"]:
+            out.write(f"generating a {size_mb:g} MiB corpus (cached for next time): {step * 10}%\n")
+        shown["step"] = step
         out.flush()
 
     path = corpus_path(size_mb, progress=generating)
-    out.write("\n" if out.isatty() else "")
+    if out.isatty() and shown["step"] >= 0:
+        out.write("\n")
     job = os.path.abspath(WORDCOUNT)
     with tempfile.TemporaryDirectory(prefix="segflow-demo-") as output:
         print(f"running {os.path.relpath(job)} on {path} with parallelism {parallelism}", file=out)

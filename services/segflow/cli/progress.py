@@ -14,11 +14,13 @@ def human(n: float) -> str:
 
 
 class Progress:
-    """Called by the runtime about once a second; prints only when ``stream`` is a TTY."""
+    """Called by the runtime about once a second. By default it prints only on a TTY
+    (refreshing one line); forced on elsewhere, it prints one plain line per call."""
 
     def __init__(self, stream: TextIO = sys.stderr, enabled: bool | None = None):
         self.stream = stream
-        self.enabled = stream.isatty() if enabled is None else enabled
+        self.tty = stream.isatty()
+        self.enabled = self.tty if enabled is None else enabled
         self.last: dict[int, int] = {}
         self.last_time = time.monotonic()
         self.shown = False
@@ -38,11 +40,12 @@ class Progress:
             name = graph.blocks[block_id].operators[0].name if graph.blocks[block_id].operators else "pass"
             parts.append(f"b{block_id} {name[:18]} {human(rate)}/s")
         self.last, self.last_time = per_block, now
-        self.stream.write("\r\x1b[K" + " | ".join(parts)[:200])
+        line = " | ".join(parts)[:200]
+        self.stream.write("\r\x1b[K" + line if self.tty else line + "\n")
         self.stream.flush()
         self.shown = True
 
     def finish(self) -> None:
-        if self.shown:
+        if self.shown and self.tty:
             self.stream.write("\r\x1b[K")
             self.stream.flush()

@@ -10,7 +10,8 @@ import os
 import random
 from typing import Callable
 
-LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SYLLABLES = [c + v for c in "bdfghklmnprstvz" for v in "aeiou"] + ["an", "el", "is", "on", "ur"]
+FORMAT_VERSION = 2   # part of the cache file name: bump when the generated text changes
 
 
 def cache_dir() -> str:
@@ -21,8 +22,8 @@ def _vocabulary(size: int, rng: random.Random) -> list[str]:
     words: set[str] = set()
     vocab: list[str] = []
     while len(vocab) < size:
-        length = min(12, max(1, int(rng.expovariate(1 / 5)) + 1))
-        word = "".join(rng.choices(LETTERS, k=length))
+        length = min(5, max(1, int(rng.expovariate(1 / 1.6)) + 1))
+        word = "".join(rng.choices(SYLLABLES, k=length))
         if word not in words:
             words.add(word)
             vocab.append(word.capitalize() if rng.random() < 0.1 else word)
@@ -61,7 +62,7 @@ def corpus_path(size_mb: float = 50, seed: int = 7,
     """Path of the cached corpus, generating it on first use."""
     directory = os.path.join(cache_dir(), "corpus")
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f"zipf-{size_mb:g}mb-seed{seed}.txt")
+    path = os.path.join(directory, f"zipf-v{FORMAT_VERSION}-{size_mb:g}mb-seed{seed}.txt")
     if not os.path.exists(path):
         write_corpus(path, size_mb, seed, progress=progress)
     return path
