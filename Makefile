@@ -23,3 +23,10 @@ clean:
 
 # Local Kubernetes control plane (etcd + kube-apiserver + controller manager + node agent).
 -include scripts/cluster/cluster.mk
+
+# Regenerate the gRPC/protobuf stubs (committed) from protos/ with the pinned grpcio-tools.
+.PHONY: protos
+protos: setup
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=services --grpc_python_out=services \
+		--pyi_out=services protos/segflow/v1/data.proto protos/segflow/v1/control.proto
+	@touch services/segflow/v1/__init__.py

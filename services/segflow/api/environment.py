@@ -20,12 +20,14 @@ class Config:
     """How a job runs. ``parallelism`` is the number of replicas of every parallel block."""
 
     parallelism: int = 1
-    runtime: str = "threads"
+    runtime: str = "threads"      # "threads": one process; "processes": coordinator + workers
     planning_only: bool = False   # building to show the plan: don't touch inputs
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or self.parallelism < 1:
             raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
+        if self.runtime not in ("threads", "processes"):
+            raise SegflowError(f"runtime must be 'threads' or 'processes', got {self.runtime!r}")
 
 
 class StreamOutput:
@@ -52,6 +54,7 @@ class StreamEnvironment:
         self._batch_mode: BatchMode = DEFAULT_BATCH_MODE
         self._scopes = 0
         self.result: Any = None
+        self.job_spec: Any = None    # set when built from a job module (needed by workers)
 
     # ------------------------------------------------------------------ sources
     def _source(self, name: str, factory: Callable, single: bool = False) -> Stream:
@@ -145,14 +148,23 @@ class StreamEnvironment:
 
     # ------------------------------------------------------------------ running
     def execute(self, on_progress: Callable | None = None) -> Any:
-        """Run the pipeline to the end; ``collect()`` outputs are filled afterwards."""
+        """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.
+
+        ``on_progress(records_in, names)`` is called about once a second with the records
+        read so far per block id and the blocks' names."""
         if self.result is not None:
             raise SegflowError("this environment has run already; build a new one to run again")
         if not self.graph.blocks:
             raise PipelineError("the pipeline is empty: add a source, e.g. env.read_text(path)")
-        from ..runtime.local import LocalRuntime
-        runtime = LocalRuntime(self.config.parallelism)
-        self.result = runtime.execute(self.graph, on_progress=on_progress)
+        if self.config.runtime == "processes":
+            if self.job_spec is None:
+                raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "
+                                   "pipeline from the module): use `segflow run JOB` or segflow.jobs.run_job")
+            from ..launcher.processes import run_processes
+            self.result = run_processes(self.job_spec, self.config.parallelism, on_progress)
+        else:
+            from ..runtime.local import LocalRuntime
+            self.result = LocalRuntime(self.config.parallelism).execute(self.graph, on_progress=on_progress)
         for output in self.outputs:
             output._value = self.result.results.get(output.sink_id, [])
         return self.result

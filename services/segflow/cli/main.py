@@ -33,6 +33,21 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a job to completion")
     _job_arguments(run)
     run.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--threads", dest="runtime", action="store_const", const="threads",
+                       help="run every replica in this process (the default for parallelism 1)")
+    where.add_argument("--processes", dest="runtime", action="store_const", const="processes",
+                       help="a coordinator and one worker process per replica slot "
+                            "(the default for parallelism > 1)")
+    worker = commands.add_parser("worker", help="a worker service (started by segflow run or a pod)")
+    worker.add_argument("--coordinator", required=True, metavar="HOST:PORT")
+    worker.add_argument("--name", required=True, help="unique worker name")
+    worker.add_argument("--host", default="127.0.0.1", help="address to serve the data plane and metrics on")
+    worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
+    coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
+    _job_arguments(coordinator)
+    coordinator.add_argument("--workers", type=int, required=True, help="workers to wait for")
+    coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
     show = commands.add_parser("plan", help="print the job graph, blocks, replicas and edge strategies")
     _job_arguments(show)
     show.add_argument("--format", choices=["text", "dot"], default="text")
@@ -48,7 +63,8 @@ def _spec(args: argparse.Namespace) -> JobSpec:
 
 def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress(enabled=None if not args.quiet else False)
-    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism))
+    runtime = args.runtime or ("processes" if args.parallelism > 1 else "threads")
+    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime))
     try:
         result = env.execute(on_progress=progress)
     finally:
@@ -82,6 +98,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from ..observability.logs import configure
+    from ..worker.service import WorkerService
+    configure(f"worker {args.name}")
+    return WorkerService(args.name, args.coordinator, args.host, args.slots).run()
+
+
+def cmd_coordinator(args: argparse.Namespace) -> int:
+    from ..coordinator.service import serve
+    from ..observability.logs import configure
+    configure("coordinator")
+    return serve(_spec(args), args.workers, args.listen)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
     return run_demo(args.size_mb, args.parallelism)
@@ -89,7 +119,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo}[args.command]
+    handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo, "worker": cmd_worker,
+               "coordinator": cmd_coordinator}[args.command]
     try:
         return handler(args)
     except SegflowError as exc:

@@ -25,21 +25,16 @@ class Progress:
         self.last_time = time.monotonic()
         self.shown = False
 
-    def __call__(self, runtime) -> None:
+    def __call__(self, records_in: dict[int, int], names: dict[int, str]) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
         elapsed = max(now - self.last_time, 1e-6)
-        per_block: dict[int, int] = {}
-        for rid, executor in runtime.executors.items():
-            per_block[rid.block] = per_block.get(rid.block, 0) + executor.records_in
         parts = []
-        graph = runtime.plan.graph
-        for block_id, total in sorted(per_block.items()):
+        for block_id, total in sorted(records_in.items()):
             rate = (total - self.last.get(block_id, 0)) / elapsed
-            name = graph.blocks[block_id].operators[0].name if graph.blocks[block_id].operators else "pass"
-            parts.append(f"b{block_id} {name[:18]} {human(rate)}/s")
-        self.last, self.last_time = per_block, now
+            parts.append(f"b{block_id} {names.get(block_id, '')[:18]} {human(rate)}/s")
+        self.last, self.last_time = dict(records_in), now
         line = " | ".join(parts)[:200]
         self.stream.write("\r\x1b[K" + line if self.tty else line + "\n")
         self.stream.flush()

@@ -128,6 +128,7 @@ def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
     fn = load_job(spec)
     _check_params(fn, spec)
     env = StreamEnvironment(config)
+    env.job_spec = spec
     try:
         returned = fn(env, **spec.params)
     except SegflowError:
@@ -140,9 +141,12 @@ def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
 
 
 def run_job(target: str, params: dict[str, str] | None = None, parallelism: int = 1,
-            on_progress: Callable | None = None) -> tuple[StreamEnvironment, Any]:
-    """Build and run a job in this process; returns the environment and build's return value."""
-    env, returned = build_job(JobSpec(target, params=dict(params or {})), Config(parallelism=parallelism))
+            on_progress: Callable | None = None, runtime: str = "threads") -> tuple[StreamEnvironment, Any]:
+    """Build and run a job; returns the environment and build's return value.
+
+    ``runtime="processes"`` runs it on a local coordinator and ``parallelism`` workers."""
+    env, returned = build_job(JobSpec(target, params=dict(params or {})),
+                              Config(parallelism=parallelism, runtime=runtime))
     if env.result is None:
         env.execute(on_progress=on_progress)
     return env, returned

@@ -14,11 +14,12 @@ from typing import Any
 class Batch:
     """A run of records, with one timestamp per record when the stream is timestamped."""
 
-    __slots__ = ("items", "timestamps")
+    __slots__ = ("items", "timestamps", "born")
 
-    def __init__(self, items: list, timestamps: list | None = None):
+    def __init__(self, items: list, timestamps: list | None = None, born: float | None = None):
         self.items = items
         self.timestamps = timestamps
+        self.born = born   # wall-clock time the oldest record entered the job, for latency
 
     def __len__(self) -> int:
         return len(self.items)

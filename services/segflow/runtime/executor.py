@@ -64,6 +64,8 @@ class ReplicaExecutor:
         self.frontier: Any = None
         self.iterations: dict[int, int] = {}
         self.records_in = 0
+        self.born: float | None = None
+        self.on_sink_batch: Any = None      # observes batch latency where the job ends
         self.finished = False
         self.tick = block.batch_mode.timeout or IDLE_TICK
 
@@ -93,6 +95,7 @@ class ReplicaExecutor:
                 break
             if batch.items:
                 self.records_in += len(batch.items)
+                self.born = time.time()
                 self._push(1, batch)
             else:
                 self._idle()
@@ -112,6 +115,9 @@ class ReplicaExecutor:
             index, sender, element = message
             if type(element) is Batch:
                 self.records_in += len(element.items)
+                self.born = element.born
+                if self.on_sink_batch is not None and element.born is not None:
+                    self.on_sink_batch(time.time() - element.born)
                 state = self.inputs[index]
                 if state.cache is not None and state.ended < state.senders:
                     state.cache.append(element)
@@ -215,7 +221,7 @@ class ReplicaExecutor:
             if not out.items:
                 return
             batch = out
-        self.router.send(batch)
+        self.router.send(batch, self.born)
 
     def _emit(self, k: int, out: Any) -> None:
         if type(out) is Batch:

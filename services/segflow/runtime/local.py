@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import JobFailed, SegflowError
+from ..errors import SegflowError
 from ..plan.graph import JobGraph
 from ..plan.placement import ExecutionPlan, ReplicaId, Worker, plan
-from .channels import Cancelled, Inbox, LocalOutlet
-from .executor import InputState, ReplicaExecutor
-from .operator import ReplicaContext
-from .routing import EdgeSender, Router
+from .channels import Inbox, LocalOutlet
+from .executor import ReplicaExecutor
+from .pool import ExecutorPool
+from .wiring import build_executor
 
 INBOX_CAPACITY = 64
 
@@ -41,7 +41,7 @@ class LocalRuntime:
         self.executors: dict[ReplicaId, ReplicaExecutor] = {}
         self.plan: ExecutionPlan | None = None
 
-    def execute(self, graph: JobGraph, on_progress: Callable[["LocalRuntime"], None] | None = None,
+    def execute(self, graph: JobGraph, on_progress: Callable[[dict, dict], None] | None = None,
                 progress_every: float = 1.0) -> RunResult:
         self.plan = execution = plan(graph, [Worker("local", self.parallelism)])
         cancel = threading.Event()
@@ -57,60 +57,17 @@ class LocalRuntime:
         for replica in execution.all_replicas():
             self.executors[replica] = self._executor(execution, replica, inboxes, deliver, cancel)
 
-        errors: list[BaseException] = []
-
-        def body(executor: ReplicaExecutor) -> None:
-            try:
-                executor.run()
-            except Cancelled:
-                pass
-            except BaseException as exc:  # noqa: BLE001 - reported by execute()
-                errors.append(exc)
-                cancel.set()
-
-        threads = [threading.Thread(target=body, args=(ex,), name=f"segflow-{rid}", daemon=True)
-                   for rid, ex in self.executors.items()]
+        pool = ExecutorPool(self.executors, cancel)
         started = time.monotonic()
-        for t in threads:
-            t.start()
-        try:
-            last = started
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.1)
-                    if on_progress is not None and time.monotonic() - last >= progress_every:
-                        last = time.monotonic()
-                        on_progress(self)
-        except KeyboardInterrupt:
-            cancel.set()
-            for t in threads:
-                t.join(5)
-            raise
-        if errors:
-            error = errors[0]
-            if isinstance(error, SegflowError):
-                raise error
-            raise JobFailed(f"{type(error).__name__}: {error}") from error
-        records_in: dict[int, int] = {}
-        for rid, ex in self.executors.items():
-            records_in[rid.block] = records_in.get(rid.block, 0) + ex.records_in
-        return RunResult(results, time.monotonic() - started, records_in)
+        pool.start()
+        names = {b.id: (b.operators[0].name if b.operators else "pass") for b in graph.blocks}
+        pool.wait(tick=(lambda: on_progress(pool.records_in(), names)) if on_progress else None,
+                  every=progress_every)
+        return RunResult(results, time.monotonic() - started, pool.records_in())
 
     def _executor(self, execution: ExecutionPlan, replica: ReplicaId, inboxes: dict,
                   deliver: Callable[[int, list], None], cancel: threading.Event) -> ReplicaExecutor:
-        graph = execution.graph
-        block = graph.blocks[replica.block]
-        inputs = [InputState(len(execution.senders(e, replica.index)), e.replay, e.feedback)
-                  for e in graph.inputs_of(block.id)]
-        ports: dict[int, list[EdgeSender]] = {}
-        for edge in graph.outputs_of(block.id):
-            outlets = [LocalOutlet(inboxes[ReplicaId(edge.dst, d)], edge.dst_input, replica.index,
-                                   blocking=not edge.feedback)
-                       for d in execution.destinations(edge, replica.index)]
-            sender = EdgeSender(execution.strategy(edge), outlets, block.batch_mode, replica.index)
-            ports.setdefault(edge.port, []).append(sender)
-        router = Router(ports)
-        ctx = ReplicaContext(block.id, replica.index, execution.replicas[block.id],
-                             execution.placement[replica], router.send_port, deliver,
-                             [s.senders for s in inputs])
-        return ReplicaExecutor(block, ctx, inputs, inboxes.get(replica), router, cancel)
+        def outlet_for(edge, destination: int) -> LocalOutlet:
+            return LocalOutlet(inboxes[ReplicaId(edge.dst, destination)], edge.dst_input,
+                               replica.index, blocking=not edge.feedback)
+        return build_executor(execution, replica, inboxes.get(replica), outlet_for, deliver, cancel)

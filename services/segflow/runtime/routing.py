@@ -22,11 +22,12 @@ class EdgeSender:
         self.items: list[list] = [[] for _ in range(n)]
         self.stamps: list[list | None] = [None] * n
         self.since: list[float] = [0.0] * n
+        self.born: list[float | None] = [None] * n
         self.rr = first_rr % n if n else 0
         self.records_out = 0
         self.batches_out = 0
 
-    def send(self, batch: Batch) -> None:
+    def send(self, batch: Batch, born: float | None = None) -> None:
         self.records_out += len(batch.items)
         strategy = self.strategy
         if strategy is Strategy.HASH:
@@ -34,32 +35,35 @@ class EdgeSender:
             if batch.timestamps is None:
                 for dst, part in enumerate(partition_by_key(batch.items, n)):
                     if part:
-                        self._add(dst, part, None)
+                        self._add(dst, part, None, born)
             else:
                 for dst, (part, stamps) in enumerate(partition_timestamped(batch.items, batch.timestamps, n)):
                     if part:
-                        self._add(dst, part, stamps)
+                        self._add(dst, part, stamps, born)
         elif strategy is Strategy.BROADCAST:
             for dst in range(len(self.outlets)):
-                self._add(dst, batch.items, batch.timestamps)
+                self._add(dst, batch.items, batch.timestamps, born)
         elif strategy is Strategy.ROUND_ROBIN:
             dst = self.rr
             self.rr = (dst + 1) % len(self.outlets)
-            self._add(dst, batch.items, batch.timestamps)
+            self._add(dst, batch.items, batch.timestamps, born)
         else:
-            self._add(0, batch.items, batch.timestamps)
+            self._add(0, batch.items, batch.timestamps, born)
 
-    def _add(self, dst: int, items: list, stamps: list | None) -> None:
+    def _add(self, dst: int, items: list, stamps: list | None, born: float | None) -> None:
         buffered = self.items[dst]
         if not buffered:
             if len(items) >= self.size:
-                self._emit(dst, Batch(items, stamps))
+                self._emit(dst, Batch(items, stamps, born))
                 return
             self.since[dst] = time.monotonic()
+            self.born[dst] = born
             self.items[dst] = list(items)
             self.stamps[dst] = list(stamps) if stamps is not None else None
         else:
             buffered.extend(items)
+            if born is not None and (self.born[dst] is None or born < self.born[dst]):
+                self.born[dst] = born
             if stamps is not None:
                 self.stamps[dst].extend(stamps)
         if len(self.items[dst]) >= self.size:
@@ -71,7 +75,7 @@ class EdgeSender:
         items, stamps = self.items[dst], self.stamps[dst]
         self.items[dst] = []
         self.stamps[dst] = None
-        self._emit(dst, Batch(items, stamps))
+        self._emit(dst, Batch(items, stamps, self.born[dst]))
 
     def _emit(self, dst: int, batch: Batch) -> None:
         self.batches_out += 1
@@ -98,13 +102,17 @@ class EdgeSender:
 class Router:
     """All outgoing edges of one replica, grouped by output port."""
 
-    def __init__(self, ports: dict[int, list[EdgeSender]]):
+    def __init__(self, ports: dict[int, list[EdgeSender]], destinations: dict[int, int] | None = None):
         self.ports = ports
         self.main = ports.get(0, [])
+        self.destinations = destinations or {}   # id(sender) -> receiving block, for metrics
 
-    def send(self, batch: Batch) -> None:
+    def by_destination(self) -> list[tuple[int, EdgeSender]]:
+        return [(self.destinations.get(id(s), -1), s) for edges in self.ports.values() for s in edges]
+
+    def send(self, batch: Batch, born: float | None = None) -> None:
         for edge in self.main:
-            edge.send(batch)
+            edge.send(batch, born)
 
     def send_port(self, port: int, element: Any) -> None:
         for edge in self.ports.get(port, []):

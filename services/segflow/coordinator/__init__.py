@@ -1,0 +1,1 @@
+"""The coordinator service: one per job; tracks workers, ends or fails the job."""

@@ -1,0 +1,1 @@
+"""Starting a job's services as local processes (the local distributed mode)."""

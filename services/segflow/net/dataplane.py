@@ -1,0 +1,170 @@
+"""gRPC channels between block replicas in different processes.
+
+Inbound: the worker's DataPlane server accepts one stream per channel, checks its hello
+(protocol version, job, a receiver that lives here), and puts decoded elements into the
+receiver's inbox. Putting blocks when the inbox is full, which stops reading the stream,
+which fills HTTP/2 flow-control windows, which blocks the sender: back-pressure across
+processes with bounded memory. A peer that sends garbage is disconnected; the worker
+goes on.
+
+Outbound: a :class:`RemoteOutlet` feeds a client stream through a small bounded queue.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import Callable, Iterator
+
+import grpc
+
+from ..runtime.channels import Cancelled, Inbox, Outlet
+from ..runtime.elements import Terminate
+from ..v1 import data_pb2 as pb
+from ..v1 import data_pb2_grpc as pb_grpc
+from . import PROTOCOL_VERSION
+from .codec import FrameError, decode, encode
+
+log = logging.getLogger("segflow.net")
+
+SEND_QUEUE = 8
+_CLOSE = object()
+
+GRPC_OPTIONS = [
+    ("grpc.max_send_message_length", 256 * 1024 * 1024),
+    ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+]
+
+
+class Receivers:
+    """Where inbound channels deliver: the inboxes of this worker's replicas.
+
+    ``lookup(block, replica, input)`` returns ``(inbox, blocking)`` or ``None`` when the
+    replica does not run here. Channels may connect before the worker has wired its
+    replicas; they wait for :meth:`ready`.
+    """
+
+    def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None):
+        self.job_id = job_id
+        self.lookup = lookup
+        self.wired = threading.Event()
+
+    def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None]) -> None:
+        self.job_id = job_id
+        self.lookup = lookup
+        self.wired.set()
+
+
+class ChannelMetrics:
+    """Counts per channel; the worker plugs Prometheus counters in."""
+
+    def received(self, hello: pb.ChannelHello, records: int, size: int) -> None:
+        return None
+
+
+class DataPlaneServicer(pb_grpc.DataPlaneServicer):
+    def __init__(self, receivers: Receivers, metrics: ChannelMetrics | None = None,
+                 wait_ready: float = 30.0):
+        self.receivers = receivers
+        self.metrics = metrics or ChannelMetrics()
+        self.wait_ready = wait_ready
+
+    def Channel(self, request_iterator: Iterator[pb.Frame], context: grpc.ServicerContext) -> pb.ChannelClosed:
+        try:
+            first = next(request_iterator)
+        except StopIteration:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "empty channel: the first frame must be a hello")
+        if first.WhichOneof("body") != "hello":
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first frame of a channel must be a hello")
+        hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          f"incompatible data-plane protocol version {hello.protocol_version}: this "
+                          f"worker speaks version {PROTOCOL_VERSION}; run the same segflow on every worker")
+        if not self.receivers.wired.wait(self.wait_ready):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "worker not ready")
+        if hello.job_id != self.receivers.job_id:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          f"channel for job {hello.job_id!r}, but this worker runs {self.receivers.job_id!r}")
+        target = self.receivers.lookup(hello.dst_block, hello.dst_replica, hello.dst_input)
+        if target is None:
+            context.abort(grpc.StatusCode.NOT_FOUND,
+                          f"replica b{hello.dst_block}.r{hello.dst_replica} input {hello.dst_input} "
+                          "does not run on this worker")
+        inbox, blocking = target
+        sender = hello.src_replica
+        expected = 1
+        try:
+            for frame in request_iterator:
+                if frame.seq != expected:
+                    raise FrameError(f"frame {frame.seq} arrived where {expected} was due")
+                expected += 1
+                element = decode(frame)
+                inbox.put((hello.dst_input, sender, element), blocking)
+                if frame.WhichOneof("body") == "batch":
+                    self.metrics.received(hello, frame.batch.count, frame.ByteSize())
+        except FrameError as exc:
+            log.warning("disconnecting a broken channel b%d.r%d -> b%d.r%d: %s", hello.src_block,
+                        hello.src_replica, hello.dst_block, hello.dst_replica, exc)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"broken channel: {exc}")
+        except Cancelled:
+            context.abort(grpc.StatusCode.CANCELLED, "the job is stopping")
+        return pb.ChannelClosed(frames=expected)
+
+
+class RemoteOutlet(Outlet):
+    """Sends one channel's elements over a gRPC client stream, in order."""
+
+    def __init__(self, channel: grpc.Channel, hello: pb.ChannelHello, cancel: threading.Event,
+                 on_blocked: Callable[[float], None] | None = None):
+        self.queue: queue.Queue = queue.Queue(SEND_QUEUE)
+        self.cancel = cancel
+        self.seq = 0
+        self.on_blocked = on_blocked
+        self.bytes_sent = 0
+        stub = pb_grpc.DataPlaneStub(channel)
+        self.call = stub.Channel.future(self._frames(hello))
+
+    def _frames(self, hello: pb.ChannelHello) -> Iterator[pb.Frame]:
+        yield pb.Frame(seq=0, hello=hello)
+        while True:
+            frame = self.queue.get()
+            if frame is _CLOSE:
+                return
+            yield frame
+
+    def send(self, element) -> None:
+        self.seq += 1
+        frame = encode(element, self.seq)
+        self.bytes_sent += frame.ByteSize()
+        started = None
+        while True:
+            if self.call.done():
+                self._raise_closed()
+            try:
+                self.queue.put(frame, timeout=0.05)
+                break
+            except queue.Full:
+                if self.cancel.is_set():
+                    raise Cancelled()
+                if started is None:
+                    started = time.monotonic()
+        if started is not None and self.on_blocked is not None:
+            self.on_blocked(time.monotonic() - started)
+        if type(element) is Terminate:
+            self.queue.put(_CLOSE)
+
+    def _raise_closed(self) -> None:
+        error = self.call.exception()
+        if error is None:
+            raise ConnectionError("channel closed by the receiver before the stream ended")
+        if isinstance(error, grpc.RpcError) and error.code() == grpc.StatusCode.CANCELLED:
+            raise Cancelled()
+        raise ConnectionError(f"channel to the receiver failed: {error}")
+
+    def wait_closed(self, timeout: float) -> None:
+        try:
+            self.call.result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            self.call.cancel()

@@ -1,0 +1,1 @@
+"""Logs, metrics and health for the engine's services."""

@@ -1,0 +1,50 @@
+"""Structured logs: JSON lines when stderr is not a terminal, short text when it is.
+
+Quiet by default (warnings and up); ``SEGFLOW_LOG_LEVEL=info`` or ``debug`` for more.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, component: str):
+        super().__init__()
+        self.component = component
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "component": self.component,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for key, value in getattr(record, "fields", {}).items():
+            entry[key] = value
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure(component: str, level: str | None = None) -> None:
+    level = (level or os.environ.get("SEGFLOW_LOG_LEVEL") or "warning").upper()
+    handler = logging.StreamHandler(sys.stderr)
+    if sys.stderr.isatty():
+        handler.setFormatter(logging.Formatter(f"%(asctime)s {component} %(levelname)s %(message)s", "%H:%M:%S"))
+    else:
+        handler.setFormatter(JsonFormatter(component))
+    root = logging.getLogger("segflow")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    logging.Formatter.converter = time.gmtime
+
+
+def event(logger: logging.Logger, level: int, message: str, **fields) -> None:
+    """Log ``message`` with structured ``fields`` (kept as JSON keys)."""
+    logger.log(level, message, extra={"fields": fields})

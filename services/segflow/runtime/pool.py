@@ -1,0 +1,67 @@
+"""Running a set of replica executors on threads until they finish or one fails.
+
+The first failure cancels the rest (blocked senders and receivers wake up and give up),
+so a job never hangs on a dead replica.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from ..errors import JobFailed, SegflowError
+from .channels import Cancelled
+from .executor import ReplicaExecutor
+
+
+class ExecutorPool:
+    def __init__(self, executors: dict, cancel: threading.Event):
+        self.executors = executors
+        self.cancel = cancel
+        self.errors: list[BaseException] = []
+        self.threads = [threading.Thread(target=self._body, args=(ex,), name=f"segflow-{rid}", daemon=True)
+                        for rid, ex in executors.items()]
+
+    def _body(self, executor: ReplicaExecutor) -> None:
+        try:
+            executor.run()
+        except Cancelled:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - reported by wait()
+            self.errors.append(exc)
+            self.cancel.set()
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def wait(self, tick: Callable[[], None] | None = None, every: float = 1.0) -> None:
+        """Block until every replica is done; then raise the first failure, if any."""
+        last = time.monotonic()
+        try:
+            for t in self.threads:
+                while t.is_alive():
+                    t.join(0.1)
+                    if tick is not None and time.monotonic() - last >= every:
+                        last = time.monotonic()
+                        tick()
+        except KeyboardInterrupt:
+            self.cancel.set()
+            for t in self.threads:
+                t.join(5)
+            raise
+        self.raise_first()
+
+    def raise_first(self) -> None:
+        if not self.errors:
+            return
+        error = self.errors[0]
+        if isinstance(error, SegflowError):
+            raise error
+        raise JobFailed(f"{type(error).__name__}: {error}") from error
+
+    def records_in(self) -> dict[int, int]:
+        totals: dict[int, int] = {}
+        for rid, ex in self.executors.items():
+            totals[rid.block] = totals.get(rid.block, 0) + ex.records_in
+        return totals

@@ -1,0 +1,1 @@
+"""The worker service: runs the block replicas the plan places on it."""
