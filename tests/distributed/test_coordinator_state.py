@@ -1,0 +1,82 @@
+"""The coordinator's decisions, as a pure state machine (no servers, explicit time)."""
+import pytest
+
+from segflow.coordinator.state import PEER_FAILURE_GRACE, JobState, Phase, RegistrationError
+
+
+def started(n=2, timeout=3.0):
+    state = JobState(n, timeout)
+    for i in range(n):
+        state.register(f"w{i}", f"127.0.0.{2 + i}:5000", "", 1, 100 + i, now=0.0)
+    return state
+
+
+def test_job_starts_when_the_last_worker_registers():
+    state = JobState(2, 3.0)
+    assert state.register("w0", "a", "", 1, 1, now=0.0) is False
+    assert state.phase is Phase.WAITING_FOR_WORKERS
+    assert state.register("w1", "b", "", 1, 2, now=0.5) is True
+    assert state.phase is Phase.RUNNING
+
+
+def test_duplicate_and_extra_workers_are_refused():
+    state = started(2)
+    with pytest.raises(RegistrationError, match="registered already"):
+        state.register("w0", "x", "", 1, 9, now=1.0)
+    state2 = JobState(1, 3.0)
+    state2.register("w0", "x", "", 1, 9, now=0.0)
+    with pytest.raises(RegistrationError, match="has them all"):
+        state2.register("w1", "y", "", 1, 9, now=0.0)
+
+
+def test_success_needs_every_worker_and_merges_results():
+    state = started(2)
+    state.finished("w0", True, "", False, {0: [1, 2]}, now=1.0)
+    assert state.phase is Phase.RUNNING
+    state.finished("w1", True, "", False, {0: [3], 1: ["x"]}, now=1.1)
+    assert state.phase is Phase.SUCCEEDED
+    assert sorted(state.results[0]) == [1, 2, 3] and state.results[1] == ["x"]
+
+
+def test_silent_worker_is_lost_after_the_timeout_and_named():
+    state = started(2, timeout=3.0)
+    state.heartbeat("w0", {}, now=2.9)
+    state.heartbeat("w1", {}, now=0.5)
+    state.check(now=3.0)
+    assert state.phase is Phase.RUNNING
+    state.check(now=3.6)
+    assert state.phase is Phase.FAILED
+    assert "w1" in state.error and "pid 101" in state.error and "127.0.0.3" in state.error
+
+
+def test_a_lost_peer_is_blamed_rather_than_the_worker_that_noticed_it():
+    state = started(3)
+    state.finished("w0", False, "worker w0: channel to the receiver failed", True, {}, now=1.0)
+    assert state.phase is Phase.RUNNING
+    state.lost("w2", "its heartbeat stream broke", now=1.2)
+    assert state.phase is Phase.FAILED and "lost worker w2" in state.error
+
+
+def test_a_peer_failure_stands_when_no_peer_is_lost():
+    state = started(2)
+    state.finished("w0", False, "worker w0: channel failed", True, {}, now=1.0)
+    for w in ("w0", "w1"):
+        state.heartbeat(w, {}, now=1.0 + PEER_FAILURE_GRACE)
+    state.check(now=1.0 + PEER_FAILURE_GRACE)
+    assert state.phase is Phase.FAILED and "channel failed" in state.error
+
+
+def test_a_user_error_fails_at_once_and_a_finished_worker_is_not_lost():
+    state = started(2)
+    state.finished("w0", True, "", False, {}, now=1.0)
+    state.lost("w0", "stream closed after finishing", now=1.1)
+    assert state.phase is Phase.RUNNING
+    state.finished("w1", False, "map(parse) raised ValueError", False, {}, now=1.2)
+    assert state.phase is Phase.FAILED and "map(parse)" in state.error
+
+
+def test_progress_sums_records_per_block_over_workers():
+    state = started(2)
+    state.heartbeat("w0", {(0, 0): 10, (1, 0): 4}, now=1.0)
+    state.heartbeat("w1", {(0, 1): 5, (1, 1): 6}, now=1.0)
+    assert state.progress() == {0: 15, 1: 10}

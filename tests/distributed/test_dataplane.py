@@ -1,0 +1,131 @@
+"""The data plane against a real gRPC server on loopback: order, versions, garbage."""
+import pickle
+import socket
+import threading
+import time
+from concurrent import futures
+
+import grpc
+import pytest
+
+from segflow.net import PROTOCOL_VERSION
+from segflow.net.codec import decode, encode
+from segflow.net.dataplane import DataPlaneServicer, Receivers, RemoteOutlet
+from segflow.runtime.channels import Inbox
+from segflow.runtime.elements import (END, TERMINATE, Barrier, Batch, IterationUpdate, Watermark)
+from segflow.v1 import data_pb2 as pb
+from segflow.v1 import data_pb2_grpc as pb_grpc
+
+
+@pytest.fixture
+def server():
+    cancel = threading.Event()
+    inbox = Inbox(1000, cancel)
+    receivers = Receivers("")
+    receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None)
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    pb_grpc.add_DataPlaneServicer_to_server(DataPlaneServicer(receivers), srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    yield port, channel, inbox, cancel
+    cancel.set()
+    channel.close()
+    srv.stop(0)
+
+
+def hello(**overrides):
+    fields = dict(protocol_version=PROTOCOL_VERSION, job_id="job-1", src_block=2, src_replica=1,
+                  dst_block=3, dst_replica=0, dst_input=0)
+    fields.update(overrides)
+    return pb.ChannelHello(**fields)
+
+
+def drain(inbox, n, timeout=5.0):
+    out, deadline = [], time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        message = inbox.get(0.1)
+        if message is not None:
+            out.append(message)
+    return out
+
+
+def test_codec_round_trips_every_element():
+    for element in [Batch([1, ("a", 2.5)], [10, 11], born=12.5), Watermark(7), END, TERMINATE,
+                    Barrier(4, {"v": 1}), IterationUpdate(1, 3, {"s": [1]}, False)]:
+        back = decode(encode(element, 1))
+        if isinstance(element, Batch):
+            assert (back.items, back.timestamps, back.born) == (element.items, element.timestamps, element.born)
+        else:
+            assert back == element
+
+
+def test_elements_arrive_in_order_with_the_sender(server):
+    _, channel, inbox, cancel = server
+    outlet = RemoteOutlet(channel, hello(), cancel)
+    for i in range(50):
+        outlet.send(Batch([i] * 3))
+    outlet.send(END)
+    outlet.send(TERMINATE)
+    outlet.wait_closed(5)
+    got = drain(inbox, 52)
+    assert [m[2].items[0] for m in got[:50]] == list(range(50))
+    assert got[50][2] == END and got[51][2] == TERMINATE
+    assert all(m[0] == 0 and m[1] == 1 for m in got)
+
+
+def raw_call(channel, frames):
+    stub = pb_grpc.DataPlaneStub(channel)
+    return stub.Channel(iter(frames), timeout=5)
+
+
+def test_incompatible_protocol_version_is_refused_clearly(server):
+    _, channel, inbox, _ = server
+    with pytest.raises(grpc.RpcError) as info:
+        raw_call(channel, [pb.Frame(seq=0, hello=hello(protocol_version=PROTOCOL_VERSION + 1))])
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "incompatible data-plane protocol version" in info.value.details()
+
+
+def test_wrong_job_and_unknown_replica_are_refused(server):
+    _, channel, _, _ = server
+    with pytest.raises(grpc.RpcError) as info:
+        raw_call(channel, [pb.Frame(seq=0, hello=hello(job_id="other"))])
+    assert "this worker runs 'job-1'" in info.value.details()
+    with pytest.raises(grpc.RpcError) as info:
+        raw_call(channel, [pb.Frame(seq=0, hello=hello(dst_block=9))])
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("bad", [
+    [pb.Frame(seq=1, batch=pb.RecordBatch(encoding=pb.PICKLE5, records=b"\x80garbage", count=1))],
+    [pb.Frame(seq=1, batch=pb.RecordBatch(encoding=pb.PICKLE5, records=pickle.dumps([1, 2]), count=5))],
+    [pb.Frame(seq=7, end_of_stream=pb.EndOfStream())],
+    [pb.Frame(seq=1)],
+])
+def test_garbage_disconnects_the_peer_and_the_server_goes_on(server, bad):
+    _, channel, inbox, cancel = server
+    with pytest.raises(grpc.RpcError) as info:
+        raw_call(channel, [pb.Frame(seq=0, hello=hello())] + bad)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    outlet = RemoteOutlet(channel, hello(), cancel)
+    outlet.send(Batch(["still works"]))
+    outlet.send(TERMINATE)
+    outlet.wait_closed(5)
+    assert [m[2] for m in drain(inbox, 2)][0].items == ["still works"]
+
+
+def test_non_grpc_bytes_on_the_port_do_not_hurt_the_server(server):
+    port, channel, inbox, cancel = server
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n" + bytes(range(256)) * 4)
+        s.settimeout(2)
+        try:
+            s.recv(1024)
+        except (socket.timeout, ConnectionResetError):
+            pass
+    outlet = RemoteOutlet(channel, hello(), cancel)
+    outlet.send(Batch([1]))
+    outlet.send(TERMINATE)
+    outlet.wait_closed(5)
+    assert drain(inbox, 1)[0][2].items == [1]

@@ -1,0 +1,166 @@
+"""The local distributed mode with real coordinator and worker processes on loopback."""
+import os
+import re
+import signal
+import time
+import urllib.request
+
+import grpc
+import psutil
+import pytest
+
+from segflow.jobs import run_job
+from segflow.net import PROTOCOL_VERSION
+from segflow.v1 import control_pb2 as cpb
+from segflow.v1 import control_pb2_grpc as cpb_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from support.processes import segflow_processes, wait_for
+
+SLOW_JOB = """
+def build(env, rate="3000"):
+    env.generate(lambda i: i % 100, count=None, rate=float(rate)).group_by_count().collect()
+"""
+
+COLLECT_JOB = """
+def build(env, n="20000"):
+    return (env.generate(lambda i: i, count=int(n))
+               .map(lambda x: (x % 7, x))
+               .group_by(lambda kv: kv[0])
+               .fold(0, lambda acc, kv: acc + kv[1])
+               .collect())
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_collect_results_come_back_from_the_workers(tmp_path, workers):
+    job = write(tmp_path, "collect_job.py", COLLECT_JOB)
+    _, output = run_job(job, {"n": "20000"}, workers, runtime="processes")
+    expected = {}
+    for x in range(20000):
+        expected[x % 7] = expected.get(x % 7, 0) + x
+    assert sorted(output.get()) == sorted(expected.items())
+
+
+def test_sigkill_of_a_worker_fails_the_run_fast_naming_it(tmp_path, spawn):
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    run = spawn("run", job, "--parallelism", "3", "--quiet")
+    workers = wait_for(lambda: [p for p in segflow_processes(run.pid) if "worker" in p.cmdline()
+                                and "w1" in p.cmdline()], timeout=20)
+    assert workers, "worker w1 did not start"
+    time.sleep(1.5)
+    victim = workers[0].pid
+    killed_at = time.monotonic()
+    os.kill(victim, signal.SIGKILL)
+    _, stderr = run.communicate(timeout=15)
+    elapsed = time.monotonic() - killed_at
+    assert run.returncode != 0
+    assert elapsed < 10, f"took {elapsed:.1f} s to notice"
+    assert f"lost worker w1 (pid {victim}" in stderr
+    assert segflow_processes(run.pid) == []
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
+                and job in " ".join(p.info["cmdline"])], "a segflow process was left behind"
+
+
+BACKPRESSURE_JOB = """
+import time
+from segflow import BatchMode
+
+def slow(x):
+    if x[0] % 50 == 0:
+        time.sleep(0.004)
+    return x[0]
+
+def build(env, output, n="150000"):
+    (env.generate(lambda i: (i, "x" * 2000), count=int(n))
+        .batch_mode(BatchMode.fixed(64))
+        .shuffle()
+        .map(slow)
+        .write_text(output))
+"""
+
+
+def test_slow_sink_keeps_worker_memory_bounded_and_loses_nothing(tmp_path, spawn):
+    job = write(tmp_path, "bp_job.py", BACKPRESSURE_JOB)
+    output = tmp_path / "out"
+    run = spawn("run", job, "-p", f"output={output}", "--parallelism", "2", "--quiet")
+    peak = 0
+    while run.poll() is None:
+        for p in segflow_processes(run.pid):
+            try:
+                if "worker" in p.cmdline():
+                    peak = max(peak, p.memory_info().rss)
+            except psutil.NoSuchProcess:
+                pass
+        time.sleep(0.2)
+    assert run.returncode == 0, run.stderr.read()
+    produced = 150000 * 2000
+    ceiling = 200 * 2**20
+    assert peak < ceiling, f"a worker reached {peak / 2**20:.0f} MiB for {produced / 2**20:.0f} MiB of data"
+    got = sorted(int(line) for part in output.iterdir() for line in part.read_text().split())
+    assert got == list(range(150000))
+
+
+def test_registration_with_another_protocol_version_is_refused(tmp_path, spawn):
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0")
+    line = coordinator.stdout.readline()
+    address = re.search(r"listening on (\S+)", line).group(1)
+    with grpc.insecure_channel(address) as channel:
+        stub = cpb_grpc.CoordinatorStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.Register(cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION + 1, worker="old",
+                                              data_address="127.0.0.9:1"), timeout=10)
+        assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "incompatible protocol version" in info.value.details()
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_worker_serves_health_and_prometheus_metrics(tmp_path, spawn):
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0")
+    address = re.search(r"listening on (\S+)", coordinator.stdout.readline()).group(1)
+    worker = spawn("worker", "--coordinator", address, "--name", "w0", "--host", "127.0.0.7")
+    proc = psutil.Process(worker.pid)
+
+    def listening():
+        ports = [c.laddr.port for c in proc.net_connections(kind="tcp")
+                 if c.status == psutil.CONN_LISTEN and c.laddr.ip in ("127.0.0.7", "::ffff:127.0.0.7")]
+        return ports if len(ports) >= 2 else None
+
+    ports = wait_for(listening, timeout=20)
+    assert ports, "the worker did not open its data-plane and metrics ports on 127.0.0.7"
+
+    def scrape():
+        for port in ports:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.7:{port}/metrics", timeout=2).read().decode()
+            except Exception:
+                continue
+            if "segflow_records_in" in body and re.search(r'segflow_records_in_total\{block="0"[^}]*\} [1-9]', body):
+                return body
+        return None
+
+    body = wait_for(scrape, timeout=20, every=0.5)
+    assert body, "no records counted in the worker's metrics"
+    assert "segflow_end_to_end_latency_seconds_bucket" in body
+    assert "segflow_backpressure_seconds_total" in body
+    data_port = next(p for p in ports if _is_grpc(p))
+    with grpc.insecure_channel(f"127.0.0.7:{data_port}") as channel:
+        status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5).status
+    assert status == health_pb2.HealthCheckResponse.SERVING
+
+
+def _is_grpc(port: int) -> bool:
+    try:
+        urllib.request.urlopen(f"http://127.0.0.7:{port}/metrics", timeout=2)
+        return False
+    except Exception:
+        return True

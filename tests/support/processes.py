@@ -1,0 +1,28 @@
+"""Finding, waiting for and cleaning up segflow processes started by tests."""
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
+
+
+def segflow_processes(root_pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(root_pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def wait_for(predicate, timeout: float, every: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    return predicate()
