@@ -150,3 +150,18 @@ def run_job(target: str, params: dict[str, str] | None = None, parallelism: int 
     if env.result is None:
         env.execute(on_progress=on_progress)
     return env, returned
+
+
+def run_pipeline(build: Callable[[StreamEnvironment], Any], parallelism: int = 1,
+                 runtime: str = "threads", on_progress: Callable | None = None
+                 ) -> tuple[StreamEnvironment, Any]:
+    """Run ``build(env)`` as a job, also on worker processes (``runtime="processes"``):
+    the function is serialized with cloudpickle so every worker rebuilds the pipeline."""
+    import cloudpickle
+    import tempfile
+    with tempfile.NamedTemporaryFile(prefix="segflow-pipeline-", suffix=".pkl", delete=False) as f:
+        cloudpickle.dump(build, f)
+    try:
+        return run_job("segflow.jobs.pickled", {"payload": f.name}, parallelism, on_progress, runtime)
+    finally:
+        os.unlink(f.name)
