@@ -39,6 +39,19 @@ class Operator:
 
     name = "operator"
     location = "?"
+    state_fields: tuple[str, ...] = ()   # attributes that make up the operator's state
+
+    def snapshot(self) -> dict:
+        """The operator's state; the executor serializes it at once (that is the copy)."""
+        return {field: getattr(self, field) for field in self.state_fields}
+
+    def restore(self, state: dict) -> None:
+        for field, value in state.items():
+            setattr(self, field, value)
+
+    def on_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` is complete everywhere (sinks commit here)."""
+        return None
 
     def open(self, ctx: ReplicaContext) -> None:
         self.ctx = ctx

@@ -29,6 +29,13 @@ class Fold(Operator):
     """
 
     _NOTHING = object()
+    state_fields = ("acc",)
+
+    def snapshot(self) -> dict:
+        return {"acc": None if self.acc is self._NOTHING else self.acc, "empty": self.acc is self._NOTHING}
+
+    def restore(self, state: dict) -> None:
+        self.acc = self._NOTHING if state["empty"] else state["acc"]
 
     def __init__(self, fn: Callable, init: Any = _NOTHING):
         self.fn = fn
@@ -65,6 +72,8 @@ class Fold(Operator):
 class KeyedFold(Operator):
     """Per-key fold over ``(key, value)`` records; emits ``(key, acc)`` at end of stream."""
 
+    state_fields = ("acc",)
+
     def __init__(self, fn: Callable, init: Any = Fold._NOTHING):
         self.fn = fn
         self.init = init
@@ -100,6 +109,8 @@ class KeyedFold(Operator):
 class LocalCount(Operator):
     """First stage of group_by_count: counts keys with ``collections.Counter`` (C speed)."""
 
+    state_fields = ("counts",)
+
     def __init__(self, key: Callable | None):
         self.key = key
         self.call = UserCall(self)
@@ -121,6 +132,8 @@ class LocalCount(Operator):
 
 class KeyedSum(Operator):
     """Adds up values per key: combines partial counts and sums."""
+
+    state_fields = ("acc",)
 
     def __init__(self) -> None:
         self.acc: dict = {}
@@ -161,6 +174,12 @@ class LocalKeyedFold(Operator):
 
     def on_end(self) -> Output:
         return self.inner.on_end()
+
+    def snapshot(self) -> dict:
+        return self.inner.snapshot()
+
+    def restore(self, state: dict) -> None:
+        self.inner.restore(state)
 
 
 class MapValues(Operator):

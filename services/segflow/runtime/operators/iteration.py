@@ -25,6 +25,7 @@ class IterationStart(Operator):
     the new state, which travels in band ahead of the data)."""
 
     handles_control = True
+    state_fields = ("iteration", "started", "outer_ended", "feedback_ended", "pending", "cache", "feedback")
 
     def __init__(self, scope: int, initial_state: Any, replay: bool):
         self.scope = scope
@@ -92,6 +93,8 @@ class IterationEnd(Operator):
     """Folds the body's output of this replica into a delta; at the end of an iteration
     sends the delta to the leader. With ``feedback`` the records also loop back."""
 
+    state_fields = ("delta",)
+
     def __init__(self, local_fold: Callable, delta_init: Any, feedback: bool):
         self.local_fold = local_fold
         self.delta_init = delta_init
@@ -127,6 +130,8 @@ class IterationEnd(Operator):
 class IterationLeader(Operator):
     """The single replica that owns the iteration state: folds the deltas of all replicas,
     checks the loop condition and the iteration limit, and broadcasts the decision."""
+
+    state_fields = ("state", "iteration", "done")
 
     def __init__(self, scope: int, max_iterations: int, initial_state: Any,
                  global_fold: Callable, loop_condition: Callable | None):

@@ -19,6 +19,8 @@ class HashJoin(Operator):
     """Local hash join. Inner joins stream results as matches appear (symmetric hash
     join); left and outer joins need both sides complete, so they emit at end of stream."""
 
+    state_fields = ("tables",)
+
     def __init__(self, kind: str):
         self.kind = kind
         self.tables: tuple[dict, dict] = ({}, {})
@@ -62,6 +64,8 @@ class HashJoin(Operator):
 
 class SortMergeJoin(Operator):
     """Local sort-merge join: buffers both sides, sorts by key at end of stream, merges."""
+
+    state_fields = ("sides",)
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -116,6 +120,8 @@ class IntervalJoin(Operator):
     t + upper`` (inner only). Output is timestamped ``max(t, q)``; buffers are pruned by
     the watermark."""
 
+    state_fields = ("buffers",)
+
     def __init__(self, lower: Any, upper: Any, keyed: bool):
         self.lower = lower
         self.upper = upper
@@ -165,6 +171,8 @@ class IntervalJoin(Operator):
 
 class Zip(Operator):
     """Pairs the i-th left record with the i-th right record; leftovers are dropped."""
+
+    state_fields = ("queues",)
 
     def __init__(self) -> None:
         self.queues: tuple[deque, deque] = (deque(), deque())

@@ -15,6 +15,8 @@ from ..operator import Operator, Output, UserCall
 class CollectSink(Operator):
     """Gathers records and delivers them to the caller at each end of stream."""
 
+    state_fields = ("items",)
+
     def __init__(self, sink_id: int):
         self.sink_id = sink_id
         self.items: list = []

@@ -16,32 +16,48 @@ from ..operator import Output
 CHUNK = 1 << 20
 
 
-class IterableSource(SourceOperator):
+class _IteratorSource(SourceOperator):
+    """Reads an iterator; its position is the number of records consumed, so a restored
+    source re-creates the iterator and skips that many (the iterable must give the same
+    records again: a list, a range, a deterministic generator function)."""
+
+    state_fields = ("consumed",)
+
+    def __init__(self) -> None:
+        self.iterator: Iterator | None = None
+        self.consumed = 0
+
+    def records(self) -> Iterable:
+        raise NotImplementedError
+
+    def poll(self, max_items: int) -> Batch | None:
+        if self.iterator is None:
+            self.iterator = islice(iter(self.records()), self.consumed, None)
+        items = list(islice(self.iterator, max_items))
+        self.consumed += len(items)
+        return Batch(items) if items else None
+
+
+class IterableSource(_IteratorSource):
     """Reads a Python iterable (one replica)."""
 
     def __init__(self, iterable: Iterable):
+        super().__init__()
         self.iterable = iterable
-        self.iterator: Iterator | None = None
 
-    def poll(self, max_items: int) -> Batch | None:
-        if self.iterator is None:
-            self.iterator = iter(self.iterable)
-        items = list(islice(self.iterator, max_items))
-        return Batch(items) if items else None
+    def records(self) -> Iterable:
+        return self.iterable
 
 
-class ParallelSource(SourceOperator):
+class ParallelSource(_IteratorSource):
     """Each replica reads ``make(replica_index, replicas)``."""
 
     def __init__(self, make: Callable[[int, int], Iterable]):
+        super().__init__()
         self.make = make
-        self.iterator: Iterator | None = None
 
-    def poll(self, max_items: int) -> Batch | None:
-        if self.iterator is None:
-            self.iterator = iter(self.make(self.ctx.index, self.ctx.replicas))
-        items = list(islice(self.iterator, max_items))
-        return Batch(items) if items else None
+    def records(self) -> Iterable:
+        return self.make(self.ctx.index, self.ctx.replicas)
 
 
 def byte_range(size: int, index: int, replicas: int) -> tuple[int, int]:
@@ -61,7 +77,8 @@ class LineReader:
         self.start = start
         self.end = end
 
-    def chunks(self) -> Iterator[list[str]]:
+    def chunks(self) -> Iterator[tuple[int, bytes, list[str]]]:
+        """``(file offset of the region, raw region bytes, its lines)`` in file order."""
         with open(self.path, "rb") as f:
             pos = self.start
             if pos > 0:
@@ -75,13 +92,13 @@ class LineReader:
                 data = carry + chunk
                 if not chunk:
                     if data:
-                        yield self._lines(data)
+                        yield pos, data, self._lines(data, terminated=False)
                     return
                 limit = self.end - pos
                 if len(data) >= limit:
                     cut = data.find(b"\n", limit - 1)
                     if cut != -1:
-                        yield self._lines(data[:cut])
+                        yield pos, data[:cut], self._lines(data[:cut], terminated=True)
                         return
                     carry = data
                     continue
@@ -89,42 +106,79 @@ class LineReader:
                 if cut == -1:
                     carry = data
                     continue
-                yield self._lines(data[:cut])
+                yield pos, data[:cut], self._lines(data[:cut], terminated=True)
                 carry = data[cut + 1:]
                 pos += cut + 1
 
     @staticmethod
-    def _lines(region: bytes) -> list[str]:
-        text = region.decode("utf-8", "replace")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        return text.split("\n")
+    def _lines(region: bytes, terminated: bool) -> list[str]:
+        """The region's lines; a line ended by CRLF loses its CR (``terminated``: the
+        region's last line was followed by a newline)."""
+        lines = region.decode("utf-8", "replace").split("\n")
+        if "\r" in lines[-1] and not terminated:
+            return [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + [lines[-1]]
+        if any("\r" in line for line in lines):
+            return [line[:-1] if line.endswith("\r") else line for line in lines]
+        return lines
 
 
 class TextFileSource(SourceOperator):
-    """One record per line of a text file; replicas read disjoint byte ranges."""
+    """One record per line of a text file; replicas read disjoint byte ranges.
+
+    Its position is the byte offset of the next unread line, so a restored replica
+    continues exactly where its snapshot was taken.
+    """
 
     def __init__(self, path: str):
         self.path = path
-        self.chunks: Iterator[list[str]] | None = None
+        self.chunks: Iterator[tuple[int, bytes, list[str]]] | None = None
+        self.region_start = 0
+        self.region = b""
         self.pending: list[str] = []
         self.offset = 0
+        self.resume_at: int | None = None
 
     def open(self, ctx) -> None:
         super().open(ctx)
-        size = os.path.getsize(self.path)
-        start, end = byte_range(size, ctx.index, ctx.replicas)
-        self.chunks = LineReader(self.path, start, end).chunks()
+        self.end = byte_range(os.path.getsize(self.path), ctx.index, ctx.replicas)[1]
+
+    def _reader(self) -> Iterator[tuple[int, bytes, list[str]]]:
+        start = self.resume_at
+        if start is None:
+            start = byte_range(os.path.getsize(self.path), self.ctx.index, self.ctx.replicas)[0]
+        return LineReader(self.path, start, self.end).chunks()
 
     def poll(self, max_items: int) -> Batch | None:
+        if self.chunks is None:
+            self.chunks = self._reader()
         while self.offset >= len(self.pending):
             nxt = next(self.chunks, None)
             if nxt is None:
+                self.pending, self.offset = [], 0
+                self.region_start, self.region = self.end, b""
                 return None
-            self.pending, self.offset = nxt, 0
+            self.region_start, self.region, self.pending = nxt
+            self.offset = 0
         items = self.pending[self.offset:self.offset + max_items]
         self.offset += len(items)
         return Batch(items)
+
+    def position(self) -> int:
+        """Byte offset of the next line this replica has not emitted."""
+        if self.offset >= len(self.pending):
+            return self.region_start + len(self.region) + 1
+        at = -1
+        for _ in range(self.offset):
+            at = self.region.index(b"\n", at + 1)
+        return self.region_start + at + 1
+
+    def snapshot(self) -> dict:
+        return {"position": self.position()}
+
+    def restore(self, state: dict) -> None:
+        self.resume_at = state["position"]
+        self.chunks = None
+        self.pending, self.offset = [], 0
 
 
 class CsvSource(TextFileSource):
@@ -139,13 +193,14 @@ class CsvSource(TextFileSource):
         self.has_headers = has_headers
         self.header: list[str] | None = None
         self.skip_first = False
+        self.restored = False
 
     def open(self, ctx) -> None:
         super().open(ctx)
         if self.has_headers:
             with open(self.path, encoding="utf-8", newline="") as f:
                 self.header = next(csv.reader(f, delimiter=self.delimiter), [])
-            self.skip_first = ctx.index == 0
+            self.skip_first = ctx.index == 0 and not self.restored
 
     def poll(self, max_items: int) -> Batch | None:
         batch = super().poll(max_items)
@@ -161,6 +216,14 @@ class CsvSource(TextFileSource):
             rows = [dict(zip(header, row)) for row in rows]
         return Batch(rows)
 
+    def snapshot(self) -> dict:
+        return {**super().snapshot(), "skip_first": self.skip_first}
+
+    def restore(self, state: dict) -> None:
+        super().restore(state)
+        self.skip_first = state["skip_first"]
+        self.restored = True
+
 
 class GeneratorSource(SourceOperator):
     """Record ``i`` is ``make(i)``; replica ``r`` of ``n`` produces ``i = r, r + n, ...``.
@@ -168,6 +231,8 @@ class GeneratorSource(SourceOperator):
     Deterministic: the same ``count`` gives the same records whatever the parallelism.
     ``count=None`` is unbounded; ``rate`` caps the records per second of the whole source.
     """
+
+    state_fields = ("next_index", "produced")
 
     def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None):
         self.make = make
@@ -181,6 +246,11 @@ class GeneratorSource(SourceOperator):
         super().open(ctx)
         self.next_index = ctx.index
         self.started = time.monotonic()
+
+    def restore(self, state: dict) -> None:
+        super().restore(state)
+        if self.rate is not None:
+            self.started = time.monotonic() - self.produced * self.ctx.replicas / self.rate
 
     def poll(self, max_items: int) -> Batch | None:
         n = self.ctx.replicas

@@ -167,6 +167,8 @@ class Rich(Operator):
         self.fn: Callable | None = None
         self.per_key: dict = {}
 
+    state_fields = ("fn", "per_key")
+
     def process(self, batch: Batch) -> Output:
         out: list = []
         stamps: list | None = [] if batch.timestamps is not None else None

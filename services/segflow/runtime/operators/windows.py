@@ -71,6 +71,8 @@ class CountWindows(WindowOperator):
     At end of stream the open window is emitted if it holds values not yet emitted.
     """
 
+    state_fields = ("buffers", "watermark")
+
     def __init__(self, size: int, step: int, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
         self.size = size
@@ -116,6 +118,8 @@ class CountWindows(WindowOperator):
 
 class TimeWindows(WindowOperator):
     """Aligned sliding (or tumbling, step == size) windows over record timestamps."""
+
+    state_fields = ("windows", "ends", "order", "watermark")
 
     def __init__(self, size: Any, step: Any, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
@@ -164,6 +168,8 @@ class TimeWindows(WindowOperator):
 
 class SessionWindows(WindowOperator):
     """Per-key sessions: records at most ``gap`` apart share a window; end = last + gap."""
+
+    state_fields = ("sessions", "deadlines", "order", "watermark")
 
     def __init__(self, gap: Any, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
@@ -251,6 +257,12 @@ class ProcessingTime(Operator):
 
     def on_end(self) -> Output:
         return self.inner.on_end()
+
+    def snapshot(self) -> dict:
+        return self.inner.snapshot()
+
+    def restore(self, state: dict) -> None:
+        self.inner.restore(state)
 
     @staticmethod
     def _merge(a: Output, b: Output) -> Output:

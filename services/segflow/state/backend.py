@@ -1,0 +1,62 @@
+"""The state-store interface every backend implements, and picking one from a URL.
+
+A backend is a flat key-value store of bytes with prefix listing; keys are paths such as
+``jobs/<job>/chk-00000012/b3.r1``. Snapshot completeness, retention and the per-replica
+layout are decided above this layer (segflow.checkpoint); backends only store bytes
+reliably. Every failure of the store surfaces as :class:`StateStoreError`, so a
+checkpoint can fail without failing the job.
+
+URLs: ``file:///abs/dir``, ``redis://host:port/db``, ``s3://bucket/prefix`` (endpoint from
+``s3_endpoint`` or ``AWS_ENDPOINT_URL``).
+"""
+from __future__ import annotations
+
+import abc
+from typing import Iterable
+from urllib.parse import urlparse
+
+from ..errors import SegflowError
+
+
+class StateStoreError(SegflowError):
+    """The state store could not be reached or refused an operation."""
+
+
+class StateBackend(abc.ABC):
+    """Bytes by key. Implementations must be safe to use from several threads."""
+
+    url: str
+
+    @abc.abstractmethod
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` atomically: readers see all of it or nothing."""
+
+    @abc.abstractmethod
+    def get(self, key: str) -> bytes | None:
+        """The bytes under ``key``, or ``None`` if there are none."""
+
+    @abc.abstractmethod
+    def list(self, prefix: str) -> list[str]:
+        """Every key that starts with ``prefix``, sorted."""
+
+    @abc.abstractmethod
+    def delete(self, keys: Iterable[str]) -> None:
+        """Remove the keys (missing ones are ignored)."""
+
+    def close(self) -> None:
+        return None
+
+
+def open_backend(url: str, s3_endpoint: str | None = None) -> StateBackend:
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        from .local import LocalBackend
+        return LocalBackend(url)
+    if parsed.scheme == "redis":
+        from .redis_store import RedisBackend
+        return RedisBackend(url)
+    if parsed.scheme == "s3":
+        from .s3 import S3Backend
+        return S3Backend(url, s3_endpoint)
+    raise SegflowError(f"unknown state store URL {url!r}: use file:///dir, redis://host:port/db "
+                       "or s3://bucket/prefix")

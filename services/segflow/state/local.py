@@ -1,0 +1,71 @@
+"""State in a local directory: one file per key, written atomically by rename."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Iterable
+from urllib.parse import unquote, urlparse
+
+from ..errors import SegflowError
+from .backend import StateBackend, StateStoreError
+
+
+class LocalBackend(StateBackend):
+    def __init__(self, url: str):
+        parsed = urlparse(url)
+        root = unquote(parsed.path)
+        if parsed.netloc not in ("", "localhost") or not root.startswith("/"):
+            raise SegflowError(f"file state URLs need an absolute path, like file:///var/segflow (got {url!r})")
+        self.url = url
+        self.root = root
+        try:
+            os.makedirs(root, exist_ok=True)
+        except OSError as exc:
+            raise StateStoreError(f"cannot create the state directory {root}: {exc}") from exc
+
+    def _path(self, key: str) -> str:
+        if key.startswith("/") or ".." in key.split("/"):
+            raise ValueError(f"bad state key {key!r}")
+        return os.path.join(self.root, key)
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise StateStoreError(f"cannot write {path}: {exc}") from exc
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            with open(self._path(key), "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StateStoreError(f"cannot read {key} under {self.root}: {exc}") from exc
+
+    def list(self, prefix: str) -> list[str]:
+        keys = []
+        for directory, _dirs, files in os.walk(self.root):
+            for name in files:
+                if name.startswith(".tmp-"):
+                    continue
+                key = os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/")
+                if key.startswith(prefix):
+                    keys.append(key)
+        return sorted(keys)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            try:
+                os.remove(self._path(key))
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise StateStoreError(f"cannot delete {key} under {self.root}: {exc}") from exc
