@@ -24,7 +24,7 @@ def server():
     receivers = Receivers("")
     receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None)
     srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-    pb_grpc.add_DataPlaneServicer_to_server(DataPlaneServicer(receivers), srv)
+    pb_grpc.add_DataPlaneServicer_to_server(DataPlaneServicer(receivers, wait_ready=1.0), srv)
     port = srv.add_insecure_port("127.0.0.1:0")
     srv.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")

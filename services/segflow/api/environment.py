@@ -22,12 +22,45 @@ class Config:
     parallelism: int = 1
     runtime: str = "threads"      # "threads": one process; "processes": coordinator + workers
     planning_only: bool = False   # building to show the plan: don't touch inputs
+    checkpoint_protocol: str = "none"     # aligned | unaligned | uncoordinated | cic | none
+    checkpoint_interval: float = 5.0      # seconds between checkpoints
+    state_url: str = ""                   # file:///dir, redis://host:port/db, s3://bucket/prefix
+    s3_endpoint: str = ""
+    retain: int = 3                       # complete checkpoints kept (savepoints are kept too)
+    restore: str = ""                     # checkpoint id or "latest" to start from
+    job_name: str = ""                    # names the job's snapshots (default: module name)
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or self.parallelism < 1:
             raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
         if self.runtime not in ("threads", "processes"):
             raise SegflowError(f"runtime must be 'threads' or 'processes', got {self.runtime!r}")
+        check_checkpointing(self)
+
+
+PROTOCOLS = ("aligned", "unaligned", "uncoordinated", "cic", "none")
+AVAILABLE_PROTOCOLS = ("aligned", "unaligned", "none")
+
+
+def check_checkpointing(config: "Config") -> None:
+    protocol = config.checkpoint_protocol
+    if protocol not in PROTOCOLS:
+        raise SegflowError(f"unknown checkpoint protocol {protocol!r}: choose one of {', '.join(PROTOCOLS)}")
+    if protocol not in AVAILABLE_PROTOCOLS:
+        raise SegflowError(f"checkpoint protocol {protocol!r} is not available yet; use "
+                           f"{', '.join(AVAILABLE_PROTOCOLS)}")
+    if protocol != "none":
+        if not config.state_url:
+            raise SegflowError(f"checkpoint protocol {protocol!r} needs a state store: --state file:///dir, "
+                               "redis://host:port/db or s3://bucket/prefix")
+        if config.checkpoint_interval <= 0:
+            raise SegflowError(f"the checkpoint interval must be > 0 s, got {config.checkpoint_interval}")
+        if config.runtime == "threads" and config.parallelism >= 1:
+            config.runtime = "processes"
+    if config.retain < 1:
+        raise SegflowError(f"retain must keep at least 1 checkpoint, got {config.retain}")
+    if config.restore and not config.state_url:
+        raise SegflowError("--restore needs the --state URL the checkpoints were written to")
 
 
 class StreamOutput:
@@ -147,7 +180,7 @@ class StreamEnvironment:
         return output
 
     # ------------------------------------------------------------------ running
-    def execute(self, on_progress: Callable | None = None) -> Any:
+    def execute(self, on_progress: Callable | None = None, on_event: Callable | None = None) -> Any:
         """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.
 
         ``on_progress(records_in, names)`` is called about once a second with the records
@@ -160,8 +193,12 @@ class StreamEnvironment:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "
                                    "pipeline from the module): use `segflow run JOB` or segflow.jobs.run_job")
+            from ..coordinator.service import CheckpointSettings
             from ..launcher.processes import run_processes
-            self.result = run_processes(self.job_spec, self.config.parallelism, on_progress)
+            c = self.config
+            settings = CheckpointSettings(c.checkpoint_protocol, c.checkpoint_interval, c.state_url, c.s3_endpoint,
+                                          c.retain, c.job_name, c.restore)
+            self.result = run_processes(self.job_spec, c.parallelism, settings, on_progress, on_event)
         else:
             from ..runtime.local import LocalRuntime
             self.result = LocalRuntime(self.config.parallelism).execute(self.graph, on_progress=on_progress)

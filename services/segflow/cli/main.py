@@ -27,6 +27,30 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replicas of every parallel block (default: 1)")
 
 
+def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("checkpoints (exactly-once output, recovery, savepoints)")
+    group.add_argument("--checkpoint-protocol", choices=["aligned", "unaligned", "uncoordinated", "cic", "none"],
+                       default=None, help="snapshot protocol (default: none, or what the job's config says)")
+    group.add_argument("--checkpoint-interval", type=float, default=None, metavar="SECONDS",
+                       help="seconds between checkpoints (default: 5)")
+    group.add_argument("--state", default=None, metavar="URL",
+                       help="state store: file:///dir, redis://host:port/db or s3://bucket/prefix")
+    group.add_argument("--s3-endpoint", default=None, metavar="URL",
+                       help="S3 endpoint for s3:// state (default: $AWS_ENDPOINT_URL)")
+    group.add_argument("--retain", type=int, default=None, help="complete checkpoints to keep (default: 3)")
+    group.add_argument("--restore", default=None, metavar="ID|latest",
+                       help="start from this complete checkpoint of the job in --state")
+    group.add_argument("--job-name", default=None, help="names the job's snapshots (default: the module name)")
+
+
+def _checkpoint_settings(args: argparse.Namespace) -> dict:
+    """The checkpoint options given on the command line, as Config fields."""
+    given = {"checkpoint_protocol": args.checkpoint_protocol, "checkpoint_interval": args.checkpoint_interval,
+             "state_url": args.state, "s3_endpoint": args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"),
+             "retain": args.retain, "restore": args.restore, "job_name": args.job_name}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="segflow", description="Stream and batch processing in Python.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -38,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="run every replica in this process (the default for parallelism 1)")
     where.add_argument("--processes", dest="runtime", action="store_const", const="processes",
                        help="a coordinator and one worker process per replica slot "
-                            "(the default for parallelism > 1)")
+                            "(the default for parallelism > 1 and with checkpoints)")
+    _checkpoint_arguments(run)
     worker = commands.add_parser("worker", help="a worker service (started by segflow run or a pod)")
     worker.add_argument("--coordinator", required=True, metavar="HOST:PORT")
     worker.add_argument("--name", required=True, help="unique worker name")
@@ -48,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     _job_arguments(coordinator)
     coordinator.add_argument("--workers", type=int, required=True, help="workers to wait for")
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
+    coordinator.add_argument("--spawn-workers", action="store_true",
+                             help="start the workers as local processes (and again after losing one)")
+    _checkpoint_arguments(coordinator)
+    save = commands.add_parser("savepoint", help="take a savepoint of a running local job")
+    save.add_argument("job_name", nargs="?", help="the running job (default: the only one)")
+    save.add_argument("--coordinator", metavar="HOST:PORT", help="the job's coordinator, if not local")
     show = commands.add_parser("plan", help="print the job graph, blocks, replicas and edge strategies")
     _job_arguments(show)
     show.add_argument("--format", choices=["text", "dot"], default="text")
@@ -63,18 +94,30 @@ def _spec(args: argparse.Namespace) -> JobSpec:
 
 def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress(enabled=None if not args.quiet else False)
-    runtime = args.runtime or ("processes" if args.parallelism > 1 else "threads")
-    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime))
+    settings = _checkpoint_settings(args)
+    checkpointed = settings.get("checkpoint_protocol", "none") != "none"
+    if args.runtime == "threads" and checkpointed:
+        raise SegflowError("checkpoints need worker processes: drop --threads")
+    runtime = args.runtime or ("processes" if args.parallelism > 1 or checkpointed else "threads")
+    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
+
+    def announce(text: str) -> None:
+        progress.finish()
+        print(f"segflow: {text}", file=sys.stderr, flush=True)
     try:
-        result = env.execute(on_progress=progress)
+        result = env.execute(on_progress=progress, on_event=announce)
     finally:
         progress.finish()
     if not args.quiet:
         read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source
                    or _fed_by_source(env.graph, block))
         rate = read / result.seconds if result.seconds > 0 else 0.0
+        extra = ""
+        if getattr(result, "last_checkpoint", 0):
+            from ..runtime.snapshots import checkpoint_label
+            extra = f"; last checkpoint {checkpoint_label(result.last_checkpoint)}, {result.recoveries} recoveries"
         print(f"segflow: done in {result.seconds:.2f} s, {read:,} source records "
-              f"({human(rate)} records/s)", file=sys.stderr)
+              f"({human(rate)} records/s){extra}", file=sys.stderr)
     return 0
 
 
@@ -106,10 +149,21 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
-    from ..coordinator.service import serve
+    from ..coordinator.service import CheckpointSettings, serve
     from ..observability.logs import configure
     configure("coordinator")
-    return serve(_spec(args), args.workers, args.listen)
+    given = _checkpoint_settings(args)
+    config = Config(parallelism=args.workers, runtime="processes", **given)
+    settings = CheckpointSettings(config.checkpoint_protocol, config.checkpoint_interval, config.state_url,
+                                  config.s3_endpoint, config.retain, config.job_name, config.restore)
+    return serve(_spec(args), args.workers, args.listen, settings, spawn=args.spawn_workers)
+
+
+def cmd_savepoint(args: argparse.Namespace) -> int:
+    from ..launcher.processes import savepoint
+    checkpoint_id = savepoint(args.job_name, args.coordinator)
+    print(checkpoint_id)
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -120,7 +174,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo, "worker": cmd_worker,
-               "coordinator": cmd_coordinator}[args.command]
+               "coordinator": cmd_coordinator, "savepoint": cmd_savepoint}[args.command]
     try:
         return handler(args)
     except SegflowError as exc:

@@ -1,6 +1,10 @@
-"""``segflow coordinator``: the gRPC face of :class:`JobState`, one per job."""
+"""``segflow coordinator``: one per job. Tracks workers and, with a checkpointing
+protocol, runs checkpoint rounds, records complete checkpoints in the state store,
+garbage-collects old ones, and recovers lost workers from the last complete checkpoint.
+"""
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 import queue
@@ -9,17 +13,25 @@ import threading
 import time
 import uuid
 from concurrent import futures
+from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..api.environment import Config
+from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job
 from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
+from ..plan.placement import Worker, plan
+from ..runtime.snapshots import FINAL_CHECKPOINT
+from ..state import StateStoreError, open_backend
+from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
+from .checkpoints import CheckpointTracker
+from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
 
 log = logging.getLogger("segflow.coordinator")
@@ -28,41 +40,107 @@ HEARTBEAT_SECONDS = 0.5
 HEARTBEAT_TIMEOUT = 3.0
 
 _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.RUNNING: cpb.JobUpdate.RUNNING,
-           Phase.SUCCEEDED: cpb.JobUpdate.SUCCEEDED, Phase.FAILED: cpb.JobUpdate.FAILED}
+           Phase.SUCCEEDED: cpb.JobUpdate.SUCCEEDED, Phase.FAILED: cpb.JobUpdate.FAILED,
+           Phase.RECOVERING: cpb.JobUpdate.RECOVERING}
+
+
+@dataclass
+class CheckpointSettings:
+    protocol: str = "none"
+    interval: float = 5.0
+    state_url: str = ""
+    s3_endpoint: str = ""
+    retain: int = 3
+    job_name: str = ""
+    restore: str = ""            # "", "latest" or a checkpoint id
+
+    @property
+    def enabled(self) -> bool:
+        return self.protocol != "none"
 
 
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
-    def __init__(self, spec: JobSpec, workers: int, block_names: dict[int, str]):
+    def __init__(self, spec: JobSpec, workers: int, graph, settings: CheckpointSettings):
         self.spec = spec
         self.job_id = uuid.uuid4().hex[:12]
-        self.state = JobState(workers, HEARTBEAT_TIMEOUT)
-        self.block_names = block_names
+        self.graph = graph
+        self.settings = settings
+        self.state = JobState(workers, HEARTBEAT_TIMEOUT, recoverable=settings.enabled,
+                              two_phase=settings.enabled)
+        self.block_names = {b.id: (b.operators[0].name if b.operators else "pass") for b in graph.blocks}
         self.lock = threading.Condition()
         self.commands: dict[str, queue.Queue] = {}
         self.done = threading.Event()
-        self.reported = threading.Event()   # a watcher has received the outcome
+        self.reported = threading.Event()
+        self.spawner: WorkerSpawner | None = None
+        self.catalog: Catalog | None = None
+        self.tracker: CheckpointTracker | None = None
+        self.restore_id = 0
+        self.savepoints: dict[int, threading.Event] = {}
+        self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        if settings.enabled:
+            self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
+                                   settings.job_name)
+            self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
+            self.tracker = CheckpointTracker(settings.interval, set(),
+                                             first_id=max(self.catalog.highest_id(), self.restore_id) + 1)
+            if self.restore_id:
+                event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
 
-    # -- helpers (call with the lock held)
+    # ------------------------------------------------------------ helpers
+    def _broadcast(self, command: cpb.Command) -> None:
+        for q in self.commands.values():
+            q.put(command)
+
     def _changed(self) -> None:
+        """Call with the lock held, after any change of state."""
         if self.state.over and not self.done.is_set():
             if self.state.phase is Phase.FAILED:
                 event(log, logging.ERROR, "job failed", error=self.state.error)
-                for q in self.commands.values():
-                    q.put(cpb.Command(kind=cpb.Command.STOP, reason=self.state.error))
+                self._broadcast(cpb.Command(kind=cpb.Command.STOP, reason=self.state.error))
             else:
                 event(log, logging.INFO, "job succeeded")
             self.done.set()
         self.lock.notify_all()
 
-    def assignment(self) -> cpb.Assignment:
+    def _replicas(self) -> set:
+        workers = [Worker(w.name, w.slots) for w in self.state.workers.values()]
+        return {(r.block, r.index) for r in plan(self.graph, workers).all_replicas()}
+
+    def _assignment(self) -> cpb.Assignment:
         workers = sorted(self.state.workers.values(), key=lambda w: w.name)
+        s = self.settings
         return cpb.Assignment(
-            protocol_version=PROTOCOL_VERSION, job_id=self.job_id,
+            protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobSpec(target=self.spec.target, function=self.spec.function, params=self.spec.params),
             workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
-            heartbeat_seconds=HEARTBEAT_SECONDS)
+            heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
+            checkpointing=cpb.Checkpointing(protocol=s.protocol, interval_seconds=s.interval,
+                                            state_url=s.state_url, s3_endpoint=s.s3_endpoint,
+                                            retain=s.retain, job_name=s.job_name),
+            restore_checkpoint=self.restore_id)
 
-    # -- RPCs
+    def _lost(self, name: str, why: str) -> None:
+        """Lock held. Start a recovery, or fail the job."""
+        attempt = self.state.attempt
+        if not self.state.lost(name, why, time.monotonic()):
+            self._changed()
+            return
+        if self.tracker is not None:
+            complete = self.tracker.last_complete
+            if complete is not None:
+                self.restore_id = complete.checkpoint_id
+            self.tracker.reset(set(), time.monotonic())
+        event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
+              restore_checkpoint=self.restore_id or "none (from the start)")
+        restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
+        self._broadcast(restart)
+        self.commands = {}
+        if self.spawner is not None:
+            self.spawner.start(name)
+        self._changed()
+
+    # ---------------------------------------------------------------- RPCs
     def Register(self, request, context):
         if request.protocol_version != PROTOCOL_VERSION:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
@@ -70,51 +148,58 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                           f"speaks version {PROTOCOL_VERSION}; run the same segflow on every worker")
         with self.lock:
             try:
-                self.state.register(request.worker, request.data_address, request.metrics_address,
-                                    request.slots or 1, request.pid, time.monotonic())
+                started = self.state.register(request.worker, request.data_address, request.metrics_address,
+                                              request.slots or 1, request.pid, time.monotonic())
             except RegistrationError as exc:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            attempt = self.state.attempt
             self.commands[request.worker] = queue.Queue()
-            event(log, logging.INFO, "worker registered", worker=request.worker, data=request.data_address)
+            event(log, logging.INFO, "worker registered", worker=request.worker, attempt=attempt)
+            if started and self.tracker is not None:
+                self.tracker.reset(self._replicas(), time.monotonic())
             self._changed()
-            while self.state.phase is Phase.WAITING_FOR_WORKERS:
+            while self.state.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING) \
+                    and self.state.attempt == attempt:
                 self.lock.wait(0.5)
                 if not context.is_active():
                     return cpb.Assignment()
-            if self.state.over:
-                context.abort(grpc.StatusCode.ABORTED, f"the job is over: {self.state.error}")
-            return self.assignment()
+            if self.state.over or self.state.attempt != attempt:
+                context.abort(grpc.StatusCode.ABORTED, self.state.error or "a newer attempt started")
+            return self._assignment()
 
     def Heartbeat(self, request_iterator, context):
         name_box: list[str] = []
         stop = threading.Event()
 
         def read():
+            attempt = None
             try:
                 for status in request_iterator:
                     if not name_box:
                         name_box.append(status.worker)
+                        attempt = self.state.attempt
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
                     with self.lock:
                         self.state.heartbeat(status.worker, counters, time.monotonic())
-                        self._changed()
             except grpc.RpcError:
                 pass
             finally:
                 stop.set()
                 if name_box:
                     with self.lock:
-                        self.state.lost(name_box[0], "its heartbeat stream broke (process gone?)", time.monotonic())
-                        self._changed()
+                        if self.state.attempt == attempt:
+                            self._lost(name_box[0], "its heartbeat stream broke (process gone?)")
 
         threading.Thread(target=read, name="heartbeat-reader", daemon=True).start()
+        my_queue = None
         while not stop.is_set() and context.is_active():
-            q = self.commands.get(name_box[0]) if name_box else None
-            if q is None:
-                time.sleep(0.05)
-                continue
+            if my_queue is None:
+                my_queue = self.commands.get(name_box[0]) if name_box else None
+                if my_queue is None:
+                    time.sleep(0.05)
+                    continue
             try:
-                yield q.get(timeout=0.2)
+                yield my_queue.get(timeout=0.2)
             except queue.Empty:
                 continue
 
@@ -123,10 +208,101 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
         with self.lock:
             self.state.heartbeat(request.worker, counters, time.monotonic())
-            self.state.finished(request.worker, request.ok, request.error, request.peer_failure, results,
-                                time.monotonic())
+            decision = self.state.finished(request.worker, request.ok, request.error, request.peer_failure,
+                                           results, time.monotonic(), committed=request.committed)
+            if decision == "commit":
+                self._final_checkpoint()
             self._changed()
         return cpb.Ack()
+
+    def _final_checkpoint(self) -> None:
+        """Every worker has finished: checkpoint the end of the job, then commit it."""
+        complete = self.tracker.last_complete if self.tracker else None
+        if complete is not None and complete.checkpoint_id == FINAL_CHECKPOINT:
+            self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=FINAL_CHECKPOINT))
+            return
+        self.tracker.current = None
+        self.tracker.trigger(time.monotonic(), FINAL_CHECKPOINT)
+        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=FINAL_CHECKPOINT))
+
+    def Acknowledge(self, request, context):
+        with self.lock:
+            if self.tracker is None or request.attempt != self.state.attempt:
+                return cpb.Ack()
+            outcome = None
+            for ack in request.acks:
+                outcome = self.tracker.ack(request.checkpoint_id, (ack.block, ack.replica), ack.ok, ack.bytes,
+                                           ack.alignment_seconds, ack.error, time.monotonic()) or outcome
+            if outcome is not None:
+                self._ended(outcome)
+        return cpb.Ack()
+
+    def _ended(self, outcome) -> None:
+        """Lock held: a checkpoint round completed or failed."""
+        if not outcome.complete:
+            event(log, logging.WARNING, "checkpoint failed", checkpoint=outcome.checkpoint_id, error=outcome.error)
+            if outcome.checkpoint_id == FINAL_CHECKPOINT:
+                self.state.commit_sent = False
+                threading.Timer(1.0, self._retry_final).start()
+            waiter = self.savepoints.pop(outcome.checkpoint_id, None)
+            if waiter is not None:
+                waiter.error = outcome.error
+                waiter.set()
+            return
+        checkpoint_id = outcome.checkpoint_id
+        meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
+                "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
+                "replicas": len(self.tracker.replicas), "time": time.time(),
+                "savepoint": checkpoint_id in self.savepoints}
+        try:
+            self.catalog.mark_complete(checkpoint_id, meta)
+        except StateStoreError as exc:
+            self.tracker.retract(checkpoint_id)
+            event(log, logging.WARNING, "checkpoint could not be recorded", checkpoint=checkpoint_id, error=str(exc))
+            return
+        event(log, logging.INFO, "checkpoint complete", **meta)
+        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=checkpoint_id))
+        waiter = self.savepoints.pop(checkpoint_id, None)
+        if waiter is not None:
+            waiter.set()
+        retain = self.settings.retain
+        self.store.submit(self._collect_garbage, retain)
+
+    def _collect_garbage(self, retain: int) -> None:
+        try:
+            removed = self.catalog.collect_garbage(retain)
+            if removed:
+                event(log, logging.INFO, "old checkpoints removed", checkpoints=removed)
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not remove old checkpoints", error=str(exc))
+
+    def _retry_final(self) -> None:
+        with self.lock:
+            if self.state.phase is Phase.RUNNING and not self.state.commit_sent and \
+                    all(w.finished for w in self.state.workers.values()):
+                self.state.commit_sent = True
+                self._final_checkpoint()
+
+    def Savepoint(self, request, context):
+        if self.tracker is None:
+            return cpb.SavepointReply(error="this job runs without checkpoints (--checkpoint-protocol none)")
+        deadline = time.monotonic() + 120
+        while True:
+            with self.lock:
+                if self.state.over:
+                    return cpb.SavepointReply(error="the job is over")
+                if self.state.phase is Phase.RUNNING and self.tracker.current is None:
+                    checkpoint_id = self.tracker.trigger(time.monotonic())
+                    waiter = threading.Event()
+                    waiter.error = ""
+                    self.savepoints[checkpoint_id] = waiter
+                    self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
+                    break
+            if time.monotonic() > deadline:
+                return cpb.SavepointReply(error="timed out waiting for the checkpoint in progress")
+            time.sleep(0.05)
+        waiter.wait(120)
+        return cpb.SavepointReply(checkpoint_id=checkpoint_id if not waiter.error else 0, error=waiter.error)
 
     def Cancel(self, request, context):
         with self.lock:
@@ -136,9 +312,18 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _update(self) -> cpb.JobUpdate:
         state = self.state
-        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=state.error, blocks=[
+        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=state.error, recoveries=state.recoveries, blocks=[
             cpb.BlockProgress(block=b, name=self.block_names.get(b, ""), records_in=n)
             for b, n in sorted(state.progress().items())])
+        if state.events:
+            update.event = "; ".join(state.events)
+            state.events.clear()
+        complete = self.tracker.last_complete if self.tracker else None
+        if complete is not None:
+            update.last_checkpoint = complete.checkpoint_id
+            update.last_checkpoint_seconds = complete.seconds
+            update.last_checkpoint_bytes = complete.bytes
+            update.last_alignment_seconds = complete.alignment
         if state.started_at is not None:
             update.seconds = (state.ended_at or time.monotonic()) - state.started_at
         if state.phase is Phase.SUCCEEDED:
@@ -157,17 +342,48 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def monitor(self) -> None:
         while not self.done.is_set():
-            time.sleep(0.25)
+            time.sleep(0.1)
             with self.lock:
-                self.state.check(time.monotonic())
+                now = time.monotonic()
+                self.state.check(now)
+                if self.state.phase is Phase.RECOVERING or self.state.phase is Phase.RUNNING:
+                    self._respawn_exited()
+                tracker = self.tracker
+                if tracker is not None and self.state.phase is Phase.RUNNING and not self.state.commit_sent:
+                    outcome = tracker.expire(now)
+                    if outcome is not None:
+                        self._ended(outcome)
+                    if tracker.due(now):
+                        checkpoint_id = tracker.trigger(now)
+                        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
+                elif tracker is not None and self.state.commit_sent:
+                    outcome = tracker.expire(now)
+                    if outcome is not None:
+                        self._ended(outcome)
                 self._changed()
 
+    def _respawn_exited(self) -> None:
+        """Lock held. A local worker process that exited unexpectedly is a lost worker."""
+        if self.spawner is None:
+            return
+        for name in self.spawner.exited():
+            if self.state.phase is Phase.RUNNING and name in self.state.workers \
+                    and not self.state.workers[name].committed:
+                self._lost(name, f"its process exited (code {self.spawner.processes[name].returncode})")
+            elif self.state.phase is Phase.RECOVERING and name not in self.state.workers:
+                self.spawner.start(name)
 
-def serve(spec: JobSpec, workers: int, listen: str, announce=sys.stdout, linger: float = 10.0) -> int:
+
+def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
+          announce=sys.stdout, linger: float = 10.0) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code."""
     env, _ = build_job(spec, Config(parallelism=workers))
-    names = {b.id: (b.operators[0].name if b.operators else "pass") for b in env.graph.blocks}
-    servicer = CoordinatorServicer(spec, workers, names)
+    settings.job_name = settings.job_name or spec.default_name()
+    try:
+        servicer = CoordinatorServicer(spec, workers, env.graph, settings)
+    except SegflowError as exc:
+        print(f"coordinator failed: {exc}", file=announce, flush=True)
+        return 1
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"))
     cpb_grpc.add_CoordinatorServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer()
@@ -178,10 +394,18 @@ def serve(spec: JobSpec, workers: int, listen: str, announce=sys.stdout, linger:
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     metrics = ServiceMetrics()
     metrics_address = metrics.serve(host)
-    print(f"coordinator listening on {host}:{port} metrics {metrics_address} job {servicer.job_id}",
+    address = f"{host}:{port}"
+    print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id}",
           file=announce, flush=True)
+    if spawn:
+        servicer.spawner = WorkerSpawner(workers, address)
+        servicer.spawner.start_all()
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
-    servicer.done.wait()
-    servicer.reported.wait(linger)
-    server.stop(grace=2).wait()
+    try:
+        servicer.done.wait()
+        servicer.reported.wait(linger)
+    finally:
+        if servicer.spawner is not None:
+            servicer.spawner.stop_all()
+        server.stop(grace=2).wait()
     return 0 if servicer.state.phase is Phase.SUCCEEDED else 1

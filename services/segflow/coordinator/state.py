@@ -14,6 +14,7 @@ class Phase(enum.Enum):
     RUNNING = 2
     SUCCEEDED = 3
     FAILED = 4
+    RECOVERING = 5
 
 
 @dataclass
@@ -25,6 +26,7 @@ class WorkerRecord:
     pid: int
     last_seen: float
     finished: bool = False
+    committed: bool = False
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
 
 
@@ -37,15 +39,30 @@ class RegistrationError(Exception):
 PEER_FAILURE_GRACE = 1.5
 
 
+MAX_RECOVERIES = 20
+
+
 class JobState:
-    def __init__(self, expected_workers: int, heartbeat_timeout: float):
+    """``recoverable``: a lost worker starts a new attempt from the last complete
+    checkpoint instead of failing the job. ``two_phase``: after every worker has
+    finished, the job's end is committed (sinks publish) before it counts as done."""
+
+    def __init__(self, expected_workers: int, heartbeat_timeout: float, recoverable: bool = False,
+                 two_phase: bool = False):
         self.expected = expected_workers
         self.heartbeat_timeout = heartbeat_timeout
+        self.recoverable = recoverable
+        self.two_phase = two_phase
+        self.attempt = 0
+        self.recoveries = 0
+        self.events: list[str] = []
+        self.names: list[str] = []
         self.workers: dict[str, WorkerRecord] = {}
         self.phase = Phase.WAITING_FOR_WORKERS
         self.error = ""
         self.results: dict[int, list] = {}
         self.pending_peer_failure: tuple[float, str] | None = None
+        self.commit_sent = False
         self.started_at: float | None = None
         self.ended_at: float | None = None
 
@@ -58,6 +75,8 @@ class JobState:
         """Add a worker; True when this was the last one expected (the job starts)."""
         if self.over:
             raise RegistrationError(f"the job is already over ({self.phase.name.lower()})")
+        if self.attempt > 0 and name not in self.names:
+            raise RegistrationError(f"unknown worker {name!r}: this job runs {', '.join(self.names)}")
         if name in self.workers:
             raise RegistrationError(f"a worker named {name!r} is registered already")
         if len(self.workers) >= self.expected:
@@ -65,7 +84,9 @@ class JobState:
         self.workers[name] = WorkerRecord(name, data_address, metrics_address, slots, pid, now)
         if len(self.workers) == self.expected:
             self.phase = Phase.RUNNING
-            self.started_at = now
+            self.names = sorted(self.workers)
+            if self.started_at is None:
+                self.started_at = now
             return True
         return False
 
@@ -79,39 +100,67 @@ class JobState:
         w = self.workers[name]
         return f"worker {name} (pid {w.pid}, {w.data_address})"
 
-    def lost(self, name: str, why: str, now: float) -> None:
-        """The worker's process is gone or silent: the job fails, naming it."""
+    def lost(self, name: str, why: str, now: float) -> bool:
+        """The worker's process is gone or silent: the job recovers (True) or fails,
+        naming it."""
         worker = self.workers.get(name)
-        if worker is None or worker.finished or self.over:
-            return
-        self.fail(f"lost {self.describe(name)}: {why}", now)
+        if worker is None or self.over or self.phase is not Phase.RUNNING:
+            return False
+        if worker.committed or (worker.finished and not self.two_phase):
+            return False
+        message = f"lost {self.describe(name)}: {why}"
+        if self.recoverable and self.recoveries < MAX_RECOVERIES:
+            self.recoveries += 1
+            self.attempt += 1
+            self.phase = Phase.RECOVERING
+            self.workers = {}
+            self.pending_peer_failure = None
+            self.commit_sent = False
+            self.events.append(f"{message}; recovering (attempt {self.attempt})")
+            return True
+        if self.recoverable:
+            message += f" (gave up after {MAX_RECOVERIES} recoveries)"
+        self.fail(message, now)
+        return False
 
     def finished(self, name: str, ok: bool, error: str, peer_failure: bool, results: dict,
-                 now: float) -> None:
+                 now: float, committed: bool = True) -> str:
+        """Returns "commit" when every worker has finished and the job's end must now be
+        committed (two-phase), else ""."""
         worker = self.workers.get(name)
-        if worker is None or self.over:
-            return
+        if worker is None or self.over or self.phase is not Phase.RUNNING:
+            return ""
         worker.finished = True
         if not ok:
+            if peer_failure and self.recoverable:
+                return ""
             if peer_failure:
                 if self.pending_peer_failure is None:
                     self.pending_peer_failure = (now, error)
                 return
             self.fail(error, now)
-            return
+            return ""
+        complete = len(self.workers) == self.expected and self.pending_peer_failure is None
+        if self.two_phase and not committed:
+            if complete and all(w.finished for w in self.workers.values()) and not self.commit_sent:
+                self.commit_sent = True
+                return "commit"
+            return ""
+        worker.committed = True
         for sink, items in results.items():
             self.results.setdefault(sink, []).extend(items)
-        if all(w.finished for w in self.workers.values()) and self.pending_peer_failure is None \
-                and len(self.workers) == self.expected:
+        if complete and all(w.committed for w in self.workers.values()):
             self.phase = Phase.SUCCEEDED
             self.ended_at = now
+        return ""
 
     def check(self, now: float) -> None:
         """Periodic: silent workers are lost; a peer failure with no lost peer stands."""
         if self.over or self.phase is not Phase.RUNNING:
             return
         for name, worker in self.workers.items():
-            if not worker.finished and now - worker.last_seen > self.heartbeat_timeout:
+            silent = now - worker.last_seen > self.heartbeat_timeout
+            if silent and not worker.committed and (not worker.finished or self.two_phase):
                 self.lost(name, f"no heartbeat for {now - worker.last_seen:.1f} s", now)
                 return
         if self.pending_peer_failure is not None and now - self.pending_peer_failure[0] >= PEER_FAILURE_GRACE:

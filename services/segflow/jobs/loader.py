@@ -30,6 +30,11 @@ class JobSpec:
     function: str = "build"
     params: dict[str, str] = field(default_factory=dict)
 
+    def default_name(self) -> str:
+        """A name for the job's snapshots: the module's name."""
+        base = os.path.basename(self.target.rstrip("/"))
+        return base[:-3] if base.endswith(".py") else base.rpartition(".")[2] or "job"
+
 
 def parse_params(pairs: list[str]) -> dict[str, str]:
     """``["k=v", ...]`` from ``-p k=v`` options."""
@@ -141,19 +146,21 @@ def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
 
 
 def run_job(target: str, params: dict[str, str] | None = None, parallelism: int = 1,
-            on_progress: Callable | None = None, runtime: str = "threads") -> tuple[StreamEnvironment, Any]:
+            on_progress: Callable | None = None, runtime: str = "threads",
+            **settings: Any) -> tuple[StreamEnvironment, Any]:
     """Build and run a job; returns the environment and build's return value.
 
-    ``runtime="processes"`` runs it on a local coordinator and ``parallelism`` workers."""
+    ``runtime="processes"`` runs it on a local coordinator and ``parallelism`` workers;
+    ``settings`` are further :class:`Config` fields (checkpoint protocol, state URL...)."""
     env, returned = build_job(JobSpec(target, params=dict(params or {})),
-                              Config(parallelism=parallelism, runtime=runtime))
+                              Config(parallelism=parallelism, runtime=runtime, **settings))
     if env.result is None:
         env.execute(on_progress=on_progress)
     return env, returned
 
 
 def run_pipeline(build: Callable[[StreamEnvironment], Any], parallelism: int = 1,
-                 runtime: str = "threads", on_progress: Callable | None = None
+                 runtime: str = "threads", on_progress: Callable | None = None, **settings: Any
                  ) -> tuple[StreamEnvironment, Any]:
     """Run ``build(env)`` as a job, also on worker processes (``runtime="processes"``):
     the function is serialized with cloudpickle so every worker rebuilds the pipeline."""
@@ -162,6 +169,7 @@ def run_pipeline(build: Callable[[StreamEnvironment], Any], parallelism: int = 1
     with tempfile.NamedTemporaryFile(prefix="segflow-pipeline-", suffix=".pkl", delete=False) as f:
         cloudpickle.dump(build, f)
     try:
-        return run_job("segflow.jobs.pickled", {"payload": f.name}, parallelism, on_progress, runtime)
+        return run_job("segflow.jobs.pickled", {"payload": f.name}, parallelism, on_progress, runtime,
+                       **settings)
     finally:
         os.unlink(f.name)

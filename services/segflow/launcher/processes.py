@@ -1,11 +1,14 @@
 """``segflow run --parallelism N``: a coordinator and N worker processes on loopback.
 
-Every process is a real ``segflow coordinator`` / ``segflow worker`` command (visible in
-``ps``); each worker binds its own 127.0.0.x address. Whatever happens (success,
-failure, Ctrl-C), every process started here is stopped before returning.
+The launcher starts the coordinator (``segflow coordinator --spawn-workers``), which starts
+the workers as its children (each ``segflow worker`` on its own 127.0.0.x address) so it
+can start a lost one again for a recovery. Whatever happens (success, failure, Ctrl-C),
+the whole process group is stopped before returning. While the job runs, its
+coordinator's address is recorded so ``segflow savepoint`` can find it.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -18,6 +21,9 @@ from typing import Callable
 
 import grpc
 
+from ..coordinator.service import CheckpointSettings
+from ..coordinator.spawner import segflow_command
+from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobSpec
 from ..v1 import control_pb2 as cpb
@@ -31,49 +37,22 @@ class DistributedResult:
     results: dict[int, list] = field(default_factory=dict)
     seconds: float = 0.0
     records_in: dict[int, int] = field(default_factory=dict)
+    recoveries: int = 0
+    last_checkpoint: int = 0
 
 
-def segflow_command() -> list[str]:
-    script = os.path.join(os.path.dirname(sys.executable), "segflow")
-    return [script] if os.path.exists(script) else [sys.executable, "-m", "segflow.cli.main"]
+def settings_args(settings: CheckpointSettings) -> list[str]:
+    args = ["--checkpoint-protocol", settings.protocol, "--checkpoint-interval", str(settings.interval),
+            "--retain", str(settings.retain)]
+    for flag, value in (("--state", settings.state_url), ("--s3-endpoint", settings.s3_endpoint),
+                        ("--restore", settings.restore), ("--job-name", settings.job_name)):
+        if value:
+            args += [flag, value]
+    return args
 
 
-def worker_host(index: int) -> str:
-    return f"127.0.0.{2 + index % 250}"
-
-
-class LocalCluster:
-    """The processes of one job; ``stop()`` ends them all, by PID."""
-
-    def __init__(self) -> None:
-        self.processes: dict[str, subprocess.Popen] = {}
-
-    def spawn(self, name: str, args: list[str]) -> subprocess.Popen:
-        process = subprocess.Popen(segflow_command() + args, stdout=subprocess.PIPE, stderr=None,
-                                   stdin=subprocess.DEVNULL, text=True, start_new_session=True)
-        self.processes[name] = process
-        return process
-
-    def stop(self, grace: float = 3.0) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                _signal(process, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        for process in self.processes.values():
-            try:
-                process.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal(process, signal.SIGKILL)
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-
-
-def _signal(process: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        pass
+def registry_path(job_name: str) -> str:
+    return os.path.join(cache_dir(), "run", f"{job_name}.json")
 
 
 def _read_address(process: subprocess.Popen) -> str:
@@ -84,49 +63,72 @@ def _read_address(process: subprocess.Popen) -> str:
     reader.join(STARTUP_TIMEOUT)
     line = box[0] if box else ""
     if not line.startswith("coordinator listening on "):
-        raise JobFailed("the coordinator did not start" + (f" (exit code {process.poll()})"
-                                                           if process.poll() is not None else ""))
+        detail = line.strip() or (f"exit code {process.poll()}" if process.poll() is not None else "no answer")
+        raise JobFailed(f"the coordinator did not start: {detail}")
     threading.Thread(target=process.stdout.read, daemon=True).start()
     return line.split()[3]
 
 
-def run_processes(spec: JobSpec, workers: int,
-                  on_progress: Callable[[dict, dict], None] | None = None) -> DistributedResult:
+def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+def run_processes(spec: JobSpec, workers: int, settings: CheckpointSettings | None = None,
+                  on_progress: Callable[[dict, dict], None] | None = None,
+                  on_event: Callable[[str], None] | None = None) -> DistributedResult:
     if workers < 1:
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
-    cluster = LocalCluster()
+    settings = settings or CheckpointSettings()
+    settings.job_name = settings.job_name or spec.default_name()
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
+    coordinator = subprocess.Popen(
+        segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
+                             "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
+                             *settings_args(settings)],
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    registry = registry_path(settings.job_name)
     try:
-        coordinator = cluster.spawn("coordinator", ["coordinator", spec.target, *params, "--function", spec.function,
-                                                    "--workers", str(workers), "--listen", "127.0.0.1:0"])
         address = _read_address(coordinator)
-        for i in range(workers):
-            cluster.spawn(f"w{i}", ["worker", "--coordinator", address, "--name", f"w{i}",
-                                    "--host", worker_host(i)])
-        return _watch(address, cluster, on_progress)
-    except KeyboardInterrupt:
-        raise
+        os.makedirs(os.path.dirname(registry), exist_ok=True)
+        with open(registry, "w") as f:
+            json.dump({"coordinator": address, "pid": coordinator.pid, "job": settings.job_name}, f)
+        return _watch(address, coordinator, on_progress, on_event)
     finally:
-        cluster.stop()
+        _stop(coordinator)
+        if os.path.exists(registry):
+            os.remove(registry)
 
 
-def _watch(address: str, cluster: LocalCluster,
-           on_progress: Callable[[dict, dict], None] | None) -> DistributedResult:
+def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -> DistributedResult:
     channel = grpc.insecure_channel(address)
     stub = cpb_grpc.CoordinatorStub(channel)
     final = None
     try:
         for update in stub.Watch(cpb.WatchRequest()):
             final = update
-            if update.phase == cpb.JobUpdate.WAITING_FOR_WORKERS:
-                dead = [n for n, p in cluster.processes.items() if p.poll() is not None]
-                if dead:
-                    raise JobFailed(f"{', '.join(dead)} exited before the job started")
+            if update.event and on_event is not None:
+                on_event(update.event)
             if on_progress is not None and update.phase == cpb.JobUpdate.RUNNING:
                 on_progress({b.block: b.records_in for b in update.blocks},
                             {b.block: b.name for b in update.blocks})
     except grpc.RpcError as exc:
-        raise JobFailed(f"lost the coordinator at {address}: {exc.details()}") from exc
+        raise JobFailed(f"lost the coordinator at {address} (exit code {coordinator.poll()}): "
+                        f"{exc.details()}") from exc
     except KeyboardInterrupt:
         try:
             stub.Cancel(cpb.CancelRequest(reason="interrupted (Ctrl-C)"), timeout=2)
@@ -138,4 +140,30 @@ def _watch(address: str, cluster: LocalCluster,
     if final is None or final.phase != cpb.JobUpdate.SUCCEEDED:
         raise JobFailed(final.error if final is not None and final.error else "the job did not finish")
     results = pickle.loads(final.results) if final.results else {}
-    return DistributedResult(results, final.seconds, {b.block: b.records_in for b in final.blocks})
+    return DistributedResult(results, final.seconds, {b.block: b.records_in for b in final.blocks},
+                             final.recoveries, final.last_checkpoint)
+
+
+def savepoint(job_name: str | None = None, coordinator: str | None = None) -> int:
+    """Ask a running job's coordinator for a savepoint; returns its checkpoint id."""
+    if coordinator is None:
+        directory = os.path.join(cache_dir(), "run")
+        running = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) \
+            if os.path.isdir(directory) else []
+        if job_name is None:
+            if len(running) != 1:
+                raise SegflowError("name the job: running jobs are " + (", ".join(running) or "none"))
+            job_name = running[0]
+        path = registry_path(job_name)
+        if not os.path.exists(path):
+            raise SegflowError(f"no running job named {job_name!r} (running: {', '.join(running) or 'none'})")
+        with open(path) as f:
+            coordinator = json.load(f)["coordinator"]
+    with grpc.insecure_channel(coordinator) as channel:
+        try:
+            reply = cpb_grpc.CoordinatorStub(channel).Savepoint(cpb.SavepointRequest(), timeout=180)
+        except grpc.RpcError as exc:
+            raise SegflowError(f"the coordinator at {coordinator} did not answer: {exc.details()}") from exc
+    if reply.error:
+        raise SegflowError(f"savepoint failed: {reply.error}")
+    return reply.checkpoint_id

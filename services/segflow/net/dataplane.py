@@ -41,19 +41,27 @@ class Receivers:
     """Where inbound channels deliver: the inboxes of this worker's replicas.
 
     ``lookup(block, replica, input)`` returns ``(inbox, blocking)`` or ``None`` when the
-    replica does not run here. Channels may connect before the worker has wired its
-    replicas; they wait for :meth:`ready`.
+    replica does not run here. Each attempt of a job (a new one after every recovery)
+    has its own job id; a channel may connect before this worker has wired the attempt
+    it belongs to, so it waits for :meth:`ready` with that id.
     """
 
     def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None):
         self.job_id = job_id
         self.lookup = lookup
-        self.wired = threading.Event()
+        self.changed = threading.Condition()
 
     def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None]) -> None:
-        self.job_id = job_id
-        self.lookup = lookup
-        self.wired.set()
+        with self.changed:
+            self.job_id = job_id
+            self.lookup = lookup
+            self.changed.notify_all()
+
+    def wait_for(self, job_id: str, timeout: float) -> Callable | None:
+        """The lookup of attempt ``job_id``, once wired here (None after ``timeout``)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.job_id == job_id, timeout)
+            return self.lookup if self.job_id == job_id else None
 
 
 class ChannelMetrics:
@@ -82,12 +90,11 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"incompatible data-plane protocol version {hello.protocol_version}: this "
                           f"worker speaks version {PROTOCOL_VERSION}; run the same segflow on every worker")
-        if not self.receivers.wired.wait(self.wait_ready):
-            context.abort(grpc.StatusCode.UNAVAILABLE, "worker not ready")
-        if hello.job_id != self.receivers.job_id:
+        lookup = self.receivers.wait_for(hello.job_id, self.wait_ready)
+        if lookup is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"channel for job {hello.job_id!r}, but this worker runs {self.receivers.job_id!r}")
-        target = self.receivers.lookup(hello.dst_block, hello.dst_replica, hello.dst_input)
+        target = lookup(hello.dst_block, hello.dst_replica, hello.dst_input)
         if target is None:
             context.abort(grpc.StatusCode.NOT_FOUND,
                           f"replica b{hello.dst_block}.r{hello.dst_replica} input {hello.dst_input} "

@@ -1,17 +1,24 @@
 """Runs one block replica: aligns its inputs (Noir's StartBlock), drives the operator
-chain over batches, and hands the output to the router (Noir's EndBlock)."""
+chain over batches, and hands the output to the router (Noir's EndBlock). With a
+coordinated checkpointing protocol it also aligns or records barriers, takes snapshots,
+and restores from one."""
 from __future__ import annotations
 
+import queue
 import time
+from collections import deque
 from typing import Any
 
+import cloudpickle
+
 from ..plan.graph import BlockSpec
-from .context import set_iteration_state
 from .channels import Cancelled, Inbox
+from .context import set_iteration_state
 from .elements import (END, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch,
                        IterationUpdate, Terminate, Watermark)
 from .operator import Operator, ReplicaContext
 from .routing import Router
+from .snapshots import CheckpointBook, SnapshotSink
 
 IDLE_TICK = 0.2
 
@@ -24,12 +31,30 @@ class SourceOperator(Operator):
         raise NotImplementedError
 
 
+class Trigger:
+    """Start checkpoint ``checkpoint_id`` here (sent by the worker, not by a channel)."""
+
+    __slots__ = ("checkpoint_id",)
+
+    def __init__(self, checkpoint_id: int):
+        self.checkpoint_id = checkpoint_id
+
+
+class Completed:
+    """Checkpoint ``checkpoint_id`` is complete everywhere (sinks commit)."""
+
+    __slots__ = ("checkpoint_id",)
+
+    def __init__(self, checkpoint_id: int):
+        self.checkpoint_id = checkpoint_id
+
+
 class InputState:
     """What the StartBlock tracks about one input of the block."""
 
     __slots__ = ("senders", "watermarks", "ended", "terminated", "replay", "feedback", "cache")
 
-    def __init__(self, senders: int, replay: bool, feedback: bool):
+    def __init__(self, senders: list[int], replay: bool, feedback: bool):
         self.senders = senders
         self.watermarks: dict[int, Any] = {}
         self.ended = 0
@@ -38,6 +63,16 @@ class InputState:
         self.feedback = feedback
         self.cache: list[Batch] | None = [] if replay else None
 
+    @property
+    def count(self) -> int:
+        return len(self.senders)
+
+    def snapshot(self) -> tuple:
+        return (self.watermarks, self.ended, self.terminated, self.cache)
+
+    def restore(self, state: tuple) -> None:
+        self.watermarks, self.ended, self.terminated, self.cache = state
+
 
 class ReplicaExecutor:
     """One block replica. ``run`` returns when every input has terminated."""
@@ -45,11 +80,11 @@ class ReplicaExecutor:
     def __init__(self, block: BlockSpec, ctx: ReplicaContext, inputs: list[InputState],
                  inbox: Inbox | None, router: Router, stop: Any = None):
         self.block = block
-        self.stop = stop
         self.ctx = ctx
         self.inputs = inputs
         self.inbox = inbox
         self.router = router
+        self.stop = stop
         self.ops: list[Operator] = []
         for spec in block.operators:
             op = spec.factory()
@@ -63,17 +98,135 @@ class ReplicaExecutor:
         self.tickers = [(i, op) for i, op in enumerate(self.ops) if hasattr(op, "on_tick")]
         self.frontier: Any = None
         self.iterations: dict[int, int] = {}
+        self.iteration_values: dict[int, Any] = {}   # the loop state each body replica reads
         self.records_in = 0
         self.born: float | None = None
         self.on_sink_batch: Any = None      # observes batch latency where the job ends
         self.finished = False
         self.tick = block.batch_mode.timeout or IDLE_TICK
+        self.backlog: deque = deque()       # messages to handle before the inbox
+        self.stash: dict[tuple[int, int], list] = {}
+        self.book: CheckpointBook | None = None
+        self.snapshots: SnapshotSink | None = None
+        self.triggers: queue.SimpleQueue = queue.SimpleQueue()   # sources only
+
+    # ----------------------------------------------------------- checkpointing
+    def enable_checkpoints(self, protocol: str, sink: SnapshotSink) -> None:
+        channels = [(i, s) for i, state in enumerate(self.inputs) for s in state.senders]
+        back_edges = {i for i, state in enumerate(self.inputs) if state.feedback}
+        self.book = CheckpointBook(protocol, channels, back_edges)
+        self.snapshots = sink
+
+    def trigger(self, checkpoint_id: int) -> None:
+        """From the worker's thread: start a checkpoint (sources, and replicas that no
+        barrier can reach any more)."""
+        if self.block.is_source:
+            self.triggers.put(checkpoint_id)
+        elif self.inbox is not None:
+            self.inbox.put((-1, -1, Trigger(checkpoint_id)), block=False)
+
+    def notify_complete(self, checkpoint_id: int) -> None:
+        if self.finished or self.block.is_source:
+            for op in self.ops:
+                op.on_checkpoint_complete(checkpoint_id)
+        elif self.inbox is not None:
+            self.inbox.put((-1, -1, Completed(checkpoint_id)), block=False)
+
+    def _state(self) -> bytes:
+        return cloudpickle.dumps({
+            "ops": [op.snapshot() for op in self.ops],
+            "inputs": [s.snapshot() for s in self.inputs],
+            "frontier": self.frontier,
+            "iterations": self.iterations,
+            "iteration_values": self.iteration_values,
+            "terminated": self.book.terminated if self.book else set(),
+            "finished": self.finished,
+        })
+
+    def snapshot_finished(self, checkpoint_id: int) -> None:
+        """For a replica whose thread is done: its (final) state, taken from outside."""
+        assert self.snapshots is not None
+        for op in self.ops:
+            op.prepare_snapshot(checkpoint_id)
+        self.snapshots.snapshot_done(self.ctx.block, self.ctx.index, checkpoint_id, self._state(), {},
+                                     0.0, True)
+
+    def restore(self, blob: dict) -> None:
+        state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
+        for op, op_state in zip(self.ops, state["ops"]):
+            op.restore(op_state)
+        for s, input_state in zip(self.inputs, state["inputs"]):
+            s.restore(input_state)
+        self.frontier = state["frontier"]
+        self.iterations = state["iterations"]
+        self.finished = state["finished"]
+        if self.book is not None:
+            self.book.terminated = set(state["terminated"])
+        self.iteration_values = state["iteration_values"]
+        for (index, sender), elements in sorted(blob.get("channels", {}).items()):
+            for element in elements:
+                self.backlog.append((index, sender, element))
+
+    def _begin(self, checkpoint_id: int) -> None:
+        book = self.book
+        assert book is not None
+        if checkpoint_id <= book.completed or checkpoint_id in book.active:
+            return
+        self._maybe_snapshot(book.start(checkpoint_id))
+
+    def _maybe_snapshot(self, cp) -> None:
+        book = self.book
+        if not cp.snapshotted and not cp.waiting_aligned:
+            cp.alignment = time.monotonic() - cp.started
+            for op in self.ops:
+                op.prepare_snapshot(cp.checkpoint_id)
+            cp.state = self._state()
+            barrier = Barrier(cp.checkpoint_id)
+            self._control(0, barrier)
+            for channel in sorted(book.blocked):
+                self.backlog.extend(self.stash.pop(channel, []))
+            book.blocked.clear()
+        if cp.snapshotted and not cp.waiting_recorded:
+            del book.active[cp.checkpoint_id]
+            book.completed = max(book.completed, cp.checkpoint_id)
+            self.snapshots.snapshot_done(self.ctx.block, self.ctx.index, cp.checkpoint_id, cp.state,
+                                         cp.recordings, cp.alignment, False)
+
+    def _on_barrier(self, index: int, sender: int, barrier: Barrier) -> None:
+        book = self.book
+        if book is None:
+            self._control(0, barrier)
+            return
+        channel = (index, sender)
+        if channel in book.terminated or barrier.checkpoint_id <= book.completed:
+            return
+        cp = book.start(barrier.checkpoint_id)
+        if channel in cp.waiting_aligned:
+            cp.waiting_aligned.discard(channel)
+            book.blocked.add(channel)
+        else:
+            cp.waiting_recorded.discard(channel)
+        self._maybe_snapshot(cp)
+
+    def _channel_closed(self, channel: tuple[int, int]) -> None:
+        book = self.book
+        if book is None:
+            return
+        book.terminated.add(channel)
+        for cp in list(book.active.values()):
+            cp.waiting_aligned.discard(channel)
+            cp.waiting_recorded.discard(channel)
+            self._maybe_snapshot(cp)
 
     # ------------------------------------------------------------------ driving
     def run(self) -> None:
+        for scope, value in self.iteration_values.items():
+            set_iteration_state(scope, value)
         for op in self.ops:
             op.open(self.ctx)
         try:
+            if self.finished:
+                return
             if self.block.is_source:
                 self._run_source()
             else:
@@ -87,9 +240,12 @@ class ReplicaExecutor:
         size = self.block.batch_mode.size
         assert isinstance(source, SourceOperator)
         stop = self.stop
+        triggers = self.triggers
         while True:
             if stop is not None and stop.is_set():
                 raise Cancelled()
+            while not triggers.empty():
+                self._begin(triggers.get())
             batch = source.poll(size)
             if batch is None:
                 break
@@ -100,34 +256,64 @@ class ReplicaExecutor:
             else:
                 self._idle()
             self.router.flush_expired(time.monotonic())
+        while not triggers.empty():
+            self._begin(triggers.get())
         self._control(0, END)
+        self.finished = True
         self._control(0, TERMINATE)
 
+    def _next_message(self) -> tuple | None:
+        if self.backlog:
+            return self.backlog.popleft()
+        return self.inbox.get(self.tick)
+
     def _run_inputs(self) -> None:
-        inbox = self.inbox
-        assert inbox is not None
+        assert self.inbox is not None
         head = self.head
         while not self.finished:
-            message = inbox.get(self.tick)
+            message = self._next_message()
             if message is None:
                 self._idle()
                 continue
             index, sender, element = message
-            if type(element) is Batch:
+            kind = type(element)
+            book = self.book
+            if book is not None:
+                if index < 0:
+                    self._worker_message(element)
+                    continue
+                channel = (index, sender)
+                if channel in book.blocked:
+                    self.stash.setdefault(channel, []).append(message)
+                    continue
+                if book.active and kind is not Barrier:
+                    for cp in book.recording(channel):
+                        cp.recordings.setdefault(channel, []).append(element)
+            if kind is Batch:
                 self.records_in += len(element.items)
                 self.born = element.born
                 if self.on_sink_batch is not None and element.born is not None:
                     self.on_sink_batch(time.time() - element.born)
                 state = self.inputs[index]
-                if state.cache is not None and state.ended < state.senders:
+                if state.cache is not None and state.ended < state.count:
                     state.cache.append(element)
                 out = head.process_input(index, element)
                 if out is not None:
                     self._emit(1, out)
+            elif kind is Barrier:
+                self._on_barrier(index, sender, element)
             elif self.custom_control:
                 self._custom_control(index, sender, element)
             else:
                 self._align(index, sender, element)
+
+    def _worker_message(self, element: Any) -> None:
+        if type(element) is Trigger:
+            if self.book.regular_inputs_closed():
+                self._begin(element.checkpoint_id)
+        elif type(element) is Completed:
+            for op in self.ops:
+                op.on_checkpoint_complete(element.checkpoint_id)
 
     def _idle(self) -> None:
         now = time.monotonic()
@@ -146,22 +332,21 @@ class ReplicaExecutor:
             self._advance_frontier()
         elif kind is EndOfStream:
             state.ended += 1
-            if all(s.ended >= s.senders for s in self.inputs):
+            if all(s.ended >= s.count for s in self.inputs):
                 for s in self.inputs:
                     if not s.replay:
                         s.ended = 0
                 self._control(0, END)
         elif kind is Terminate:
             state.terminated += 1
-            if all(s.terminated >= s.senders for s in self.inputs):
-                self._control(0, TERMINATE)
+            if all(s.terminated >= s.count for s in self.inputs):
                 self.finished = True
+                self._control(0, TERMINATE)
+            self._channel_closed((index, sender))
         elif kind is IterationUpdate:
             self._iteration_update(element)
         elif kind is FlushBatch:
             self.router.flush()
-        elif kind is Barrier:
-            self._control(0, element)
         else:
             raise TypeError(f"unknown stream element {element!r}")
 
@@ -170,7 +355,7 @@ class ReplicaExecutor:
         for s in self.inputs:
             if s.feedback or s.replay:
                 continue
-            if len(s.watermarks) < s.senders:
+            if len(s.watermarks) < s.count:
                 return
             m = min(s.watermarks.values())
             low = m if low is None or m < low else low
@@ -203,8 +388,9 @@ class ReplicaExecutor:
         if type(element) is Terminate:
             state = self.inputs[index]
             state.terminated += 1
-            if all(s.terminated >= s.senders for s in self.inputs):
+            if all(s.terminated >= s.count for s in self.inputs):
                 self.finished = True
+            self._channel_closed((index, sender))
 
     # ------------------------------------------------------------------- chain
     def _push(self, k: int, batch: Batch) -> None:
@@ -242,6 +428,7 @@ class ReplicaExecutor:
         kind = type(element)
         if kind is IterationUpdate:
             set_iteration_state(element.scope, element.state)
+            self.iteration_values[element.scope] = element.state
         ops = self.ops
         for i in range(k, len(ops)):
             op = ops[i]

@@ -20,7 +20,8 @@ class ReplicaContext:
 
     def __init__(self, block: int, index: int, replicas: int, worker: str,
                  side_output: Callable[[int, Any], None], deliver: Callable[[int, list], None],
-                 input_senders: list[int] | None = None):
+                 input_senders: list[int] | None = None, transactional: bool = False,
+                 restored_from: int = 0):
         self.block = block
         self.index = index
         self.replicas = replicas
@@ -28,6 +29,9 @@ class ReplicaContext:
         self.side_output = side_output
         self.deliver = deliver
         self.input_senders = input_senders or []
+        # Output becomes visible only for completed checkpoints (exactly-once sinks).
+        self.transactional = transactional
+        self.restored_from = restored_from   # the checkpoint this replica was restored from
 
     @property
     def name(self) -> str:
@@ -48,6 +52,11 @@ class Operator:
     def restore(self, state: dict) -> None:
         for field, value in state.items():
             setattr(self, field, value)
+
+    def prepare_snapshot(self, checkpoint_id: int) -> None:
+        """Called just before the state is captured for ``checkpoint_id`` (a sink closes
+        the epoch that the checkpoint will cover)."""
+        return None
 
     def on_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete everywhere (sinks commit here)."""

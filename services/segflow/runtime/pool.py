@@ -15,16 +15,20 @@ from .executor import ReplicaExecutor
 
 
 class ExecutorPool:
-    def __init__(self, executors: dict, cancel: threading.Event):
+    def __init__(self, executors: dict, cancel: threading.Event,
+                 on_done: Callable[[object], None] | None = None):
         self.executors = executors
         self.cancel = cancel
+        self.on_done = on_done
         self.errors: list[BaseException] = []
-        self.threads = [threading.Thread(target=self._body, args=(ex,), name=f"segflow-{rid}", daemon=True)
+        self.threads = [threading.Thread(target=self._body, args=(rid, ex), name=f"segflow-{rid}", daemon=True)
                         for rid, ex in executors.items()]
 
-    def _body(self, executor: ReplicaExecutor) -> None:
+    def _body(self, rid, executor: ReplicaExecutor) -> None:
         try:
             executor.run()
+            if self.on_done is not None:
+                self.on_done(rid)
         except Cancelled:
             pass
         except BaseException as exc:  # noqa: BLE001 - reported by wait()

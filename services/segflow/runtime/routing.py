@@ -6,7 +6,7 @@ from typing import Any
 
 from ..plan.graph import BatchMode, Strategy
 from .channels import Outlet
-from .elements import Batch, Control
+from .elements import Batch, Control, Terminate
 from .hashing import partition_by_key, partition_timestamped
 
 
@@ -26,6 +26,7 @@ class EdgeSender:
         self.rr = first_rr % n if n else 0
         self.records_out = 0
         self.batches_out = 0
+        self.closed = False   # Terminate went out: nothing may follow it
 
     def send(self, batch: Batch, born: float | None = None) -> None:
         self.records_out += len(batch.items)
@@ -94,9 +95,13 @@ class EdgeSender:
                 self._flush_one(dst)
 
     def send_control(self, element: Control) -> None:
+        if self.closed:
+            return
         self.flush()
         for outlet in self.outlets:
             outlet.send(element)
+        if type(element) is Terminate:
+            self.closed = True
 
 
 class Router:

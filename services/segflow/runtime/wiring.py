@@ -20,10 +20,11 @@ OutletFactory = Callable[[Edge, int], Outlet]
 
 def build_executor(execution: ExecutionPlan, replica: ReplicaId, inbox: Inbox | None,
                    outlet_for: OutletFactory, deliver: Callable[[int, list], None],
-                   cancel: threading.Event) -> ReplicaExecutor:
+                   cancel: threading.Event, transactional: bool = False,
+                   restored_from: int = 0) -> ReplicaExecutor:
     graph = execution.graph
     block = graph.blocks[replica.block]
-    inputs = [InputState(len(execution.senders(e, replica.index)), e.replay, e.feedback)
+    inputs = [InputState(execution.senders(e, replica.index), e.replay, e.feedback)
               for e in graph.inputs_of(block.id)]
     ports: dict[int, list[EdgeSender]] = {}
     destinations: dict[int, int] = {}
@@ -35,5 +36,5 @@ def build_executor(execution: ExecutionPlan, replica: ReplicaId, inbox: Inbox | 
     router = Router(ports, destinations)
     ctx = ReplicaContext(block.id, replica.index, execution.replicas[block.id],
                          execution.placement[replica], router.send_port, deliver,
-                         [s.senders for s in inputs])
+                         [s.count for s in inputs], transactional, restored_from)
     return ReplicaExecutor(block, ctx, inputs, inbox, router, cancel)

@@ -7,6 +7,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Checkpointing(_message.Message):
+    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name")
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    STATE_URL_FIELD_NUMBER: _ClassVar[int]
+    S3_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    RETAIN_FIELD_NUMBER: _ClassVar[int]
+    JOB_NAME_FIELD_NUMBER: _ClassVar[int]
+    protocol: str
+    interval_seconds: float
+    state_url: str
+    s3_endpoint: str
+    retain: int
+    job_name: str
+    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ...) -> None: ...
+
 class JobSpec(_message.Message):
     __slots__ = ("target", "function", "params")
     class ParamsEntry(_message.Message):
@@ -51,18 +67,24 @@ class WorkerInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINTING_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobSpec
     workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
     heartbeat_seconds: float
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ...) -> None: ...
+    attempt: int
+    checkpointing: Checkpointing
+    restore_checkpoint: int
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out")
@@ -94,10 +116,12 @@ class Command(_message.Message):
         STOP: _ClassVar[Command.Kind]
         CHECKPOINT: _ClassVar[Command.Kind]
         CHECKPOINT_COMPLETE: _ClassVar[Command.Kind]
+        RESTART: _ClassVar[Command.Kind]
     KIND_UNSPECIFIED: Command.Kind
     STOP: Command.Kind
     CHECKPOINT: Command.Kind
     CHECKPOINT_COMPLETE: Command.Kind
+    RESTART: Command.Kind
     KIND_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -107,20 +131,22 @@ class Command(_message.Message):
     def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class WorkerFinished(_message.Message):
-    __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status")
+    __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     PEER_FAILURE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
     worker: str
     ok: bool
     error: str
     results: bytes
     peer_failure: bool
     status: WorkerStatus
-    def __init__(self, worker: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., peer_failure: _Optional[bool] = ..., status: _Optional[_Union[WorkerStatus, _Mapping]] = ...) -> None: ...
+    committed: bool
+    def __init__(self, worker: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., peer_failure: _Optional[bool] = ..., status: _Optional[_Union[WorkerStatus, _Mapping]] = ..., committed: _Optional[bool] = ...) -> None: ...
 
 class Ack(_message.Message):
     __slots__ = ()
@@ -141,7 +167,7 @@ class BlockProgress(_message.Message):
     def __init__(self, block: _Optional[int] = ..., name: _Optional[str] = ..., records_in: _Optional[int] = ...) -> None: ...
 
 class JobUpdate(_message.Message):
-    __slots__ = ("phase", "blocks", "error", "results", "seconds")
+    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event")
     class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         PHASE_UNSPECIFIED: _ClassVar[JobUpdate.Phase]
@@ -149,25 +175,81 @@ class JobUpdate(_message.Message):
         RUNNING: _ClassVar[JobUpdate.Phase]
         SUCCEEDED: _ClassVar[JobUpdate.Phase]
         FAILED: _ClassVar[JobUpdate.Phase]
+        RECOVERING: _ClassVar[JobUpdate.Phase]
     PHASE_UNSPECIFIED: JobUpdate.Phase
     WAITING_FOR_WORKERS: JobUpdate.Phase
     RUNNING: JobUpdate.Phase
     SUCCEEDED: JobUpdate.Phase
     FAILED: JobUpdate.Phase
+    RECOVERING: JobUpdate.Phase
     PHASE_FIELD_NUMBER: _ClassVar[int]
     BLOCKS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RECOVERIES_FIELD_NUMBER: _ClassVar[int]
+    LAST_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    LAST_CHECKPOINT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    LAST_CHECKPOINT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    LAST_ALIGNMENT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
     phase: JobUpdate.Phase
     blocks: _containers.RepeatedCompositeFieldContainer[BlockProgress]
     error: str
     results: bytes
     seconds: float
-    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ...) -> None: ...
+    recoveries: int
+    last_checkpoint: int
+    last_checkpoint_seconds: float
+    last_checkpoint_bytes: int
+    last_alignment_seconds: float
+    event: str
+    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ...) -> None: ...
 
 class CancelRequest(_message.Message):
     __slots__ = ("reason",)
     REASON_FIELD_NUMBER: _ClassVar[int]
     reason: str
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class ReplicaAck(_message.Message):
+    __slots__ = ("block", "replica", "ok", "error", "bytes", "alignment_seconds", "finished")
+    BLOCK_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_FIELD_NUMBER: _ClassVar[int]
+    OK_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALIGNMENT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    block: int
+    replica: int
+    ok: bool
+    error: str
+    bytes: int
+    alignment_seconds: float
+    finished: bool
+    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., bytes: _Optional[int] = ..., alignment_seconds: _Optional[float] = ..., finished: _Optional[bool] = ...) -> None: ...
+
+class CheckpointAcks(_message.Message):
+    __slots__ = ("worker", "attempt", "checkpoint_id", "acks")
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    worker: str
+    attempt: int
+    checkpoint_id: int
+    acks: _containers.RepeatedCompositeFieldContainer[ReplicaAck]
+    def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., checkpoint_id: _Optional[int] = ..., acks: _Optional[_Iterable[_Union[ReplicaAck, _Mapping]]] = ...) -> None: ...
+
+class SavepointRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SavepointReply(_message.Message):
+    __slots__ = ("checkpoint_id", "error")
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    checkpoint_id: int
+    error: str
+    def __init__(self, checkpoint_id: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...

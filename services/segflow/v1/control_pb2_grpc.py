@@ -59,6 +59,16 @@ class CoordinatorStub:
                 request_serializer=segflow_dot_v1_dot_control__pb2.CancelRequest.SerializeToString,
                 response_deserializer=segflow_dot_v1_dot_control__pb2.Ack.FromString,
                 _registered_method=True)
+        self.Acknowledge = channel.unary_unary(
+                '/segflow.v1.Coordinator/Acknowledge',
+                request_serializer=segflow_dot_v1_dot_control__pb2.CheckpointAcks.SerializeToString,
+                response_deserializer=segflow_dot_v1_dot_control__pb2.Ack.FromString,
+                _registered_method=True)
+        self.Savepoint = channel.unary_unary(
+                '/segflow.v1.Coordinator/Savepoint',
+                request_serializer=segflow_dot_v1_dot_control__pb2.SavepointRequest.SerializeToString,
+                response_deserializer=segflow_dot_v1_dot_control__pb2.SavepointReply.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -100,6 +110,20 @@ class CoordinatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Acknowledge(self, request, context):
+        """Replicas of a worker have persisted (or failed to persist) their snapshots.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Savepoint(self, request, context):
+        """Take a checkpoint now and keep it (a savepoint); answers when it is complete.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -127,6 +151,16 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.Cancel,
                     request_deserializer=segflow_dot_v1_dot_control__pb2.CancelRequest.FromString,
                     response_serializer=segflow_dot_v1_dot_control__pb2.Ack.SerializeToString,
+            ),
+            'Acknowledge': grpc.unary_unary_rpc_method_handler(
+                    servicer.Acknowledge,
+                    request_deserializer=segflow_dot_v1_dot_control__pb2.CheckpointAcks.FromString,
+                    response_serializer=segflow_dot_v1_dot_control__pb2.Ack.SerializeToString,
+            ),
+            'Savepoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.Savepoint,
+                    request_deserializer=segflow_dot_v1_dot_control__pb2.SavepointRequest.FromString,
+                    response_serializer=segflow_dot_v1_dot_control__pb2.SavepointReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -264,6 +298,60 @@ class Coordinator:
             '/segflow.v1.Coordinator/Cancel',
             segflow_dot_v1_dot_control__pb2.CancelRequest.SerializeToString,
             segflow_dot_v1_dot_control__pb2.Ack.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Acknowledge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/segflow.v1.Coordinator/Acknowledge',
+            segflow_dot_v1_dot_control__pb2.CheckpointAcks.SerializeToString,
+            segflow_dot_v1_dot_control__pb2.Ack.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Savepoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/segflow.v1.Coordinator/Savepoint',
+            segflow_dot_v1_dot_control__pb2.SavepointRequest.SerializeToString,
+            segflow_dot_v1_dot_control__pb2.SavepointReply.FromString,
             options,
             channel_credentials,
             insecure,

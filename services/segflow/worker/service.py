@@ -2,13 +2,16 @@
 
 Life of a worker: serve the data plane and metrics, register with the coordinator, get
 the job and the worker list, plan the job exactly as every other worker does, wire its
-replicas (in-memory channels to local receivers, gRPC streams to remote ones), run them,
-report the outcome, exit. A heartbeat stream to the coordinator carries counters and
-brings back commands; if it breaks, the worker stops its replicas and exits.
+replicas (in-memory channels to local receivers, gRPC streams to remote ones), restore
+them from a checkpoint if told to, run them, report the outcome. A heartbeat stream to
+the coordinator carries counters and brings back commands (checkpoint, commit, restart,
+stop); if it breaks, the worker stops its replicas. After a RESTART (a recovery) the
+worker registers again for the next attempt.
 """
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import queue
 import threading
@@ -26,16 +29,22 @@ from ..net.dataplane import GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Rec
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
-from ..runtime.channels import Cancelled, Inbox, LocalOutlet
+from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.local import INBOX_CAPACITY
 from ..runtime.pool import ExecutorPool
+from ..runtime.snapshots import FINAL_CHECKPOINT
 from ..runtime.wiring import build_executor
+from ..state import open_backend
+from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
 from ..v1 import data_pb2_grpc as dpb_grpc
+from .agent import CheckpointAgent
 
 log = logging.getLogger("segflow.worker")
+
+RESTART, DONE, FAILED = "restart", "done", "failed"
 
 
 class _NetworkCounters(ChannelMetrics):
@@ -48,22 +57,40 @@ class _NetworkCounters(ChannelMetrics):
         self.metrics.bytes_received.labels(*labels).inc(size)
 
 
+class Attempt:
+    """Everything one attempt of the job owns on this worker."""
+
+    def __init__(self, assignment: cpb.Assignment):
+        self.assignment = assignment
+        self.cancel = threading.Event()
+        self.over = threading.Event()          # the attempt's heartbeat may stop
+        self.committed = threading.Event()     # the job's end was committed
+        self.restart = False
+        self.stop_reason = ""
+        self.executors: dict = {}
+        self.inboxes: dict[ReplicaId, Inbox] = {}
+        self.outlets: list[RemoteOutlet] = []
+        self.results: dict[int, list] = {}
+        self.results_lock = threading.Lock()
+        self.agent: CheckpointAgent | None = None
+        self.pool: ExecutorPool | None = None
+
+    @property
+    def two_phase(self) -> bool:
+        return self.assignment.checkpointing.protocol not in ("", "none")
+
+
 class WorkerService:
     def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1):
         self.name = name
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
-        self.cancel = threading.Event()
         self.metrics = ServiceMetrics()
         self.receivers = Receivers(job_id="")
-        self.executors: dict = {}
-        self.inboxes: dict[ReplicaId, Inbox] = {}
-        self.outlets: list[RemoteOutlet] = []
         self.peers: dict[str, grpc.Channel] = {}
-        self.results: dict[int, list] = {}
-        self.results_lock = threading.Lock()
-        self.stop_reason = ""
+        self.current: Attempt | None = None
+        self.metrics.watch_executors(self._snapshot)
 
     # ------------------------------------------------------------------ serving
     def _serve(self) -> str:
@@ -79,27 +106,47 @@ class WorkerService:
         return f"{self.host}:{port}"
 
     def run(self) -> int:
-        data_address = self._serve()
-        metrics_address = self.metrics.serve(self.host)
-        control = grpc.insecure_channel(self.coordinator)
-        self.control = cpb_grpc.CoordinatorStub(control)
+        self.data_address = self._serve()
+        self.metrics_address = self.metrics.serve(self.host)
+        self.control = cpb_grpc.CoordinatorStub(grpc.insecure_channel(self.coordinator))
         try:
-            assignment = self.control.Register(cpb.RegisterRequest(
-                protocol_version=PROTOCOL_VERSION, worker=self.name, data_address=data_address,
-                metrics_address=metrics_address, slots=self.slots, pid=_pid()), timeout=120)
-        except grpc.RpcError as exc:
-            event(log, logging.ERROR, "registration refused", worker=self.name, error=exc.details())
-            print(f"segflow worker {self.name}: registration failed: {exc.details()}", flush=True)
-            return 2
-        event(log, logging.INFO, "registered", worker=self.name, data=data_address, metrics=metrics_address)
+            while True:
+                assignment = self._register()
+                if assignment is None:
+                    return 2
+                outcome = self._attempt(assignment)
+                if outcome != RESTART:
+                    return 0 if outcome == DONE else 1
+                event(log, logging.WARNING, "restarting for the next attempt", worker=self.name)
+        finally:
+            self.server.stop(grace=1)
+
+    def _register(self) -> cpb.Assignment | None:
+        request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
+                                      data_address=self.data_address, metrics_address=self.metrics_address,
+                                      slots=self.slots, pid=os.getpid())
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                assignment = self.control.Register(request, timeout=120)
+                event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt)
+                return assignment
+            except grpc.RpcError as exc:
+                retry = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
+                if not retry or time.monotonic() > deadline:
+                    print(f"segflow worker {self.name}: registration failed: {exc.details()}", flush=True)
+                    return None
+                time.sleep(0.2)
+
+    # ----------------------------------------------------------------- attempts
+    def _attempt(self, assignment: cpb.Assignment) -> str:
+        attempt = self.current = Attempt(assignment)
         ok, error, peer_failure = True, "", False
         try:
-            self._start(assignment)
-            self.pool.wait()
-            for outlet in self.outlets:
+            self._start(attempt)
+            attempt.pool.wait()
+            for outlet in attempt.outlets:
                 outlet.wait_closed(timeout=30)
-        except Cancelled:
-            ok, error = False, self.stop_reason or "stopped"
         except ConnectionError as exc:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True
         except SegflowError as exc:
@@ -107,25 +154,52 @@ class WorkerService:
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator, then logged
             ok, error = False, f"worker {self.name}: {type(exc).__name__}: {exc}"
             log.exception("worker failed")
-        finally:
-            self.cancel.set()
-        if not ok and self.pool_errors_are_network():
+        if attempt.cancel.is_set() and ok:
+            ok, error = False, attempt.stop_reason or "stopped"
+        if attempt.pool is not None and attempt.pool.errors and \
+                all(isinstance(e, ConnectionError) for e in attempt.pool.errors):
             peer_failure = True
         try:
+            if attempt.restart:
+                return RESTART
+            if not ok:
+                self._finish(attempt, ok=False, error=error, peer_failure=peer_failure)
+                return RESTART if self._wait_for_restart(attempt) else FAILED
+            if attempt.two_phase:
+                self._finish(attempt, ok=True, committed=False)
+                while not attempt.committed.wait(0.2):
+                    if attempt.restart:
+                        return RESTART
+                    if attempt.cancel.is_set():
+                        return FAILED
+            self._finish(attempt, ok=True, committed=True)
+            return DONE
+        finally:
+            attempt.cancel.set()
+            attempt.over.set()
+            if attempt.agent is not None:
+                attempt.agent.close()
+
+    def _wait_for_restart(self, attempt: Attempt, seconds: float = 5.0) -> bool:
+        """After a failure, a recovering coordinator may still ask for a restart."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not attempt.restart:
+            time.sleep(0.05)
+        return attempt.restart
+
+    def _finish(self, attempt: Attempt, ok: bool, error: str = "", peer_failure: bool = False,
+                committed: bool = True) -> None:
+        results = pickle.dumps(attempt.results, protocol=5) if ok and committed else b""
+        try:
             self.control.Finish(cpb.WorkerFinished(
-                worker=self.name, ok=ok, error=error, peer_failure=peer_failure, status=self._status(),
-                results=pickle.dumps(self.results, protocol=5) if ok else b""), timeout=30)
+                worker=self.name, ok=ok, error=error, peer_failure=peer_failure, status=self._status(attempt),
+                results=results, committed=committed), timeout=30)
         except grpc.RpcError as exc:
             event(log, logging.WARNING, "could not report to the coordinator", error=str(exc.details()))
-        self.server.stop(grace=1)
-        return 0 if ok else 1
-
-    def pool_errors_are_network(self) -> bool:
-        pool = getattr(self, "pool", None)
-        return bool(pool and pool.errors and all(isinstance(e, ConnectionError) for e in pool.errors))
 
     # ------------------------------------------------------------------ wiring
-    def _start(self, assignment: cpb.Assignment) -> None:
+    def _start(self, attempt: Attempt) -> None:
+        assignment = attempt.assignment
         spec = JobSpec(assignment.job.target, assignment.job.function or "build", dict(assignment.job.params))
         workers = [Worker(w.name, w.slots) for w in assignment.workers]
         addresses = {w.name: w.data_address for w in assignment.workers}
@@ -133,47 +207,72 @@ class WorkerService:
         execution = plan(env.graph, workers)
         mine = [r for r in execution.all_replicas() if execution.placement[r] == self.name]
         graph = execution.graph
+        cancel = attempt.cancel
         for replica in mine:
             if not graph.blocks[replica.block].is_source:
-                self.inboxes[replica] = Inbox(INBOX_CAPACITY, self.cancel)
+                attempt.inboxes[replica] = Inbox(INBOX_CAPACITY, cancel)
         feedback_inputs = {(e.dst, e.dst_input) for e in graph.edges if e.feedback}
 
         def lookup(block: int, index: int, input_index: int):
-            inbox = self.inboxes.get(ReplicaId(block, index))
+            inbox = attempt.inboxes.get(ReplicaId(block, index))
             if inbox is None:
                 return None
             return inbox, (block, input_index) not in feedback_inputs
 
         def deliver(sink_id: int, items: list) -> None:
-            with self.results_lock:
-                self.results.setdefault(sink_id, []).extend(items)
+            with attempt.results_lock:
+                attempt.results.setdefault(sink_id, []).extend(items)
 
+        checkpointing = assignment.checkpointing
+        restore = assignment.restore_checkpoint
         for replica in mine:
             def outlet_for(edge, destination: int, replica=replica):
                 target = ReplicaId(edge.dst, destination)
                 owner = execution.placement[target]
                 if owner == self.name:
-                    return LocalOutlet(self.inboxes[target], edge.dst_input, replica.index,
+                    return LocalOutlet(attempt.inboxes[target], edge.dst_input, replica.index,
                                        blocking=not edge.feedback)
                 hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=assignment.job_id,
                                          src_block=replica.block, src_replica=replica.index,
                                          dst_block=edge.dst, dst_replica=destination, dst_input=edge.dst_input)
-                outlet = RemoteOutlet(self._peer(addresses[owner]), hello, self.cancel,
+                outlet = RemoteOutlet(self._peer(addresses[owner]), hello, cancel,
                                       on_blocked=self.metrics.backpressure.inc)
-                self.outlets.append(outlet)
+                attempt.outlets.append(outlet)
                 return outlet
-            executor = build_executor(execution, replica, self.inboxes.get(replica), outlet_for, deliver,
-                                      self.cancel)
+            executor = build_executor(execution, replica, attempt.inboxes.get(replica), outlet_for, deliver,
+                                      cancel, transactional=attempt.two_phase, restored_from=restore)
             if not graph.outputs_of(replica.block):
                 executor.on_sink_batch = self.metrics.latency.observe
-            self.executors[replica] = executor
+            attempt.executors[replica] = executor
+        if attempt.two_phase:
+            catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
+                              checkpointing.job_name)
+            attempt.agent = CheckpointAgent(self.name, assignment.attempt, catalog, self.control,
+                                            attempt.executors)
+            for rid, executor in attempt.executors.items():
+                executor.enable_checkpoints(checkpointing.protocol, attempt.agent)
+            if restore:
+                self._restore(attempt, catalog, restore)
         self.receivers.ready(assignment.job_id, lookup)
-        self.metrics.watch_executors(self._snapshot)
-        self.pool = ExecutorPool(self.executors, self.cancel)
-        threading.Thread(target=self._heartbeat, args=(assignment.heartbeat_seconds or 0.5,),
-                         name="heartbeat", daemon=True).start()
+        attempt.pool = ExecutorPool(attempt.executors, cancel,
+                                    on_done=attempt.agent.replica_done if attempt.agent else None)
+        threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
-        self.pool.start()
+        attempt.pool.start()
+
+    def _restore(self, attempt: Attempt, catalog: Catalog, checkpoint_id: int) -> None:
+        restored = []
+        for rid, executor in attempt.executors.items():
+            blob = catalog.read(checkpoint_id, rid.block, rid.index)
+            if blob is None:
+                raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica {rid}: "
+                                   "the state store lost part of it")
+            executor.restore(pickle.loads(blob))
+            restored.append(str(rid))
+            if executor.finished:
+                attempt.agent.done.add(rid)
+        event(log, logging.WARNING, "restored", worker=self.name, checkpoint=checkpoint_id,
+              attempt=attempt.assignment.attempt, replicas=restored)
 
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)
@@ -182,13 +281,14 @@ class WorkerService:
         return channel
 
     # ---------------------------------------------------------------- heartbeat
-    def _status(self) -> cpb.WorkerStatus:
+    def _status(self, attempt: Attempt) -> cpb.WorkerStatus:
         return cpb.WorkerStatus(worker=self.name, replicas=[
             cpb.ReplicaCounters(block=r.block, replica=r.index, records_in=ex.records_in,
                                 records_out=ex.router.records_out)
-            for r, ex in self.executors.items()])
+            for r, ex in attempt.executors.items()])
 
-    def _heartbeat(self, every: float) -> None:
+    def _heartbeat(self, attempt: Attempt) -> None:
+        every = attempt.assignment.heartbeat_seconds or 0.5
         outgoing: queue.Queue = queue.Queue()
 
         def statuses():
@@ -199,28 +299,43 @@ class WorkerService:
                 yield item
 
         def ticker():
-            while not self.cancel.is_set():
-                outgoing.put(self._status())
-                time.sleep(every)
-            outgoing.put(self._status())
+            while not attempt.over.is_set():
+                outgoing.put(self._status(attempt))
+                attempt.over.wait(every)
             outgoing.put(None)
 
         threading.Thread(target=ticker, name="heartbeat-ticker", daemon=True).start()
         try:
             for command in self.control.Heartbeat(statuses()):
-                if command.kind == cpb.Command.STOP:
-                    self.stop_reason = command.reason or "stopped by the coordinator"
-                    event(log, logging.WARNING, "stopping", reason=self.stop_reason)
-                    self.cancel.set()
+                self._command(attempt, command)
         except grpc.RpcError as exc:
-            if not self.cancel.is_set():
-                self.stop_reason = f"lost the coordinator: {exc.details()}"
+            if not attempt.over.is_set():
+                attempt.stop_reason = f"lost the coordinator: {exc.details()}"
                 event(log, logging.ERROR, "lost the coordinator", error=str(exc.details()))
-                self.cancel.set()
+                attempt.cancel.set()
+
+    def _command(self, attempt: Attempt, command: cpb.Command) -> None:
+        kind = command.kind
+        if kind == cpb.Command.STOP:
+            attempt.stop_reason = command.reason or "stopped by the coordinator"
+            event(log, logging.WARNING, "stopping", reason=attempt.stop_reason)
+            attempt.cancel.set()
+        elif kind == cpb.Command.RESTART:
+            attempt.restart = True
+            attempt.cancel.set()
+        elif kind == cpb.Command.CHECKPOINT and attempt.agent is not None:
+            attempt.agent.checkpoint(command.checkpoint_id)
+        elif kind == cpb.Command.CHECKPOINT_COMPLETE and attempt.agent is not None:
+            attempt.agent.complete(command.checkpoint_id)
+            if command.checkpoint_id == FINAL_CHECKPOINT:
+                attempt.committed.set()
 
     def _snapshot(self):
-        for r, ex in list(self.executors.items()):
-            inbox = self.inboxes.get(r)
+        attempt = self.current
+        if attempt is None:
+            return
+        for r, ex in list(attempt.executors.items()):
+            inbox = attempt.inboxes.get(r)
             yield {
                 "block": r.block, "replica": r.index, "records_in": ex.records_in,
                 "inbox": len(inbox) if inbox is not None else 0,
@@ -228,8 +343,3 @@ class WorkerService:
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}
                           for to_block, s in ex.router.by_destination()],
             }
-
-
-def _pid() -> int:
-    import os
-    return os.getpid()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..elements import END, TERMINATE, Batch, EndOfStream, IterationUpdate, Terminate
+from ..elements import END, TERMINATE, Barrier, Batch, EndOfStream, IterationUpdate, Terminate
 from ..operator import Operator, Output, UserCall
 from .aggregate import fresh
 
@@ -25,7 +25,8 @@ class IterationStart(Operator):
     the new state, which travels in band ahead of the data)."""
 
     handles_control = True
-    state_fields = ("iteration", "started", "outer_ended", "feedback_ended", "pending", "cache", "feedback")
+    state_fields = ("iteration", "started", "outer_ended", "feedback_ended", "pending", "cache", "feedback",
+                    "result_closed")
 
     def __init__(self, scope: int, initial_state: Any, replay: bool):
         self.scope = scope
@@ -38,6 +39,12 @@ class IterationStart(Operator):
         self.pending: IterationUpdate | None = None
         self.cache: list = []
         self.feedback: list = []
+        self.result_closed = False
+
+    def on_barrier(self, barrier: Barrier) -> Output:
+        if not self.result_closed:
+            self.ctx.side_output(RESULT_PORT, barrier)
+        return None
 
     def _prologue(self) -> list:
         if self.started:
@@ -86,6 +93,7 @@ class IterationStart(Operator):
             self.ctx.side_output(RESULT_PORT, Batch(data))
         self.ctx.side_output(RESULT_PORT, END)
         self.ctx.side_output(RESULT_PORT, TERMINATE)
+        self.result_closed = True
         return [update, TERMINATE]
 
 
@@ -120,6 +128,10 @@ class IterationEnd(Operator):
         delta, self.delta = self.delta, fresh(self.delta_init)
         self.ctx.side_output(DELTA_PORT, Batch([delta]))
         self.ctx.side_output(DELTA_PORT, END)
+        return None
+
+    def on_barrier(self, barrier: Barrier) -> Output:
+        self.ctx.side_output(DELTA_PORT, barrier)
         return None
 
     def on_terminate(self) -> Output:
@@ -171,6 +183,10 @@ class IterationLeader(Operator):
 
     def passes_end(self) -> bool:
         return self.done
+
+    def on_barrier(self, barrier: Barrier) -> Output:
+        self.ctx.side_output(DECISION_PORT, barrier)
+        return None
 
     def on_terminate(self) -> Output:
         self.ctx.side_output(DECISION_PORT, TERMINATE)

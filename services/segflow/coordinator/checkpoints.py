@@ -1,0 +1,100 @@
+"""Checkpoint rounds of the coordinated protocols, as pure bookkeeping.
+
+One checkpoint is in flight at a time: the next is triggered ``interval`` seconds after
+the previous one ended (completed or failed), so a slow store never piles rounds up. A
+checkpoint is complete when every replica of the plan has acknowledged it: with a
+snapshot, or as already finished. One failed acknowledgement (e.g. the store was down)
+or a timeout fails that checkpoint only; the job goes on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Round:
+    checkpoint_id: int
+    started: float
+    acked: set = field(default_factory=set)
+    bytes: int = 0
+    alignment: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class Outcome:
+    checkpoint_id: int
+    complete: bool
+    seconds: float
+    bytes: int
+    alignment: float
+    error: str = ""
+
+
+class CheckpointTracker:
+    def __init__(self, interval: float, replicas: set, timeout: float = 60.0, first_id: int = 1):
+        self.interval = interval
+        self.replicas = set(replicas)
+        self.timeout = timeout
+        self.next_id = first_id
+        self.current: Round | None = None
+        self.last_end = 0.0
+        self.last_complete: Outcome | None = None
+        self.history: list[Outcome] = []
+
+    def reset(self, replicas: set, now: float) -> None:
+        """A new attempt (after a recovery): forget the round in flight."""
+        self.replicas = set(replicas)
+        self.current = None
+        self.last_end = now
+
+    def due(self, now: float) -> bool:
+        return self.current is None and self.interval > 0 and now - self.last_end >= self.interval
+
+    def trigger(self, now: float, checkpoint_id: int | None = None) -> int:
+        """Start the next round (or the one with ``checkpoint_id``, e.g. the job's end)."""
+        if checkpoint_id is None:
+            checkpoint_id = self.next_id
+            self.next_id += 1
+        self.current = Round(checkpoint_id, now)
+        return checkpoint_id
+
+    def retract(self, checkpoint_id: int) -> None:
+        """The round completed but could not be recorded: it does not count."""
+        for outcome in self.history:
+            if outcome.checkpoint_id == checkpoint_id:
+                outcome.complete = False
+        completes = [o for o in self.history if o.complete]
+        self.last_complete = completes[-1] if completes else None
+
+    def ack(self, checkpoint_id: int, replica, ok: bool, size: int, alignment: float, error: str,
+            now: float) -> Outcome | None:
+        current = self.current
+        if current is None or current.checkpoint_id != checkpoint_id or replica not in self.replicas:
+            return None
+        if not ok:
+            return self._end(now, error or f"replica {replica} could not take its snapshot")
+        current.acked.add(replica)
+        current.bytes += size
+        current.alignment = max(current.alignment, alignment)
+        if current.acked >= self.replicas:
+            return self._end(now, "")
+        return None
+
+    def expire(self, now: float) -> Outcome | None:
+        if self.current is not None and now - self.current.started > self.timeout:
+            missing = sorted(map(str, self.replicas - self.current.acked))
+            return self._end(now, f"timed out after {self.timeout:.0f} s waiting for {', '.join(missing[:5])}")
+        return None
+
+    def _end(self, now: float, error: str) -> Outcome:
+        current = self.current
+        assert current is not None
+        outcome = Outcome(current.checkpoint_id, not error, now - current.started, current.bytes,
+                          current.alignment, error)
+        self.current = None
+        self.last_end = now
+        self.history.append(outcome)
+        if outcome.complete:
+            self.last_complete = outcome
+        return outcome

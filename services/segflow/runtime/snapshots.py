@@ -1,0 +1,97 @@
+"""Per-replica bookkeeping of checkpoints in progress (barrier alignment and channel
+recording) for the coordinated protocols.
+
+For checkpoint *n* a replica's input channels are of two kinds:
+
+* **aligned** channels are blocked from the moment their barrier *n* arrives until the
+  replica has taken its snapshot (ABS, seed 001, Algorithm 1);
+* **recorded** channels keep flowing; whatever they deliver after the snapshot and before
+  their own barrier *n* is kept as channel state and replayed on restore (Chandy-Lamport;
+  seed 000's non-blocking algorithm; ABS Algorithm 2's back-edge log).
+
+``aligned`` makes regular channels aligned and loop back-edges recorded; ``unaligned``
+records every channel, so the snapshot is taken as soon as the first barrier arrives and
+the barrier goes on at once. A channel that terminates no longer owes a barrier.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Channel = tuple[int, int]          # (input index, sender replica)
+FINAL_CHECKPOINT = 2 ** 62         # the job's end: commits whatever is still pending
+
+
+class SnapshotSink(Protocol):
+    """Where a replica hands its finished snapshot (the worker persists and acknowledges)."""
+
+    def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes,
+                      channels: dict, alignment: float, finished: bool) -> None: ...
+
+
+@dataclass
+class InProgress:
+    checkpoint_id: int
+    started: float
+    waiting_aligned: set[Channel]
+    waiting_recorded: set[Channel]
+    recordings: dict[Channel, list] = field(default_factory=dict)
+    state: bytes | None = None
+    alignment: float = 0.0
+
+    @property
+    def snapshotted(self) -> bool:
+        return self.state is not None
+
+
+class CheckpointBook:
+    """The checkpoints in progress at one replica."""
+
+    def __init__(self, protocol: str, channels: list[Channel], back_edges: set[int]):
+        self.protocol = protocol
+        self.channels = set(channels)
+        self.aligned = set() if protocol == "unaligned" else {c for c in channels if c[0] not in back_edges}
+        self.recorded = self.channels - self.aligned
+        self.terminated: set[Channel] = set()
+        self.active: dict[int, InProgress] = {}
+        self.blocked: set[Channel] = set()
+        self.completed = 0     # highest checkpoint id this replica has finished
+
+    def start(self, checkpoint_id: int) -> InProgress:
+        cp = self.active.get(checkpoint_id)
+        if cp is None:
+            live = self.channels - self.terminated
+            cp = self.active[checkpoint_id] = InProgress(
+                checkpoint_id, time.monotonic(), self.aligned & live, self.recorded & live)
+        return cp
+
+    def regular_inputs_closed(self) -> bool:
+        """No barrier can reach this replica through a regular channel any more."""
+        regular = self.aligned if self.protocol != "unaligned" else self.channels
+        return bool(regular) and regular <= self.terminated or not self.channels
+
+    def recording(self, channel: Channel) -> list[InProgress]:
+        return [cp for cp in self.active.values() if cp.snapshotted and channel in cp.waiting_recorded]
+
+
+def checkpoint_label(checkpoint_id: int) -> str:
+    return "final" if checkpoint_id == FINAL_CHECKPOINT else str(checkpoint_id)
+
+
+def snapshot_key(job_name: str, checkpoint_id: int, block: int, replica: int) -> str:
+    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/b{block}.r{replica}"
+
+
+def complete_key(job_name: str, checkpoint_id: int) -> str:
+    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/_COMPLETE"
+
+
+def checkpoint_prefix(job_name: str, checkpoint_id: int | None = None) -> str:
+    return f"jobs/{job_name}/" if checkpoint_id is None else f"jobs/{job_name}/chk-{checkpoint_id:08d}/"
+
+
+def decode_snapshot(blob: bytes) -> dict[str, Any]:
+    import cloudpickle  # noqa: F401 - registers nothing, but pickled closures need it importable
+    import pickle
+    return pickle.loads(blob)

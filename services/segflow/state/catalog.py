@@ -1,0 +1,89 @@
+"""The checkpoints of one job in a state store: which exist, which are complete,
+which to restore, and which to delete.
+
+Layout: ``jobs/<job>/chk-<id>/b<block>.r<replica>`` per replica snapshot, and
+``jobs/<job>/chk-<id>/_COMPLETE`` (JSON metadata) written by the coordinator once every
+replica has persisted its part. Only checkpoints with the marker count.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from ..errors import SegflowError
+from ..runtime.snapshots import checkpoint_prefix, complete_key, snapshot_key
+from .backend import StateBackend
+
+_CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
+
+
+class Catalog:
+    def __init__(self, backend: StateBackend, job_name: str):
+        self.backend = backend
+        self.job = job_name
+
+    def _ids(self) -> tuple[set[int], set[int]]:
+        every, complete = set(), set()
+        for key in self.backend.list(checkpoint_prefix(self.job)):
+            match = _CHECKPOINT.match(key)
+            if match:
+                checkpoint_id = int(match.group(1))
+                every.add(checkpoint_id)
+                if key.endswith("/_COMPLETE"):
+                    complete.add(checkpoint_id)
+        return every, complete
+
+    def highest_id(self) -> int:
+        every, _ = self._ids()
+        return max(every, default=0)
+
+    def complete_ids(self) -> list[int]:
+        return sorted(self._ids()[1])
+
+    def metadata(self, checkpoint_id: int) -> dict | None:
+        data = self.backend.get(complete_key(self.job, checkpoint_id))
+        return None if data is None else json.loads(data)
+
+    def resolve(self, wanted: str) -> int:
+        """``latest`` or an id -> a complete checkpoint id, or a clear error."""
+        complete = self.complete_ids()
+        where = f"job {self.job!r} in {self.backend.url}"
+        if wanted == "latest":
+            if not complete:
+                raise SegflowError(f"no complete checkpoint of {where} to restore")
+            return complete[-1]
+        try:
+            checkpoint_id = int(wanted)
+        except ValueError:
+            raise SegflowError(f"--restore takes a checkpoint id or 'latest', not {wanted!r}") from None
+        if checkpoint_id not in complete:
+            known = ", ".join(map(str, complete[-10:])) or "none"
+            raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")
+        return checkpoint_id
+
+    def mark_complete(self, checkpoint_id: int, meta: dict) -> None:
+        self.backend.put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
+
+    def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:
+        return self.backend.get(snapshot_key(self.job, checkpoint_id, block, replica))
+
+    def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
+        self.backend.put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
+
+    def collect_garbage(self, retain: int) -> list[int]:
+        """Keep the ``retain`` newest complete checkpoints and every savepoint; delete
+        other complete ones and incomplete ones older than the newest complete."""
+        every, complete = self._ids()
+        if not complete:
+            return []
+        keep = set(sorted(complete)[-max(1, retain):])
+        newest = max(complete)
+        removed = []
+        for checkpoint_id in sorted(every):
+            if checkpoint_id in keep or (checkpoint_id not in complete and checkpoint_id > newest):
+                continue
+            if checkpoint_id in complete and (self.metadata(checkpoint_id) or {}).get("savepoint"):
+                continue
+            self.backend.delete(self.backend.list(checkpoint_prefix(self.job, checkpoint_id)))
+            removed.append(checkpoint_id)
+        return removed

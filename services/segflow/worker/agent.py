@@ -1,0 +1,93 @@
+"""A worker's part in the coordinated checkpointing protocols.
+
+Triggers checkpoints at its replicas (sources inject barriers; a running replica that
+no barrier can reach any more starts one itself; a finished replica is snapshotted from
+outside), persists snapshots in the background so processing never waits for the store,
+acknowledges each replica's part to the coordinator, and passes completions on (sinks
+commit).
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+from concurrent import futures
+
+import grpc
+
+from ..observability.logs import event
+from ..plan.placement import ReplicaId
+from ..state import StateStoreError
+from ..state.catalog import Catalog
+from ..v1 import control_pb2 as cpb
+
+log = logging.getLogger("segflow.worker")
+
+
+class CheckpointAgent:
+    def __init__(self, worker: str, attempt: int, catalog: Catalog, control, executors: dict):
+        self.worker = worker
+        self.attempt = attempt
+        self.catalog = catalog
+        self.control = control
+        self.executors = executors
+        self.done: set[ReplicaId] = set()
+        self.pending: dict[int, set[ReplicaId]] = {}
+        self.lock = threading.Lock()
+        self.persist = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="persist")
+
+    # -- commands from the coordinator
+    def checkpoint(self, checkpoint_id: int) -> None:
+        with self.lock:
+            self.pending[checkpoint_id] = set(self.executors)
+            finished = [rid for rid in self.executors if rid in self.done]
+            running = [rid for rid in self.executors if rid not in self.done]
+        for rid in finished:
+            self.executors[rid].snapshot_finished(checkpoint_id)
+        for rid in running:
+            self.executors[rid].trigger(checkpoint_id)
+
+    def complete(self, checkpoint_id: int) -> None:
+        for executor in self.executors.values():
+            executor.notify_complete(checkpoint_id)
+
+    # -- from the replicas
+    def replica_done(self, rid: ReplicaId) -> None:
+        """A replica's thread ended: it owes a snapshot to every checkpoint in progress."""
+        with self.lock:
+            self.done.add(rid)
+            owed = [n for n, waiting in self.pending.items() if rid in waiting]
+        for checkpoint_id in owed:
+            self.executors[rid].snapshot_finished(checkpoint_id)
+
+    def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes, channels: dict,
+                      alignment: float, finished: bool) -> None:
+        rid = ReplicaId(block, replica)
+        with self.lock:
+            waiting = self.pending.get(checkpoint_id)
+            if waiting is None or rid not in waiting:
+                return
+            waiting.discard(rid)
+            if not waiting:
+                del self.pending[checkpoint_id]
+        blob = pickle.dumps({"state": state, "channels": channels}, protocol=5)
+        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished)
+
+    def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, alignment: float, finished: bool) -> None:
+        ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob),
+                             alignment_seconds=alignment, finished=finished)
+        try:
+            self.catalog.write(checkpoint_id, rid.block, rid.index, blob)
+        except StateStoreError as exc:
+            ack.ok, ack.error = False, str(exc)
+            event(log, logging.WARNING, "snapshot not stored", checkpoint=checkpoint_id, replica=str(rid),
+                  error=str(exc))
+        try:
+            self.control.Acknowledge(cpb.CheckpointAcks(worker=self.worker, attempt=self.attempt,
+                                                        checkpoint_id=checkpoint_id, acks=[ack]), timeout=10)
+        except grpc.RpcError as exc:
+            event(log, logging.WARNING, "acknowledgement not delivered", checkpoint=checkpoint_id,
+                  error=str(exc.details()))
+
+    def close(self) -> None:
+        self.persist.shutdown(wait=True)
