@@ -42,11 +42,45 @@ def test_silent_worker_is_lost_after_the_timeout_and_named():
     state = started(2, timeout=3.0)
     state.heartbeat("w0", {}, now=2.9)
     state.heartbeat("w1", {}, now=0.5)
-    state.check(now=3.0)
-    assert state.phase is Phase.RUNNING
-    state.check(now=3.6)
+    assert state.check(now=3.0) is None
+    name, why = state.check(now=3.6)
+    assert name == "w1" and "no heartbeat for 3.1 s" in why
+    state.lost(name, why, now=3.6)
     assert state.phase is Phase.FAILED
     assert "w1" in state.error and "pid 101" in state.error and "127.0.0.3" in state.error
+
+
+def test_waiting_for_slow_peers_is_not_silence():
+    state = JobState(2, 3.0)
+    state.register("w0", "a", "", 1, 1, now=0.0)
+    state.register("w1", "b", "", 1, 2, now=10.0)
+    assert state.check(now=11.0) is None
+
+
+def test_a_lost_worker_starts_a_new_attempt_when_recoverable():
+    state = JobState(2, 3.0, recoverable=True, two_phase=True)
+    for i in range(2):
+        state.register(f"w{i}", "a", "", 1, i, now=0.0)
+    assert state.lost("w1", "killed", now=1.0) is True
+    assert state.phase is Phase.RECOVERING and state.attempt == 1 and state.recoveries == 1
+    with pytest.raises(RegistrationError, match="unknown worker"):
+        state.register("w7", "x", "", 1, 9, now=1.1)
+    state.register("w0", "a", "", 1, 0, now=1.2)
+    assert state.register("w1", "b", "", 1, 5, now=1.3) is True
+    assert state.phase is Phase.RUNNING
+
+
+def test_two_phase_end_commits_before_success():
+    state = JobState(2, 3.0, recoverable=True, two_phase=True)
+    for i in range(2):
+        state.register(f"w{i}", "a", "", 1, i, now=0.0)
+    assert state.finished("w0", True, "", False, {}, now=1.0, committed=False) == ""
+    assert state.finished("w1", True, "", False, {}, now=1.1, committed=False) == "commit"
+    assert state.phase is Phase.RUNNING
+    state.finished("w0", True, "", False, {0: [1]}, now=1.2, committed=True)
+    state.finished("w1", True, "", False, {0: [2]}, now=1.3, committed=True)
+    assert state.phase is Phase.SUCCEEDED and sorted(state.results[0]) == [1, 2]
+    assert state.lost("w0", "exited after committing", now=1.4) is False
 
 
 def test_a_lost_peer_is_blamed_rather_than_the_worker_that_noticed_it():
@@ -62,7 +96,7 @@ def test_a_peer_failure_stands_when_no_peer_is_lost():
     state.finished("w0", False, "worker w0: channel failed", True, {}, now=1.0)
     for w in ("w0", "w1"):
         state.heartbeat(w, {}, now=1.0 + PEER_FAILURE_GRACE)
-    state.check(now=1.0 + PEER_FAILURE_GRACE)
+    assert state.check(now=1.0 + PEER_FAILURE_GRACE) is None
     assert state.phase is Phase.FAILED and "channel failed" in state.error
 
 

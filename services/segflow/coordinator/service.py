@@ -345,8 +345,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             time.sleep(0.1)
             with self.lock:
                 now = time.monotonic()
-                self.state.check(now)
-                if self.state.phase is Phase.RECOVERING or self.state.phase is Phase.RUNNING:
+                silent = self.state.check(now)
+                if silent is not None:
+                    self._lost(*silent)
+                if not self.state.over:
                     self._respawn_exited()
                 tracker = self.tracker
                 if tracker is not None and self.state.phase is Phase.RUNNING and not self.state.commit_sent:
@@ -367,11 +369,16 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if self.spawner is None:
             return
         for name in self.spawner.exited():
-            if self.state.phase is Phase.RUNNING and name in self.state.workers \
-                    and not self.state.workers[name].committed:
-                self._lost(name, f"its process exited (code {self.spawner.processes[name].returncode})")
-            elif self.state.phase is Phase.RECOVERING and name not in self.state.workers:
-                self.spawner.start(name)
+            code = self.spawner.processes[name].returncode
+            if self.state.phase is Phase.RUNNING:
+                if name in self.state.workers and not self.state.workers[name].committed:
+                    self._lost(name, f"its process exited (code {code})")
+                continue
+            if not self.state.recoverable and self.state.attempt == 0 and code not in (None, 0):
+                self.state.fail(f"worker {name} exited with code {code} before the job started", time.monotonic())
+                return
+            self.state.unregister(name)
+            self.spawner.start(name)
 
 
 def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,

@@ -85,10 +85,17 @@ class JobState:
         if len(self.workers) == self.expected:
             self.phase = Phase.RUNNING
             self.names = sorted(self.workers)
+            for worker in self.workers.values():
+                worker.last_seen = now      # waiting for the others is not silence
             if self.started_at is None:
                 self.started_at = now
             return True
         return False
+
+    def unregister(self, name: str) -> None:
+        """A worker died while waiting for the others: it registers again when restarted."""
+        if self.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING):
+            self.workers.pop(name, None)
 
     def heartbeat(self, name: str, counters: dict, now: float) -> None:
         worker = self.workers.get(name)
@@ -154,17 +161,18 @@ class JobState:
             self.ended_at = now
         return ""
 
-    def check(self, now: float) -> None:
-        """Periodic: silent workers are lost; a peer failure with no lost peer stands."""
+    def check(self, now: float) -> tuple[str, str] | None:
+        """Periodic: returns a silent worker (name, why) for the caller to declare lost;
+        a peer failure with no lost peer fails the job."""
         if self.over or self.phase is not Phase.RUNNING:
-            return
+            return None
         for name, worker in self.workers.items():
             silent = now - worker.last_seen > self.heartbeat_timeout
             if silent and not worker.committed and (not worker.finished or self.two_phase):
-                self.lost(name, f"no heartbeat for {now - worker.last_seen:.1f} s", now)
-                return
+                return name, f"no heartbeat for {now - worker.last_seen:.1f} s"
         if self.pending_peer_failure is not None and now - self.pending_peer_failure[0] >= PEER_FAILURE_GRACE:
             self.fail(self.pending_peer_failure[1], now)
+        return None
 
     def fail(self, error: str, now: float) -> None:
         if self.over:

@@ -130,6 +130,7 @@ class RemoteOutlet(Outlet):
         self.seq = 0
         self.on_blocked = on_blocked
         self.bytes_sent = 0
+        self.closed = False
         stub = pb_grpc.DataPlaneStub(channel)
         self.call = stub.Channel.future(self._frames(hello))
 
@@ -160,6 +161,13 @@ class RemoteOutlet(Outlet):
         if started is not None and self.on_blocked is not None:
             self.on_blocked(time.monotonic() - started)
         if type(element) is Terminate:
+            self.close()
+
+    def close(self) -> None:
+        """End the stream. Without a Terminate first this only happens to a channel whose
+        end the receiver already knows (its sender ended before a restored snapshot)."""
+        if not self.closed:
+            self.closed = True
             self.queue.put(_CLOSE)
 
     def _raise_closed(self) -> None:
@@ -171,7 +179,11 @@ class RemoteOutlet(Outlet):
         raise ConnectionError(f"channel to the receiver failed: {error}")
 
     def wait_closed(self, timeout: float) -> None:
+        """Wait until the receiver has read the whole stream (ConnectionError if it died)."""
         try:
             self.call.result(timeout=timeout)
         except grpc.FutureTimeoutError:
             self.call.cancel()
+            raise ConnectionError(f"the receiver did not finish reading the channel within {timeout:.0f} s")
+        except grpc.RpcError:
+            self._raise_closed()

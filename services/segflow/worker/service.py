@@ -146,6 +146,8 @@ class WorkerService:
             self._start(attempt)
             attempt.pool.wait()
             for outlet in attempt.outlets:
+                outlet.close()
+            for outlet in attempt.outlets:
                 outlet.wait_closed(timeout=30)
         except ConnectionError as exc:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True

@@ -233,6 +233,7 @@ class GeneratorSource(SourceOperator):
     """
 
     state_fields = ("next_index", "produced")
+    restored = False
 
     def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None):
         self.make = make
@@ -244,13 +245,14 @@ class GeneratorSource(SourceOperator):
 
     def open(self, ctx) -> None:
         super().open(ctx)
-        self.next_index = ctx.index
-        self.started = time.monotonic()
+        if not self.restored:
+            self.next_index = ctx.index
+        # a restored source goes on at its rate, as if it had never stopped
+        self.started = time.monotonic() - (self.produced * ctx.replicas / self.rate if self.rate else 0)
 
     def restore(self, state: dict) -> None:
         super().restore(state)
-        if self.rate is not None:
-            self.started = time.monotonic() - self.produced * self.ctx.replicas / self.rate
+        self.restored = True
 
     def poll(self, max_items: int) -> Batch | None:
         n = self.ctx.replicas

@@ -1,0 +1,144 @@
+"""Exactly once under SIGKILL: jobs run with a checkpointing protocol while the test kills
+random workers at random moments; the output must equal the no-failure oracle, record for
+record."""
+import collections
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from support.processes import ROOT, SEGFLOW
+
+JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
+KILLS = 3
+
+
+def read_lines(directory):
+    lines = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith("part-"):
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                lines.extend(line.rstrip("\n") for line in f)
+    return lines
+
+
+def workers_of(process):
+    try:
+        return [p for p in psutil.Process(process.pid).children(recursive=True)
+                if "worker" in p.cmdline()]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
+                   timeout=150):
+    """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments."""
+    rng = random.Random(seed)
+    args = [SEGFLOW, "run", os.path.join(JOBS, job), "--parallelism", str(parallelism),
+            "--checkpoint-protocol", protocol, "--checkpoint-interval", str(interval),
+            "--state", state_url, "--quiet"]
+    for key, value in params.items():
+        args += ["-p", f"{key}={value}"]
+    run = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    killed = []
+    try:
+        deadline = time.monotonic() + timeout
+        while len(killed) < kills and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(rng.uniform(0.6, 1.4))
+            victims = workers_of(run)
+            if victims:
+                victim = rng.choice(victims)
+                try:
+                    victim.send_signal(signal.SIGKILL)
+                    killed.append(victim.pid)
+                except psutil.NoSuchProcess:
+                    pass
+        try:
+            _, stderr = run.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            kill_tree(run)
+            _, stderr = run.communicate()
+            raise AssertionError(f"the job did not finish in {timeout} s after killing {killed}:\n"
+                                 f"{stderr[-4000:]}") from None
+    finally:
+        kill_tree(run)
+    assert run.returncode == 0, f"the job failed after killing {killed}:\n{stderr[-3000:]}"
+    assert len(killed) == kills, f"the job ended before {kills} kills (killed {len(killed)}): make it longer"
+    assert workers_of(run) == []
+    return stderr
+
+
+def kill_tree(process):
+    """Stop the run and everything it started (the coordinator has its own session)."""
+    try:
+        tree = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        tree = []
+    for p in tree:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    psutil.wait_procs(tree, timeout=10)
+
+
+PROTOCOLS = ["aligned", "unaligned"]
+
+
+@pytest.fixture
+def state_url(tmp_path):
+    return f"file://{tmp_path}/state"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_wordcount_file_to_file(tmp_path, state_url, protocol):
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(300)]
+    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(12000))
+    source = tmp_path / "in.txt"
+    source.write_text(text + "\n", encoding="utf-8")
+    output = tmp_path / "out"
+    run_with_kills("slow_wordcount.py", {"input": source, "output": output}, state_url, protocol, seed=1)
+    expected = collections.Counter(text.lower().split())
+    rows = [line.split("\t") for line in read_lines(output)]
+    assert len(rows) == len(expected)
+    assert {w: int(n) for w, n in rows} == dict(expected)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_keyed_event_time_windows(tmp_path, state_url, protocol):
+    output = tmp_path / "out"
+    run_with_kills("windowed_counts.py", {"output": output}, state_url, protocol, seed=2)
+    expected = collections.Counter()
+    for i in range(24000):
+        expected[(f"k{(i * 7919) % 13}", i // 100 * 100 + 100)] += 1
+    got = collections.Counter(read_lines(output))
+    assert got == collections.Counter(f"{k}\t{n}" for (k, _), n in expected.items())
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_hash_join(tmp_path, state_url, protocol):
+    output = tmp_path / "out"
+    run_with_kills("joined.py", {"output": output}, state_url, protocol, seed=3)
+    lefts = collections.defaultdict(list)
+    for i in range(9000):
+        lefts[i % 500].append(f"L{i}")
+    expected = [f"{l}\tR{j}" for j in range(3000) for l in lefts.get(j % 700, [])]
+    assert collections.Counter(read_lines(output)) == collections.Counter(expected)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_iteration(tmp_path, state_url, protocol):
+    output = tmp_path / "out"
+    run_with_kills("iterative.py", {"output": output}, state_url, protocol, seed=int(os.environ.get("SEGFLOW_KILL_SEED", 4)))
+    assert sorted(map(int, read_lines(output))) == [x + 30 for x in range(3000)]
+    assert read_lines(str(output) + "-state") == [str(3000 * 30)]
