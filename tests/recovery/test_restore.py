@@ -1,0 +1,89 @@
+"""Restarting a whole job from its snapshots: after every process was killed, and from a
+savepoint taken on a running job."""
+import collections
+import json
+import os
+import signal
+import subprocess
+import time
+
+import psutil
+
+from support.processes import ROOT, SEGFLOW, wait_for
+from test_kills import JOBS, kill_tree, read_lines
+
+
+def start(output, state, *extra, events="30000", rate="6000"):
+    return subprocess.Popen(
+        [SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={output}",
+         "-p", f"events={events}", "-p", f"rate={rate}", "--parallelism", "2",
+         "--checkpoint-protocol", "aligned", "--checkpoint-interval", "0.3", "--state", state, *extra],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def complete_checkpoints(state_dir):
+    root = os.path.join(state_dir, "jobs", "windowed_counts")
+    if not os.path.isdir(root):
+        return []
+    return sorted(int(d[4:]) for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "_COMPLETE")))
+
+
+def expected_lines(events=30000):
+    counts = collections.Counter()
+    for i in range(events):
+        counts[(f"k{(i * 7919) % 13}", i // 100 * 100 + 100)] += 1
+    return collections.Counter(f"{k}\t{n}" for (k, _), n in counts.items())
+
+
+def test_kill_everything_then_restore_latest(tmp_path):
+    output, state_dir = tmp_path / "out", tmp_path / "state"
+    run = start(output, f"file://{state_dir}")
+    assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 2, timeout=30), "no checkpoints"
+    kill_tree(run)
+    survivors = [p for p in psutil.process_iter(["cmdline"])
+                 if p.info["cmdline"] and str(output) in " ".join(p.info["cmdline"])]
+    assert survivors == []
+    partial = collections.Counter(read_lines(output))
+    assert sum(partial.values()) < sum(expected_lines().values()), "the job finished before the kill"
+    rerun = start(output, f"file://{state_dir}", "--restore", "latest")
+    _, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert collections.Counter(read_lines(output)) == expected_lines()
+
+
+def test_savepoint_of_a_running_job_and_restore_from_it(tmp_path):
+    output, state_dir = tmp_path / "out", tmp_path / "state"
+    run = start(output, f"file://{state_dir}", "--retain", "1")
+    try:
+        assert wait_for(lambda: complete_checkpoints(state_dir), timeout=30)
+        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert save.returncode == 0, save.stderr
+        savepoint = int(save.stdout.strip())
+        meta = json.loads((state_dir / "jobs" / "windowed_counts" / f"chk-{savepoint:08d}" / "_COMPLETE").read_text())
+        assert meta["savepoint"] is True and meta["id"] == savepoint
+        _, stderr = run.communicate(timeout=120)
+        assert run.returncode == 0, stderr[-3000:]
+    finally:
+        kill_tree(run)
+    assert savepoint in complete_checkpoints(state_dir), "retention removed the savepoint"
+    assert collections.Counter(read_lines(output)) == expected_lines()
+    rerun = start(output, f"file://{state_dir}", "--restore", str(savepoint))
+    _, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert collections.Counter(read_lines(output)) == expected_lines()
+
+
+def test_restore_without_checkpoints_is_a_clear_error(tmp_path):
+    result = subprocess.run([SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={tmp_path}/o",
+                             "--checkpoint-protocol", "aligned", "--state", f"file://{tmp_path}/empty",
+                             "--restore", "latest"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "no complete checkpoint of job 'windowed_counts'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_savepoint_without_a_running_job_is_a_clear_error():
+    result = subprocess.run([SEGFLOW, "savepoint", "no-such-job"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 1 and "no running job named 'no-such-job'" in result.stderr
