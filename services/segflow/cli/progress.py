@@ -25,7 +25,7 @@ class Progress:
         self.last_time = time.monotonic()
         self.shown = False
 
-    def __call__(self, records_in: dict[int, int], names: dict[int, str]) -> None:
+    def __call__(self, records_in: dict[int, int], names: dict[int, str], checkpoint: str = "") -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -35,7 +35,9 @@ class Progress:
             rate = (total - self.last.get(block_id, 0)) / elapsed
             parts.append(f"b{block_id} {names.get(block_id, '')[:18]} {human(rate)}/s")
         self.last, self.last_time = dict(records_in), now
-        line = " | ".join(parts)[:200]
+        if checkpoint:
+            parts.append(checkpoint)
+        line = " | ".join(parts)[:220]
         self.stream.write("\r\x1b[K" + line if self.tty else line + "\n")
         self.stream.flush()
         self.shown = True

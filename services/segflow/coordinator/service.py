@@ -78,6 +78,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.restore_id = 0
         self.savepoints: dict[int, threading.Event] = {}
         self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.metrics = None
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
@@ -131,6 +132,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             if complete is not None:
                 self.restore_id = complete.checkpoint_id
             self.tracker.reset(set(), time.monotonic())
+        if self.metrics is not None:
+            self.metrics.recoveries.inc()
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
               restore_checkpoint=self.restore_id or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
@@ -239,6 +242,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _ended(self, outcome) -> None:
         """Lock held: a checkpoint round completed or failed."""
+        if self.metrics is not None:
+            self.metrics.ended(outcome)
         if not outcome.complete:
             event(log, logging.WARNING, "checkpoint failed", checkpoint=outcome.checkpoint_id, error=outcome.error)
             if outcome.checkpoint_id == FINAL_CHECKPOINT:
@@ -400,6 +405,7 @@ def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     metrics = ServiceMetrics()
+    servicer.metrics = metrics.checkpoint_metrics()
     metrics_address = metrics.serve(host)
     address = f"{host}:{port}"
     print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id}",

@@ -124,8 +124,13 @@ def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -
             if update.event and on_event is not None:
                 on_event(update.event)
             if on_progress is not None and update.phase == cpb.JobUpdate.RUNNING:
+                extra = {}
+                if update.last_checkpoint:
+                    extra["checkpoint"] = (f"chk {update.last_checkpoint} {update.last_checkpoint_seconds:.2f}s "
+                                           f"{update.last_checkpoint_bytes / 1024:.0f}KiB "
+                                           f"align {update.last_alignment_seconds * 1000:.0f}ms")
                 on_progress({b.block: b.records_in for b in update.blocks},
-                            {b.block: b.name for b in update.blocks})
+                            {b.block: b.name for b in update.blocks}, **extra)
     except grpc.RpcError as exc:
         raise JobFailed(f"lost the coordinator at {address} (exit code {coordinator.poll()}): "
                         f"{exc.details()}") from exc

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -43,6 +43,30 @@ class ExecutorCollector:
         yield from (records_in, records_out, batches_out, bytes_out, queued)
 
 
+class CheckpointMetrics:
+    """The coordinator's view of checkpoints and recoveries."""
+
+    def __init__(self, registry: CollectorRegistry):
+        self.outcomes = Counter("segflow_checkpoints", "Checkpoint rounds by outcome", ["outcome"],
+                                registry=registry)
+        self.duration = Histogram("segflow_checkpoint_duration_seconds", "From trigger to complete",
+                                  buckets=LATENCY_BUCKETS, registry=registry)
+        self.alignment = Histogram("segflow_checkpoint_alignment_seconds",
+                                   "Longest barrier alignment of a replica in the checkpoint",
+                                   buckets=LATENCY_BUCKETS, registry=registry)
+        self.size = Gauge("segflow_checkpoint_bytes", "Size of the last complete checkpoint", registry=registry)
+        self.last = Gauge("segflow_last_checkpoint_id", "Id of the last complete checkpoint", registry=registry)
+        self.recoveries = Counter("segflow_recoveries", "Recoveries from a lost worker", registry=registry)
+
+    def ended(self, outcome) -> None:
+        self.outcomes.labels("complete" if outcome.complete else "failed").inc()
+        if outcome.complete:
+            self.duration.observe(outcome.seconds)
+            self.alignment.observe(outcome.alignment)
+            self.size.set(outcome.bytes)
+            self.last.set(outcome.checkpoint_id)
+
+
 class ServiceMetrics:
     """The registry and the metrics observed as they happen."""
 
@@ -58,6 +82,9 @@ class ServiceMetrics:
                                         ["block", "input"], registry=self.registry)
         self.bytes_received = Counter("segflow_network_bytes_in", "Bytes received over the network",
                                       ["block", "input"], registry=self.registry)
+
+    def checkpoint_metrics(self) -> "CheckpointMetrics":
+        return CheckpointMetrics(self.registry)
 
     def watch_executors(self, snapshot: Callable[[], Iterable[dict]]) -> None:
         self.registry.register(ExecutorCollector(snapshot))

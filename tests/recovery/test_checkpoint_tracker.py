@@ -1,0 +1,70 @@
+"""Checkpoint rounds as pure bookkeeping, and the metrics they feed."""
+from prometheus_client import CollectorRegistry
+
+from segflow.coordinator.checkpoints import CheckpointTracker
+from segflow.observability.metrics import CheckpointMetrics
+
+REPLICAS = {(0, 0), (0, 1), (1, 0)}
+
+
+def test_rounds_follow_the_interval_one_at_a_time():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
+    assert t.due(now=1.0)
+    assert t.trigger(now=1.0) == 1
+    assert not t.due(now=5.0), "a second round while one is in flight"
+    for r in REPLICAS:
+        outcome = t.ack(1, r, True, 10, 0.2, "", now=1.5)
+    assert outcome.complete and outcome.bytes == 30 and outcome.alignment == 0.2
+    assert outcome.seconds == 0.5
+    assert not t.due(now=2.4) and t.due(now=2.5)
+    assert t.trigger(now=2.5) == 2
+
+
+def test_one_failed_ack_fails_only_that_round():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
+    t.trigger(now=0.0)
+    t.ack(1, (0, 0), True, 1, 0, "", now=0.1)
+    outcome = t.ack(1, (0, 1), False, 0, 0, "redis down", now=0.2)
+    assert not outcome.complete and outcome.error == "redis down"
+    assert t.last_complete is None
+    assert t.ack(1, (1, 0), True, 1, 0, "", now=0.3) is None, "a late ack of a failed round counts"
+    t.trigger(now=1.2)
+    for r in REPLICAS:
+        outcome = t.ack(2, r, True, 1, 0, "", now=1.3)
+    assert outcome.complete and t.last_complete.checkpoint_id == 2
+
+
+def test_timeout_names_the_missing_replicas_and_acks_from_strangers_are_ignored():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS, timeout=5.0)
+    t.trigger(now=0.0)
+    assert t.ack(1, (9, 9), True, 1, 0, "", now=0.1) is None
+    t.ack(1, (0, 0), True, 1, 0, "", now=0.1)
+    assert t.expire(now=4.0) is None
+    outcome = t.expire(now=5.1)
+    assert not outcome.complete and "(0, 1)" in outcome.error and "(1, 0)" in outcome.error
+
+
+def test_retract_and_explicit_ids():
+    t = CheckpointTracker(interval=1.0, replicas={(0, 0)}, first_id=7)
+    t.trigger(now=0.0)
+    first = t.ack(7, (0, 0), True, 1, 0, "", now=0.1)
+    t.trigger(now=2.0, checkpoint_id=99)
+    t.ack(99, (0, 0), True, 1, 0, "", now=2.1)
+    assert t.last_complete.checkpoint_id == 99 and t.next_id == 8
+    t.retract(99)
+    assert t.last_complete is first
+
+
+def test_metrics_count_outcomes_and_keep_the_last_checkpoint():
+    registry = CollectorRegistry()
+    metrics = CheckpointMetrics(registry)
+    t = CheckpointTracker(interval=1.0, replicas={(0, 0)})
+    t.trigger(now=0.0)
+    metrics.ended(t.ack(1, (0, 0), True, 4096, 0.05, "", now=0.3))
+    t.trigger(now=2.0)
+    metrics.ended(t.ack(2, (0, 0), False, 0, 0, "store down", now=2.1))
+    value = registry.get_sample_value
+    assert value("segflow_checkpoints_total", {"outcome": "complete"}) == 1
+    assert value("segflow_checkpoints_total", {"outcome": "failed"}) == 1
+    assert value("segflow_checkpoint_bytes") == 4096 and value("segflow_last_checkpoint_id") == 1
+    assert value("segflow_checkpoint_duration_seconds_count") == 1
