@@ -1,0 +1,1 @@
+"""Checkpointing protocols, snapshots and recovery."""
