@@ -20,8 +20,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench", "jobs"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 from bid_count import auction_of  # noqa: E402
+from wordcount import baseline  # noqa: E402
 from segflow.cli.demo import read_counts  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
@@ -37,11 +39,7 @@ def timed(fn):
 
 
 def wordcount_baseline(path):
-    counts = collections.Counter()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            counts.update(line.lower().split())
-    return dict(counts)
+    return dict(baseline(path))
 
 
 def wordcount_segflow(path, parallelism, runtime):

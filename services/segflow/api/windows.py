@@ -57,29 +57,29 @@ class EventTimeWindow(WindowDescription):
     step: Any = None
     gap: Any = None
 
-    @staticmethod
-    def sliding(size: Any, step: Any) -> "EventTimeWindow":
+    @classmethod
+    def sliding(cls, size: Any, step: Any) -> "EventTimeWindow":
         _positive("size", size)
         _positive("step", step)
-        return EventTimeWindow(size=size, step=step)
+        return cls(size=size, step=step)
 
-    @staticmethod
-    def tumbling(size: Any) -> "EventTimeWindow":
+    @classmethod
+    def tumbling(cls, size: Any) -> "EventTimeWindow":
         _positive("size", size)
-        return EventTimeWindow(size=size, step=size)
+        return cls(size=size, step=size)
 
-    @staticmethod
-    def session(gap: Any) -> "EventTimeWindow":
+    @classmethod
+    def session(cls, gap: Any) -> "EventTimeWindow":
         _positive("gap", gap)
-        return EventTimeWindow(gap=gap)
+        return cls(gap=gap)
+
+    kind = "event_time"
 
     @property
     def name(self) -> str:
-        kind = type(self).__name__.replace("Window", "").lower().replace("eventtime", "event_time")
-        kind = kind.replace("processingtime", "processing_time")
         if self.gap is not None:
-            return f"{kind}_session({self.gap})"
-        return f"{kind}_window({self.size}, {self.step})"
+            return f"{self.kind}_session({self.gap})"
+        return f"{self.kind}_window({self.size}, {self.step})"
 
     def make(self, aggregate, keyed, flat=False):
         if self.gap is not None:
@@ -91,21 +91,7 @@ class EventTimeWindow(WindowDescription):
 class ProcessingTimeWindow(EventTimeWindow):
     """Like :class:`EventTimeWindow`, on the wall clock; sizes in seconds."""
 
-    @staticmethod
-    def sliding(size: float, step: float) -> "ProcessingTimeWindow":
-        _positive("size", size)
-        _positive("step", step)
-        return ProcessingTimeWindow(size=size, step=step)
-
-    @staticmethod
-    def tumbling(size: float) -> "ProcessingTimeWindow":
-        _positive("size", size)
-        return ProcessingTimeWindow(size=size, step=size)
-
-    @staticmethod
-    def session(gap: float) -> "ProcessingTimeWindow":
-        _positive("gap", gap)
-        return ProcessingTimeWindow(gap=gap)
+    kind = "processing_time"
 
     def make(self, aggregate, keyed, flat=False):
         return ProcessingTime(super().make(aggregate, keyed, flat))

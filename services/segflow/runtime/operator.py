@@ -94,6 +94,23 @@ class Operator:
         return None
 
 
+class Delegating(Operator):
+    """An operator that wraps another (``inner``): same identity for errors, same state."""
+
+    inner: Operator
+
+    def open(self, ctx: ReplicaContext) -> None:
+        super().open(ctx)
+        self.inner.name, self.inner.location = self.name, self.location
+        self.inner.open(ctx)
+
+    def snapshot(self) -> dict:
+        return self.inner.snapshot()
+
+    def restore(self, state: dict) -> None:
+        self.inner.restore(state)
+
+
 class UserCall:
     """Runs a user function over a batch and, when it raises, finds the failing record.
 

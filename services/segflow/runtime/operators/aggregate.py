@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..elements import Batch
-from ..operator import Operator, Output, UserCall
+from ..operator import Delegating, Operator, Output, UserCall
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
 
@@ -150,18 +150,13 @@ class KeyedSum(Operator):
         return Batch(list(acc.items())) if acc else None
 
 
-class LocalKeyedFold(Operator):
+class LocalKeyedFold(Delegating):
     """First stage of group_by_fold/reduce: keys records with ``key`` and folds per key."""
 
     def __init__(self, key: Callable, fn: Callable, init: Any = Fold._NOTHING):
         self.key = key
         self.inner = KeyedFold(fn, init)
         self.call = UserCall(self)
-
-    def open(self, ctx) -> None:
-        super().open(ctx)
-        self.inner.name, self.inner.location = self.name, self.location
-        self.inner.open(ctx)
 
     def process(self, batch: Batch) -> Output:
         key = self.key
@@ -174,12 +169,6 @@ class LocalKeyedFold(Operator):
 
     def on_end(self) -> Output:
         return self.inner.on_end()
-
-    def snapshot(self) -> dict:
-        return self.inner.snapshot()
-
-    def restore(self, state: dict) -> None:
-        self.inner.restore(state)
 
 
 class MapValues(Operator):

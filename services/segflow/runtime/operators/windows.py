@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any, Callable
 
 from ..elements import Batch
-from ..operator import Operator, Output, UserCall
+from ..operator import Delegating, Operator, Output, UserCall
 
 _NO_KEY = object()
 
@@ -231,18 +231,13 @@ class SessionWindows(WindowOperator):
         return self.drain()
 
 
-class ProcessingTime(Operator):
+class ProcessingTime(Delegating):
     """Wraps a time-window operator: stamps records with the wall clock on arrival and
     advances the inner operator's watermark with the clock, on batches and idle ticks."""
 
     def __init__(self, inner: WindowOperator, clock: Callable[[], float] = time.time):
         self.inner = inner
         self.clock = clock
-
-    def open(self, ctx) -> None:
-        super().open(ctx)
-        self.inner.name, self.inner.location = self.name, self.location
-        self.inner.open(ctx)
 
     def process(self, batch: Batch) -> Output:
         now = self.clock()
@@ -257,12 +252,6 @@ class ProcessingTime(Operator):
 
     def on_end(self) -> Output:
         return self.inner.on_end()
-
-    def snapshot(self) -> dict:
-        return self.inner.snapshot()
-
-    def restore(self, state: dict) -> None:
-        self.inner.restore(state)
 
     @staticmethod
     def _merge(a: Output, b: Output) -> Output:
