@@ -15,8 +15,13 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/segflow demo
 
-test: setup
+test: setup test-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# System packages the tests need (redis-server); idempotent.
+.PHONY: test-deps
+test-deps:
+	scripts/install-test-deps.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -70,6 +70,20 @@ class Catalog:
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
         self.backend.put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
 
+    # -- uncoordinated protocols: per-replica local checkpoints and their log segments
+    def _local(self, process: str, index: int) -> str:
+        return f"jobs/{self.job}/unc/{process}/{index:08d}"
+
+    def write_local(self, process: str, index: int, blob: bytes, log: bytes) -> None:
+        self.backend.put(self._local(process, index) + ".log", log)
+        self.backend.put(self._local(process, index), blob)
+
+    def read_local(self, process: str, index: int) -> bytes | None:
+        return self.backend.get(self._local(process, index))
+
+    def read_log(self, process: str, index: int) -> bytes | None:
+        return self.backend.get(self._local(process, index) + ".log")
+
     def collect_garbage(self, retain: int) -> list[int]:
         """Keep the ``retain`` newest complete checkpoints and every savepoint; delete
         other complete ones and incomplete ones older than the newest complete."""

@@ -45,8 +45,8 @@ class LocalBackend(StateBackend):
         try:
             with open(self._path(key), "rb") as f:
                 return f.read()
-        except FileNotFoundError:
-            return None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None   # no key here (the path may be a prefix of keys, or run through one)
         except OSError as exc:
             raise StateStoreError(f"cannot read {key} under {self.root}: {exc}") from exc
 

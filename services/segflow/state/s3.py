@@ -1,0 +1,210 @@
+"""State in an S3 bucket (AWS or any S3-compatible server: MinIO, Ceph, moto...).
+
+URL: ``s3://bucket/prefix``; key ``jobs/j1/chk-00000012/b3.r1`` is stored as the object
+``prefix/jobs/j1/chk-00000012/b3.r1``. One ``PutObject`` per key, which S3 makes atomic.
+
+* Endpoint: the ``s3_endpoint`` argument, else ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``,
+  else AWS itself. Path-style addressing (``http://endpoint/bucket/key``), which every
+  S3-compatible server understands and which needs no wildcard DNS.
+* Region: ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else ``us-east-1``.
+* Credentials: boto3's usual chain when any are configured (environment, profile, shared
+  files, web identity / container credentials as on Kubernetes). When none is configured at
+  all, the dummy pair ``segflow``/``segflow`` is used (servers such as moto accept anything),
+  and boto3 is kept from probing the EC2 metadata service.
+* Timeouts and retries are short (connect 2 s, read 10 s, 2 retries), so an unreachable
+  store fails a checkpoint quickly instead of hanging it.
+* The bucket is created on first use if it is missing. If that fails (store down), the next
+  operation tries again: a backend never stays broken.
+
+Every boto3/botocore failure surfaces as :class:`StateStoreError`.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from typing import Iterable, Iterator
+from urllib.parse import urlparse
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError,
+                                 NoCredentialsError, PartialCredentialsError, ReadTimeoutError)
+
+from ..errors import SegflowError
+from .backend import StateBackend, StateStoreError
+
+DUMMY_CREDENTIAL = "segflow"
+_CREDENTIAL_SOURCES = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                       "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                       "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
+_NOT_FOUND = ("404", "NoSuchKey", "NotFound")
+_CREDENTIAL_CODES = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "ExpiredToken",
+                     "InvalidToken")
+
+
+def _credentials_configured() -> bool:
+    if any(os.environ.get(name) for name in _CREDENTIAL_SOURCES):
+        return True
+    home = os.path.expanduser("~/.aws")
+    return any(os.path.exists(os.path.join(home, f)) for f in ("credentials", "config"))
+
+
+class S3Backend(StateBackend):
+    page_size = 1000      # list_objects_v2 MaxKeys
+    delete_chunk = 1000   # delete_objects accepts at most 1000 keys a call
+
+    def __init__(self, url: str, s3_endpoint: str | None = None):
+        parsed = urlparse(url)
+        if parsed.scheme != "s3" or not parsed.netloc:
+            raise SegflowError(f"S3 state URLs look like s3://bucket/prefix (got {url!r})")
+        self.url = url
+        self.bucket = parsed.netloc
+        prefix = parsed.path.strip("/")
+        self.prefix = prefix + "/" if prefix else ""
+        self.endpoint = (s3_endpoint or os.environ.get("AWS_ENDPOINT_URL_S3")
+                         or os.environ.get("AWS_ENDPOINT_URL") or None)
+        self.region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        credentials = {}
+        if not _credentials_configured():
+            credentials = {"aws_access_key_id": DUMMY_CREDENTIAL,
+                           "aws_secret_access_key": os.environ.get("AWS_SECRET_ACCESS_KEY") or DUMMY_CREDENTIAL}
+        config = Config(
+            retries={"max_attempts": 2},
+            connect_timeout=2,
+            read_timeout=10,
+            s3={"addressing_style": "path"},
+            max_pool_connections=16,
+        )
+        try:
+            session = boto3.session.Session(region_name=self.region, **credentials)
+            self._client = session.client("s3", endpoint_url=self.endpoint, config=config)
+        except (BotoCoreError, ValueError) as exc:
+            raise SegflowError(f"cannot set up the S3 state store {url!r} (endpoint "
+                               f"{self.endpoint or 'AWS'}): {exc}") from exc
+        self._bucket_lock = threading.Lock()
+        self._bucket_ready = False
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"S3 state store {self.url} (endpoint {self.endpoint or 'AWS default for ' + self.region})"
+
+    @contextlib.contextmanager
+    def _failing(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (EndpointConnectionError, ConnectTimeoutError) as exc:
+            raise StateStoreError(
+                f"{self._where()}: {what} failed: cannot reach the endpoint ({exc}); is the S3 server up "
+                "and reachable from here? Set it with s3_endpoint or AWS_ENDPOINT_URL") from exc
+        except ReadTimeoutError as exc:
+            raise StateStoreError(
+                f"{self._where()}: {what} timed out ({exc}); the S3 server is overloaded or "
+                "unreachable") from exc
+        except (NoCredentialsError, PartialCredentialsError) as exc:
+            raise StateStoreError(
+                f"{self._where()}: {what} failed: {exc}; set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY (or an AWS profile)") from exc
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code == "NoSuchBucket":
+                self._bucket_ready = False  # deleted behind our back: recreate on next use
+                hint = f"the bucket {self.bucket!r} does not exist (any more); it is recreated on next use"
+            elif code in _CREDENTIAL_CODES:
+                hint = ("access denied: check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the bucket "
+                        f"policy for {self.bucket!r}")
+            else:
+                hint = "the S3 server refused the request"
+            raise StateStoreError(f"{self._where()}: {what} failed: {exc}; {hint}") from exc
+        except (BotoCoreError, OSError) as exc:
+            raise StateStoreError(
+                f"{self._where()}: {what} failed: {type(exc).__name__}: {exc}; check the S3 server and "
+                "the state URL") from exc
+
+    def _ensure_bucket(self) -> None:
+        if self._bucket_ready:
+            return
+        with self._bucket_lock:
+            if self._bucket_ready:
+                return
+            with self._failing(f"checking the bucket {self.bucket!r}"):
+                try:
+                    self._client.head_bucket(Bucket=self.bucket)
+                except ClientError as exc:
+                    if exc.response.get("Error", {}).get("Code") not in _NOT_FOUND + ("NoSuchBucket",):
+                        raise
+                    self._create_bucket()
+            self._bucket_ready = True
+
+    def _create_bucket(self) -> None:
+        kwargs = {}
+        if self.region != "us-east-1":
+            kwargs["CreateBucketConfiguration"] = {"LocationConstraint": self.region}
+        try:
+            self._client.create_bucket(Bucket=self.bucket, **kwargs)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code == "BucketAlreadyOwnedByYou":
+                return
+            if code == "BucketAlreadyExists":
+                raise StateStoreError(
+                    f"{self._where()}: the bucket {self.bucket!r} belongs to another account; "
+                    "choose another bucket name in the state URL") from exc
+            raise
+
+    # -- operations -----------------------------------------------------------------------
+
+    def put(self, key: str, data: bytes) -> None:
+        self._ensure_bucket()
+        with self._failing(f"writing {key!r} ({len(data)} bytes)"):
+            self._client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=bytes(data))
+
+    def get(self, key: str) -> bytes | None:
+        self._ensure_bucket()
+        with self._failing(f"reading {key!r}"):
+            try:
+                response = self._client.get_object(Bucket=self.bucket, Key=self.prefix + key)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                    return None
+                raise
+            body = response["Body"]
+            try:
+                return body.read()
+            finally:
+                body.close()
+
+    def list(self, prefix: str) -> list[str]:
+        self._ensure_bucket()
+        start = len(self.prefix)
+        keys = []
+        with self._failing(f"listing keys under {prefix!r}"):
+            pages = self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix + prefix, PaginationConfig={"PageSize": self.page_size})
+            for page in pages:
+                keys.extend(item["Key"][start:] for item in page.get("Contents", ()))
+        return sorted(keys)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        names = [self.prefix + k for k in keys]
+        if not names:
+            return
+        self._ensure_bucket()
+        with self._failing(f"deleting {len(names)} keys"):
+            for i in range(0, len(names), self.delete_chunk):
+                chunk = names[i:i + self.delete_chunk]
+                response = self._client.delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": [{"Key": n} for n in chunk], "Quiet": True})
+                errors = [e for e in response.get("Errors", ()) if e.get("Code") != "NoSuchKey"]
+                if errors:
+                    first = errors[0]
+                    raise StateStoreError(
+                        f"{self._where()}: deleting {len(errors)} of {len(chunk)} keys failed, first "
+                        f"{first.get('Key')!r}: {first.get('Code')} {first.get('Message')}")
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"S3Backend({self.url!r}, endpoint={self.endpoint!r})"

@@ -1,0 +1,50 @@
+"""Real Redis and S3 (moto) servers on loopback for the state-store tests.
+
+A missing server program FAILS the tests that need it, saying what to run; it never skips.
+Every server is stopped by its PID at the end, whatever the outcome.
+"""
+import pytest
+
+from support.servers import start_or_fail, start_redis, start_s3
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    server = start_or_fail(start_redis, "redis-server")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    server = start_or_fail(start_s3, "moto S3 server")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of this test alone, for tests that stop, restart or pause it."""
+    server = start_or_fail(start_redis, "redis-server")
+    try:
+        yield server
+    finally:
+        try:
+            server.resume()  # a paused server would not act on SIGTERM
+        except (OSError, TypeError):
+            pass
+        server.cleanup()
+
+
+@pytest.fixture
+def own_s3():
+    """A moto S3 server of this test alone, for tests that stop it."""
+    server = start_or_fail(start_s3, "moto S3 server")
+    try:
+        yield server
+    finally:
+        server.cleanup()
