@@ -91,7 +91,7 @@ def kill_tree(process):
     psutil.wait_procs(tree, timeout=10)
 
 
-PROTOCOLS = ["aligned", "unaligned"]
+PROTOCOLS = ["aligned", "unaligned", "uncoordinated", "cic"]
 
 
 @pytest.fixture

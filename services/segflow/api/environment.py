@@ -39,7 +39,7 @@ class Config:
 
 
 PROTOCOLS = ("aligned", "unaligned", "uncoordinated", "cic", "none")
-AVAILABLE_PROTOCOLS = ("aligned", "unaligned", "none")
+AVAILABLE_PROTOCOLS = PROTOCOLS
 
 
 def check_checkpointing(config: "Config") -> None:

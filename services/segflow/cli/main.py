@@ -109,8 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     if not args.quiet:
-        read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source
-                   or _fed_by_source(env.graph, block))
+        read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source)
         rate = read / result.seconds if result.seconds > 0 else 0.0
         extra = ""
         if getattr(result, "last_checkpoint", 0):
@@ -119,10 +118,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"segflow: done in {result.seconds:.2f} s, {read:,} source records "
               f"({human(rate)} records/s){extra}", file=sys.stderr)
     return 0
-
-
-def _fed_by_source(graph, block_id: int) -> bool:
-    return any(graph.blocks[e.src].is_source for e in graph.inputs_of(block_id))
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

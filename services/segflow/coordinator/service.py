@@ -30,6 +30,8 @@ from ..state import StateStoreError, open_backend
 from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
+from ..checkpoint.recovery_line import CheckpointRecord, recovery_line
+from ..runtime.uncoordinated import process_name
 from .checkpoints import CheckpointTracker
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
@@ -77,13 +79,17 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.tracker: CheckpointTracker | None = None
         self.restore_id = 0
         self.savepoints: dict[int, threading.Event] = {}
+        self.uncoordinated = settings.protocol in ("uncoordinated", "cic")
+        self.records: dict[str, dict[int, CheckpointRecord]] = {}
+        self.committed: dict[str, int] = {}
+        self.recovery_plan: dict | None = None
         self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.metrics = None
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
             self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
-            self.tracker = CheckpointTracker(settings.interval, set(),
+            self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
                                              first_id=max(self.catalog.highest_id(), self.restore_id) + 1)
             if self.restore_id:
                 event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
@@ -116,6 +122,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             job=cpb.JobSpec(target=self.spec.target, function=self.spec.function, params=self.spec.params),
             workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
+            recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
             checkpointing=cpb.Checkpointing(protocol=s.protocol, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name),
@@ -131,6 +138,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             complete = self.tracker.last_complete
             if complete is not None:
                 self.restore_id = complete.checkpoint_id
+            elif self.uncoordinated:
+                self._plan_recovery(name)
             self.tracker.reset(set(), time.monotonic())
         if self.metrics is not None:
             self.metrics.recoveries.inc()
@@ -142,6 +151,54 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if self.spawner is not None:
             self.spawner.start(name)
         self._changed()
+
+    # ------------------------------------------------ uncoordinated protocols
+    def _history(self) -> list[CheckpointRecord]:
+        """Every replica's initial state and its contiguous run of stored checkpoints."""
+        history = []
+        for process in self._processes():
+            slot = self.records.get(process, {})
+            history.append(CheckpointRecord(process, 0))
+            index = 1
+            while index in slot:
+                history.append(slot[index])
+                index += 1
+        return history
+
+    def _processes(self) -> list[str]:
+        workers = [Worker(w, 1) for w in self.state.names] or [Worker(f"w{i}", 1) for i in range(self.state.expected)]
+        return sorted(process_name(r.block, r.index) for r in plan(self.graph, workers).all_replicas())
+
+    def _plan_recovery(self, lost: str) -> None:
+        """Lock held: the recovery line after losing worker ``lost`` (rollback propagation)."""
+        workers = [Worker(w, 1) for w in self.state.names]
+        execution = plan(self.graph, workers)
+        failed = {process_name(r.block, r.index) for r in execution.all_replicas() if execution.placement[r] == lost}
+        result = recovery_line(self._history(), failed)
+        self.recovery_plan = {"line": result.line, "replay": result.replay}
+        for process, index in result.line.items():
+            self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i <= index}
+        event(log, logging.WARNING, "recovery line", line=result.line, useless=result.useless,
+              replay={f"{a}>{b}": r for (a, b), r in result.replay.items()})
+
+    def Report(self, request, context):
+        with self.lock:
+            if request.attempt != self.state.attempt or not request.ok:
+                if not request.ok:
+                    event(log, logging.WARNING, "local checkpoint failed", process=request.process,
+                          index=request.index, error=request.error)
+                return cpb.Ack()
+            record = pickle.loads(request.record)
+            self.records.setdefault(request.process, {})[request.index] = CheckpointRecord(
+                request.process, request.index, record["sent"], record["processed"])
+            stable = recovery_line(self._history(), set()).line
+            log.debug("stable line %s", stable)
+            for process, index in stable.items():
+                if index > self.committed.get(process, 0):
+                    self.committed[process] = index
+                    self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
+                                                process=process))
+        return cpb.Ack()
 
     # ---------------------------------------------------------------- RPCs
     def Register(self, request, context):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..runtime.elements import (END, FLUSH, TERMINATE, Barrier, Batch, EndOfStream,
                                 FlushBatch, IterationUpdate, Terminate, Watermark)
+from ..runtime.uncoordinated import Piggybacked
 from ..v1 import data_pb2 as pb
 
 
@@ -20,6 +21,10 @@ class FrameError(ValueError):
 
 
 def encode(element: Any, seq: int) -> pb.Frame:
+    if type(element) is Piggybacked:
+        frame = encode(element.element, seq)
+        frame.protocol_meta = element.meta
+        return frame
     kind = type(element)
     if kind is Batch:
         return pb.Frame(seq=seq, batch=pb.RecordBatch(
@@ -48,6 +53,11 @@ def encode(element: Any, seq: int) -> pb.Frame:
 
 
 def decode(frame: pb.Frame) -> Any:
+    element = _decode_body(frame)
+    return Piggybacked(element, frame.protocol_meta) if frame.protocol_meta else element
+
+
+def _decode_body(frame: pb.Frame) -> Any:
     body = frame.WhichOneof("body")
     try:
         if body == "batch":

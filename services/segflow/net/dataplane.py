@@ -21,6 +21,7 @@ import grpc
 
 from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
+from ..runtime.uncoordinated import Piggybacked
 from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc
 from . import PROTOCOL_VERSION
@@ -109,7 +110,7 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
                 expected += 1
                 element = decode(frame)
                 inbox.put((hello.dst_input, sender, element), blocking)
-                if frame.WhichOneof("body") == "batch":
+                if frame.HasField("batch"):
                     self.metrics.received(hello, frame.batch.count, frame.ByteSize())
         except FrameError as exc:
             log.warning("disconnecting a broken channel b%d.r%d -> b%d.r%d: %s", hello.src_block,
@@ -160,7 +161,7 @@ class RemoteOutlet(Outlet):
                     started = time.monotonic()
         if started is not None and self.on_blocked is not None:
             self.on_blocked(time.monotonic() - started)
-        if type(element) is Terminate:
+        if type(element) is Terminate or (type(element) is Piggybacked and type(element.element) is Terminate):
             self.close()
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ from .elements import (END, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch,
 from .operator import Operator, ReplicaContext
 from .routing import Router
 from .snapshots import CheckpointBook, SnapshotSink
+from .uncoordinated import LocalCheckpoints, Piggybacked
 
 IDLE_TICK = 0.2
 
@@ -109,6 +110,8 @@ class ReplicaExecutor:
         self.book: CheckpointBook | None = None
         self.snapshots: SnapshotSink | None = None
         self.triggers: queue.SimpleQueue = queue.SimpleQueue()   # sources only
+        self.local: LocalCheckpoints | None = None   # uncoordinated protocols
+        self.channel_of: dict[tuple[int, int], tuple[str, str]] = {}
 
     # ----------------------------------------------------------- checkpointing
     def enable_checkpoints(self, protocol: str, sink: SnapshotSink) -> None:
@@ -116,6 +119,23 @@ class ReplicaExecutor:
         back_edges = {i for i, state in enumerate(self.inputs) if state.feedback}
         self.book = CheckpointBook(protocol, channels, back_edges)
         self.snapshots = sink
+
+    def enable_local_checkpoints(self, local: LocalCheckpoints, sink, channel_of: dict) -> None:
+        """Uncoordinated protocols: checkpoint on this replica's own timer."""
+        self.local = local
+        self.snapshots = sink
+        self.channel_of = channel_of
+
+    def _local_checkpoint(self, forced: bool = False) -> None:
+        local = self.local
+        # What this replica produced before the checkpoint must count as sent: records
+        # still waiting in the batchers would be in neither the snapshot nor the log.
+        self.router.flush()
+        for op in self.ops:
+            op.prepare_snapshot(local.index + 1)
+        state = self._state()
+        index, record, segment = local.take(forced)
+        self.snapshots.local_done(self.ctx.block, self.ctx.index, index, state, record, segment)
 
     def trigger(self, checkpoint_id: int) -> None:
         """From the worker's thread: start a checkpoint (sources, and replicas that no
@@ -241,11 +261,14 @@ class ReplicaExecutor:
         assert isinstance(source, SourceOperator)
         stop = self.stop
         triggers = self.triggers
+        local = self.local
         while True:
             if stop is not None and stop.is_set():
                 raise Cancelled()
             while not triggers.empty():
                 self._begin(triggers.get())
+            if local is not None and local.due(time.monotonic()):
+                self._local_checkpoint()
             batch = source.poll(size)
             if batch is None:
                 break
@@ -261,6 +284,8 @@ class ReplicaExecutor:
         self._control(0, END)
         self.finished = True
         self._control(0, TERMINATE)
+        if self.local is not None:
+            self._local_checkpoint()
 
     def _next_message(self) -> tuple | None:
         if self.backlog:
@@ -270,18 +295,29 @@ class ReplicaExecutor:
     def _run_inputs(self) -> None:
         assert self.inbox is not None
         head = self.head
+        local = self.local
         while not self.finished:
+            if local is not None and local.due(time.monotonic()):
+                self._local_checkpoint()
             message = self._next_message()
             if message is None:
                 self._idle()
                 continue
             index, sender, element = message
             kind = type(element)
+            if local is not None and index >= 0:
+                meta = None
+                if kind is Piggybacked:
+                    meta, element = element.meta, element.element
+                    kind = type(element)
+                    if local.must_force(meta):
+                        self._local_checkpoint(forced=True)
+                local.delivered(self.channel_of[(index, sender)], element, meta)
+            if index < 0:
+                self._worker_message(element)
+                continue
             book = self.book
             if book is not None:
-                if index < 0:
-                    self._worker_message(element)
-                    continue
                 channel = (index, sender)
                 if channel in book.blocked:
                     self.stash.setdefault(channel, []).append(message)
@@ -306,10 +342,12 @@ class ReplicaExecutor:
                 self._custom_control(index, sender, element)
             else:
                 self._align(index, sender, element)
+        if local is not None:
+            self._local_checkpoint()
 
     def _worker_message(self, element: Any) -> None:
         if type(element) is Trigger:
-            if self.book.regular_inputs_closed():
+            if self.book is not None and self.book.regular_inputs_closed():
                 self._begin(element.checkpoint_id)
         elif type(element) is Completed:
             for op in self.ops:

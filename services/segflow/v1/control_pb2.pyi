@@ -7,6 +7,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class LocalCheckpoint(_message.Message):
+    __slots__ = ("worker", "attempt", "process", "index", "record", "ok", "error")
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    OK_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    worker: str
+    attempt: int
+    process: str
+    index: int
+    record: bytes
+    ok: bool
+    error: str
+    def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., process: _Optional[str] = ..., index: _Optional[int] = ..., record: _Optional[bytes] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+
 class Checkpointing(_message.Message):
     __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name")
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
@@ -67,7 +85,7 @@ class WorkerInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "recovery_plan")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +94,7 @@ class Assignment(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTING_FIELD_NUMBER: _ClassVar[int]
     RESTORE_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    RECOVERY_PLAN_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobSpec
@@ -84,7 +103,8 @@ class Assignment(_message.Message):
     attempt: int
     checkpointing: Checkpointing
     restore_checkpoint: int
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ...) -> None: ...
+    recovery_plan: bytes
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out")
@@ -109,7 +129,7 @@ class WorkerStatus(_message.Message):
     def __init__(self, worker: _Optional[str] = ..., replicas: _Optional[_Iterable[_Union[ReplicaCounters, _Mapping]]] = ..., last_checkpoint: _Optional[int] = ...) -> None: ...
 
 class Command(_message.Message):
-    __slots__ = ("kind", "checkpoint_id", "reason")
+    __slots__ = ("kind", "checkpoint_id", "reason", "process")
     class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         KIND_UNSPECIFIED: _ClassVar[Command.Kind]
@@ -125,10 +145,12 @@ class Command(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    PROCESS_FIELD_NUMBER: _ClassVar[int]
     kind: Command.Kind
     checkpoint_id: int
     reason: str
-    def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    process: str
+    def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ..., process: _Optional[str] = ...) -> None: ...
 
 class WorkerFinished(_message.Message):
     __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed")

@@ -69,6 +69,11 @@ class CoordinatorStub:
                 request_serializer=segflow_dot_v1_dot_control__pb2.SavepointRequest.SerializeToString,
                 response_deserializer=segflow_dot_v1_dot_control__pb2.SavepointReply.FromString,
                 _registered_method=True)
+        self.Report = channel.unary_unary(
+                '/segflow.v1.Coordinator/Report',
+                request_serializer=segflow_dot_v1_dot_control__pb2.LocalCheckpoint.SerializeToString,
+                response_deserializer=segflow_dot_v1_dot_control__pb2.Ack.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -124,6 +129,13 @@ class CoordinatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Report(self, request, context):
+        """Uncoordinated protocols: a replica has stored a local checkpoint.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -161,6 +173,11 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.Savepoint,
                     request_deserializer=segflow_dot_v1_dot_control__pb2.SavepointRequest.FromString,
                     response_serializer=segflow_dot_v1_dot_control__pb2.SavepointReply.SerializeToString,
+            ),
+            'Report': grpc.unary_unary_rpc_method_handler(
+                    servicer.Report,
+                    request_deserializer=segflow_dot_v1_dot_control__pb2.LocalCheckpoint.FromString,
+                    response_serializer=segflow_dot_v1_dot_control__pb2.Ack.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -352,6 +369,33 @@ class Coordinator:
             '/segflow.v1.Coordinator/Savepoint',
             segflow_dot_v1_dot_control__pb2.SavepointRequest.SerializeToString,
             segflow_dot_v1_dot_control__pb2.SavepointReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Report(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/segflow.v1.Coordinator/Report',
+            segflow_dot_v1_dot_control__pb2.LocalCheckpoint.SerializeToString,
+            segflow_dot_v1_dot_control__pb2.Ack.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,11 +17,12 @@ import grpc
 
 from ..observability.logs import event
 from ..plan.placement import ReplicaId
+from ..runtime.uncoordinated import process_name
 from ..state import StateStoreError
 from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 
-log = logging.getLogger("segflow.worker")
+log = log_ = logging.getLogger("segflow.worker")
 
 
 class CheckpointAgent:
@@ -47,9 +48,33 @@ class CheckpointAgent:
         for rid in running:
             self.executors[rid].trigger(checkpoint_id)
 
-    def complete(self, checkpoint_id: int) -> None:
-        for executor in self.executors.values():
-            executor.notify_complete(checkpoint_id)
+    def complete(self, checkpoint_id: int, process: str = "") -> None:
+        """Checkpoint ``checkpoint_id`` is complete (for one replica only, if ``process``)."""
+        for rid, executor in self.executors.items():
+            if not process or process == process_name(rid.block, rid.index):
+                executor.notify_complete(checkpoint_id)
+
+    # -- uncoordinated protocols
+    def local_done(self, block: int, replica: int, index: int, state: bytes, record: dict,
+                   segment: dict) -> None:
+        blob = pickle.dumps({"state": state, "record": record}, protocol=5)
+        log = pickle.dumps(segment, protocol=5)
+        self.persist.submit(self._persist_local, process_name(block, replica), index, blob, log, record)
+
+    def _persist_local(self, process: str, index: int, blob: bytes, log: bytes, record: dict) -> None:
+        report = cpb.LocalCheckpoint(worker=self.worker, attempt=self.attempt, process=process, index=index,
+                                     ok=True, record=pickle.dumps({k: record[k] for k in ("sent", "processed",
+                                                                                          "forced")}))
+        try:
+            self.catalog.write_local(process, index, blob, log)
+        except StateStoreError as exc:
+            report.ok, report.error = False, str(exc)
+            event(log_, logging.WARNING, "local checkpoint not stored", process=process, index=index,
+                  error=str(exc))
+        try:
+            self.control.Report(report, timeout=10)
+        except grpc.RpcError as exc:
+            event(log_, logging.WARNING, "local checkpoint not reported", process=process, error=str(exc.details()))
 
     # -- from the replicas
     def replica_done(self, rid: ReplicaId) -> None:

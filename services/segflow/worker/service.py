@@ -40,6 +40,7 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
 from ..v1 import data_pb2_grpc as dpb_grpc
+from ..runtime.uncoordinated import LocalCheckpoints, LoggingOutlet, cut, process_name, size
 from .agent import CheckpointAgent
 
 log = logging.getLogger("segflow.worker")
@@ -227,6 +228,18 @@ class WorkerService:
 
         checkpointing = assignment.checkpointing
         restore = assignment.restore_checkpoint
+        uncoordinated = checkpointing.protocol in ("uncoordinated", "cic")
+        processes = sorted(process_name(r.block, r.index) for r in execution.all_replicas())
+        locals_: dict[ReplicaId, LocalCheckpoints] = {}
+        for replica in mine:
+            if uncoordinated:
+                locals_[replica] = LocalCheckpoints(
+                    process_name(replica.block, replica.index), checkpointing.interval_seconds, processes,
+                    cic=checkpointing.protocol == "cic", seed=hash((replica.block, replica.index, assignment.attempt)))
+
+        def channel(edge, sender: int, destination: int) -> tuple[str, str]:
+            return process_name(edge.src, sender), process_name(edge.dst, destination)
+
         for replica in mine:
             def outlet_for(edge, destination: int, replica=replica):
                 target = ReplicaId(edge.dst, destination)
@@ -241,8 +254,14 @@ class WorkerService:
                                       on_blocked=self.metrics.backpressure.inc)
                 attempt.outlets.append(outlet)
                 return outlet
-            executor = build_executor(execution, replica, attempt.inboxes.get(replica), outlet_for, deliver,
-                                      cancel, transactional=attempt.two_phase, restored_from=restore)
+
+            def logged_outlet_for(edge, destination: int, replica=replica):
+                outlet = outlet_for(edge, destination)
+                if replica not in locals_:
+                    return outlet
+                return LoggingOutlet(outlet, channel(edge, replica.index, destination), locals_[replica])
+            executor = build_executor(execution, replica, attempt.inboxes.get(replica), logged_outlet_for,
+                                      deliver, cancel, transactional=attempt.two_phase, restored_from=restore)
             if not graph.outputs_of(replica.block):
                 executor.on_sink_batch = self.metrics.latency.observe
             attempt.executors[replica] = executor
@@ -252,9 +271,16 @@ class WorkerService:
             attempt.agent = CheckpointAgent(self.name, assignment.attempt, catalog, self.control,
                                             attempt.executors)
             for rid, executor in attempt.executors.items():
-                executor.enable_checkpoints(checkpointing.protocol, attempt.agent)
+                if uncoordinated:
+                    channel_of = {(e.dst_input, s): channel(e, s, rid.index)
+                                  for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
+                    executor.enable_local_checkpoints(locals_[rid], attempt.agent, channel_of)
+                else:
+                    executor.enable_checkpoints(checkpointing.protocol, attempt.agent)
             if restore:
                 self._restore(attempt, catalog, restore)
+            elif assignment.recovery_plan:
+                self._restore_line(attempt, catalog, pickle.loads(assignment.recovery_plan), locals_)
         self.receivers.ready(assignment.job_id, lookup)
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None)
@@ -275,6 +301,49 @@ class WorkerService:
                 attempt.agent.done.add(rid)
         event(log, logging.WARNING, "restored", worker=self.name, checkpoint=checkpoint_id,
               attempt=attempt.assignment.attempt, replicas=restored)
+
+    def _restore_line(self, attempt: Attempt, catalog: Catalog, plan: dict, locals_: dict) -> None:
+        """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then
+        the in-transit messages of its input channels, replayed from the senders' logs."""
+        line, replay = plan["line"], plan["replay"]
+        restored = {}
+        for rid, executor in attempt.executors.items():
+            process = process_name(rid.block, rid.index)
+            index = line.get(process, 0)
+            restored[process] = index
+            if index == 0:
+                continue
+            blob = catalog.read_local(process, index)
+            if blob is None:
+                raise SegflowError(f"local checkpoint {index} of {process} is missing from the state store")
+            saved = pickle.loads(blob)
+            executor.ctx.restored_from = index     # sinks commit what this checkpoint covers
+            executor.restore({"state": saved["state"], "channels": {}})
+            locals_[rid].restore(index, saved["record"])
+            if executor.finished:
+                attempt.agent.done.add(rid)
+        for rid, executor in attempt.executors.items():
+            by_channel = {c: key for key, c in executor.channel_of.items()}
+            for channel, (first, last) in sorted(replay.items()):
+                if channel not in by_channel:
+                    continue
+                index_sender = by_channel[channel]
+                for element in self._logged(catalog, channel, line.get(channel[0], 0), first, last):
+                    executor.backlog.append((index_sender[0], index_sender[1], element))
+        event(log, logging.WARNING, "restored recovery line", worker=self.name, line=restored,
+              replayed={f"{a}>{b}": r for (a, b), r in replay.items()}, attempt=attempt.assignment.attempt)
+
+    @staticmethod
+    def _logged(catalog: Catalog, channel: tuple, sender_index: int, first: int, last: int) -> list:
+        """Elements ``first..last`` of ``channel`` from the sender's logs (checkpoints 1..index)."""
+        logged = []
+        for index in range(1, sender_index + 1):
+            data = catalog.read_log(channel[0], index)
+            logged.extend((pickle.loads(data) if data else {}).get(channel, []))
+        elements = cut(logged, first, last)
+        if sum(size(e) for e in elements) != last - first + 1:
+            raise SegflowError(f"the log of channel {channel} lacks part of {first}..{last}: the state store lost it")
+        return elements
 
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)
@@ -328,7 +397,7 @@ class WorkerService:
         elif kind == cpb.Command.CHECKPOINT and attempt.agent is not None:
             attempt.agent.checkpoint(command.checkpoint_id)
         elif kind == cpb.Command.CHECKPOINT_COMPLETE and attempt.agent is not None:
-            attempt.agent.complete(command.checkpoint_id)
+            attempt.agent.complete(command.checkpoint_id, command.process)
             if command.checkpoint_id == FINAL_CHECKPOINT:
                 attempt.committed.set()
 
