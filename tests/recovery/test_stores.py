@@ -27,7 +27,7 @@ def s3_server():
     server.cleanup()
 
 
-@pytest.mark.parametrize("protocol", ["aligned", "unaligned"])
+@pytest.mark.parametrize("protocol", ["aligned", "unaligned", "uncoordinated", "cic"])
 def test_kills_with_redis_state(tmp_path, redis_server, protocol):
     output = tmp_path / "out"
     run_with_kills("windowed_counts.py", {"output": output}, redis_server.url, protocol, seed=21)
@@ -36,7 +36,7 @@ def test_kills_with_redis_state(tmp_path, redis_server, protocol):
     assert any(k.endswith("/_COMPLETE") for k in keys)
 
 
-@pytest.mark.parametrize("protocol", ["aligned", "unaligned"])
+@pytest.mark.parametrize("protocol", ["aligned", "unaligned", "uncoordinated", "cic"])
 def test_kills_with_s3_state(tmp_path, s3_server, monkeypatch, protocol):
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
     output = tmp_path / "out"
