@@ -11,7 +11,7 @@ import json
 import re
 
 from ..errors import SegflowError
-from ..runtime.snapshots import checkpoint_prefix, complete_key, snapshot_key
+from ..runtime.snapshots import FINAL_CHECKPOINT, checkpoint_prefix, complete_key, snapshot_key
 from .backend import StateBackend
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
@@ -23,10 +23,13 @@ class Catalog:
         self.job = job_name
 
     def _ids(self) -> tuple[set[int], set[int]]:
+        """Numbered checkpoints only: the job's final snapshot (taken when it finished) is
+        never restored, and counting it would number the next run's checkpoints past it,
+        where the sinks' final commit could not reach their epochs."""
         every, complete = set(), set()
         for key in self.backend.list(checkpoint_prefix(self.job)):
             match = _CHECKPOINT.match(key)
-            if match:
+            if match and int(match.group(1)) != FINAL_CHECKPOINT:
                 checkpoint_id = int(match.group(1))
                 every.add(checkpoint_id)
                 if key.endswith("/_COMPLETE"):

@@ -1,0 +1,47 @@
+"""The checkpoint catalog over a real (file) store: what counts as a checkpoint, which one
+a restore resolves to, and what garbage collection keeps."""
+import pytest
+
+from segflow.errors import SegflowError
+from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.state.catalog import Catalog
+from segflow.state.local import LocalBackend
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    return Catalog(LocalBackend(f"file://{tmp_path}"), "job")
+
+
+def checkpoint(catalog, checkpoint_id, complete=True, savepoint=False):
+    catalog.write(checkpoint_id, 1, 0, b"state")
+    if complete:
+        catalog.mark_complete(checkpoint_id, {"id": checkpoint_id, "savepoint": savepoint})
+
+
+def test_the_final_snapshot_of_a_finished_job_is_not_a_numbered_checkpoint(catalog):
+    """A rerun numbers its checkpoints after the highest id: past the final one, its sinks'
+    last epochs would never be committed (this lost output in CI)."""
+    checkpoint(catalog, 3)
+    catalog.write(FINAL_CHECKPOINT, 1, 0, b"final state")
+    assert catalog.highest_id() == 3
+    assert catalog.complete_ids() == [3]
+    assert catalog.resolve("latest") == 3
+
+
+def test_incomplete_checkpoints_count_for_numbering_but_not_for_restore(catalog):
+    checkpoint(catalog, 1)
+    checkpoint(catalog, 2, complete=False)
+    assert catalog.highest_id() == 2
+    assert catalog.resolve("latest") == 1
+    with pytest.raises(SegflowError, match="checkpoint 2 .* is not complete; complete ones: 1"):
+        catalog.resolve("2")
+
+
+def test_garbage_collection_keeps_the_newest_and_every_savepoint(catalog):
+    for checkpoint_id in range(1, 6):
+        checkpoint(catalog, checkpoint_id, savepoint=checkpoint_id == 2)
+    checkpoint(catalog, 6, complete=False)
+    assert catalog.collect_garbage(retain=2) == [1, 3]
+    assert catalog.complete_ids() == [2, 4, 5]
+    assert catalog.highest_id() == 6
