@@ -45,3 +45,12 @@ def test_garbage_collection_keeps_the_newest_and_every_savepoint(catalog):
     assert catalog.collect_garbage(retain=2) == [1, 3]
     assert catalog.complete_ids() == [2, 4, 5]
     assert catalog.highest_id() == 6
+
+
+def test_auto_restores_the_latest_or_starts_afresh(catalog):
+    assert catalog.resolve("auto") == 0
+    checkpoint(catalog, 1)
+    checkpoint(catalog, 2)
+    assert catalog.resolve("auto") == 2
+    with pytest.raises(SegflowError, match="'latest' or 'auto'"):
+        catalog.resolve("newest")

@@ -21,6 +21,7 @@ from typing import Callable
 
 import grpc
 
+from ..coordinator.client import request_savepoint
 from ..coordinator.service import CheckpointSettings
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
@@ -164,11 +165,4 @@ def savepoint(job_name: str | None = None, coordinator: str | None = None) -> in
             raise SegflowError(f"no running job named {job_name!r} (running: {', '.join(running) or 'none'})")
         with open(path) as f:
             coordinator = json.load(f)["coordinator"]
-    with grpc.insecure_channel(coordinator) as channel:
-        try:
-            reply = cpb_grpc.CoordinatorStub(channel).Savepoint(cpb.SavepointRequest(), timeout=180)
-        except grpc.RpcError as exc:
-            raise SegflowError(f"the coordinator at {coordinator} did not answer: {exc.details()}") from exc
-    if reply.error:
-        raise SegflowError(f"savepoint failed: {reply.error}")
-    return reply.checkpoint_id
+    return request_savepoint(coordinator)

@@ -48,8 +48,11 @@ class Catalog:
         return None if data is None else json.loads(data)
 
     def resolve(self, wanted: str) -> int:
-        """``latest`` or an id -> a complete checkpoint id, or a clear error."""
+        """``latest`` or an id -> a complete checkpoint id, or a clear error; ``auto`` ->
+        the latest if there is one, else 0 (start afresh: a redeploy after a failure)."""
         complete = self.complete_ids()
+        if wanted == "auto":
+            return complete[-1] if complete else 0
         where = f"job {self.job!r} in {self.backend.url}"
         if wanted == "latest":
             if not complete:
@@ -58,7 +61,7 @@ class Catalog:
         try:
             checkpoint_id = int(wanted)
         except ValueError:
-            raise SegflowError(f"--restore takes a checkpoint id or 'latest', not {wanted!r}") from None
+            raise SegflowError(f"--restore takes a checkpoint id, 'latest' or 'auto', not {wanted!r}") from None
         if checkpoint_id not in complete:
             known = ", ".join(map(str, complete[-10:])) or "none"
             raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")

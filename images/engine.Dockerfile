@@ -1,0 +1,21 @@
+# The engine services: `segflow coordinator` and `segflow worker` (block pods), and the
+# examples, importable as `examples.<name>` from the working directory.
+# Build from the repository root: docker build -f images/engine.Dockerfile .
+FROM python:3.11.11-slim-bookworm AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY services ./services
+COPY operator ./operator
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11.11-slim-bookworm
+RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --no-create-home segflow
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+WORKDIR /app
+COPY examples ./examples
+USER 10001:10001
+ENV PYTHONUNBUFFERED=1
+EXPOSE 7070
+ENTRYPOINT ["segflow"]
+CMD ["--help"]

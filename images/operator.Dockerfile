@@ -1,0 +1,17 @@
+# The StreamJob operator (kopf). Build from the repository root:
+# docker build -f images/operator.Dockerfile .
+FROM python:3.11.11-slim-bookworm AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY services ./services
+COPY operator ./operator
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11.11-slim-bookworm
+RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --no-create-home segflow
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+USER 10001:10001
+ENV PYTHONUNBUFFERED=1
+EXPOSE 8080 9090
+ENTRYPOINT ["segflow-operator"]

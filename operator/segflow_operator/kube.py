@@ -1,0 +1,81 @@
+"""The Kubernetes API calls the operator makes, with the errors it expects handled in one
+place: a create that finds the object already there, a delete that finds it gone."""
+from __future__ import annotations
+
+import datetime
+import logging
+
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from . import GROUP, PLURAL, VERSION
+from .manifests import JOB_LABEL
+
+log = logging.getLogger("segflow.operator")
+
+
+def load_configuration() -> None:
+    """In a pod: its service account (or the KUBECONFIG the environment names)."""
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        config.load_kube_config()
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Kube:
+    def __init__(self) -> None:
+        api = client.ApiClient()
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.custom = client.CustomObjectsApi(api)
+
+    def get_job(self, namespace: str, name: str) -> dict | None:
+        try:
+            return self.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def pods(self, namespace: str, job: str) -> list[dict]:
+        pods = self.core.list_namespaced_pod(namespace, label_selector=f"{JOB_LABEL}={job}")
+        return [self.api.sanitize_for_serialization(p) for p in pods.items]
+
+    def create(self, manifest: dict) -> None:
+        """Create, or leave the existing object as it is."""
+        namespace, kind = manifest["metadata"]["namespace"], manifest["kind"]
+        create = {"Pod": self.core.create_namespaced_pod, "Service": self.core.create_namespaced_service,
+                  "ConfigMap": self.core.create_namespaced_config_map}[kind]
+        try:
+            create(namespace, manifest)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        try:
+            self.core.delete_namespaced_pod(name, namespace)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def patch_status(self, namespace: str, name: str, status: dict) -> None:
+        self.custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name,
+                                                         {"status": status})
+
+    def event(self, body: dict, reason: str, message: str, warning: bool = False) -> None:
+        meta = body["metadata"]
+        stamp = now()
+        event = client.CoreV1Event(
+            metadata=client.V1ObjectMeta(generate_name=f"{meta['name']}.", namespace=meta["namespace"]),
+            involved_object=client.V1ObjectReference(api_version=f"{GROUP}/{VERSION}", kind="StreamJob",
+                                                     name=meta["name"], namespace=meta["namespace"],
+                                                     uid=meta["uid"]),
+            reason=reason, message=message[:1024], type="Warning" if warning else "Normal",
+            source=client.V1EventSource(component="segflow-operator"),
+            first_timestamp=stamp, last_timestamp=stamp, count=1)
+        self.core.create_namespaced_event(meta["namespace"], event)

@@ -1,0 +1,118 @@
+"""One StreamJob's reconcile loop: observe, decide (pure), act, record in the status."""
+from __future__ import annotations
+
+import logging
+
+from kubernetes.client.rest import ApiException
+
+from segflow.coordinator.client import request_savepoint
+from segflow.errors import SegflowError
+
+from . import manifests, metrics
+from .kube import Kube, now
+from .observe import pod_view
+from .reconcile import (CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, after_savepoint,
+                        decide)
+from .spec import InvalidSpec, JobSpec, parse
+from .watcher import CoordinatorWatcher
+
+log = logging.getLogger("segflow.operator")
+
+
+class JobLoop:
+    def __init__(self, kube: Kube, namespace: str, name: str):
+        self.kube = kube
+        self.namespace = namespace
+        self.name = name
+        self.watcher = CoordinatorWatcher()
+
+    def close(self) -> None:
+        self.watcher.close()
+
+    def step(self) -> None:
+        body = self.kube.get_job(self.namespace, self.name)
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return
+        status = body.get("status") or {}
+        try:
+            spec = parse(body.get("spec") or {})
+        except InvalidSpec as exc:
+            decision = Decision()
+            decision.status["lastError"] = str(exc)
+            decision.phase(status.get("phase", ""), "Failed", f"invalid spec: {exc}", warning=True)
+            self._record(body, status, decision)
+            return
+        pods = tuple(pod_view(p) for p in self.kube.pods(self.namespace, self.name))
+        revision = int(status.get("revision", 0))
+        coordinator = next((p for p in pods if p.role == "coordinator" and p.revision == revision
+                            and not p.deleting), None)
+        address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
+        update = self.watcher.follow(address)
+        decision = decide(spec, status, Observed(pods, update, now()))
+        metrics.RECONCILES.inc()
+        self._apply(body, spec, status, decision, pods)
+
+    def _apply(self, body: dict, spec: JobSpec, status: dict, decision: Decision, pods: tuple) -> None:
+        merged = {**status, **decision.status}
+        for action in decision.actions:
+            if isinstance(action, DeletePods):
+                for name in action.names:
+                    self.kube.delete_pod(self.namespace, name)
+            elif isinstance(action, Deploy):
+                self.watcher.follow("")
+                for manifest in [manifests.config_map(body, spec), *manifests.services(body),
+                                 manifests.coordinator_pod(body, spec, action.revision, action.restore)]:
+                    self.kube.create(manifest)
+            elif isinstance(action, CreateWorkers):
+                for index in action.indices:
+                    self.kube.create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
+            elif isinstance(action, Savepoint):
+                self._savepoint(body, spec, merged, action, pods)
+                return self._record(body, status, decision)
+        self._record(body, status, decision)
+
+    def _savepoint(self, body: dict, spec: JobSpec, status: dict, action: Savepoint, pods: tuple) -> None:
+        address = f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}"
+        try:
+            savepoint_id = request_savepoint(address, timeout=120)
+        except SegflowError as exc:
+            metrics.SAVEPOINT_FAILURES.inc()
+            self.kube.event(body, "SavepointFailed", str(exc), warning=True)
+            return
+        metrics.SAVEPOINTS.inc()
+        revision = int(status.get("revision", 0))
+        mine = [p for p in pods if p.revision == revision and not p.deleting]
+        follow = after_savepoint(action.then, savepoint_id, spec, status, mine, now(), action.nonce)
+        self._apply(body, spec, {**status, **follow.status}, follow, pods)
+
+    def _record(self, body: dict, status: dict, decision: Decision) -> None:
+        """Write what changed to the status (and emit the decision's events)."""
+        generation = body["metadata"].get("generation")
+        wanted = {**decision.status, "observedGeneration": generation}
+        phase = wanted.get("phase", status.get("phase", ""))
+        if phase:
+            wanted["conditions"] = [_ready_condition(phase, wanted.get("message", status.get("message", "")),
+                                                     status)]
+        changed = {k: v for k, v in wanted.items() if status.get(k) != v}
+        if changed:
+            try:
+                self.kube.patch_status(self.namespace, self.name, changed)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                return
+        for event in decision.events:
+            self._event(body, event)
+        if phase:
+            metrics.PHASE.labels(self.namespace, self.name).state(phase)
+
+    def _event(self, body: dict, event: Event) -> None:
+        log.info("%s/%s %s: %s", self.namespace, self.name, event.reason, event.message)
+        self.kube.event(body, event.reason, event.message, event.warning)
+
+
+def _ready_condition(phase: str, message: str, status: dict) -> dict:
+    ready = "True" if phase in ("Running", "Completed") else "False"
+    previous = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    since = previous.get("lastTransitionTime") if previous.get("status") == ready else now()
+    return {"type": "Ready", "status": ready, "reason": phase, "message": message, "lastTransitionTime": since}

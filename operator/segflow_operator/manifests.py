@@ -1,0 +1,121 @@
+"""The Kubernetes objects a StreamJob owns, rendered from its spec (pure).
+
+One deployment of a job is a coordinator pod, ``parallelism`` worker pods, a headless
+service for each role and a config map with the job's description. Pods carry the
+deployment's *revision*: a redeploy (upgrade, rescale, resume) starts a new revision, so
+pods of an older one are recognisably stale.
+"""
+from __future__ import annotations
+
+import json
+
+from .spec import JobSpec
+
+COORDINATOR_PORT = 7070
+APP = "segflow"
+JOB_LABEL = "segflow.io/job"
+ROLE_LABEL = "segflow.io/role"
+REVISION_LABEL = "segflow.io/revision"
+INDEX_LABEL = "segflow.io/index"
+
+
+def coordinator_name(job: str, revision: int) -> str:
+    """Pod names carry the revision: a redeploy never waits for old pods to be gone."""
+    return f"{job}-{revision}-coordinator"
+
+
+def worker_name(job: str, revision: int, index: int) -> str:
+    return f"{job}-{revision}-worker-{index}"
+
+
+def config_name(job: str) -> str:
+    return f"{job}-job"
+
+
+def state_job_name(namespace: str, job: str) -> str:
+    """Names the job's snapshots in the state store: unique per namespace."""
+    return f"{namespace}.{job}"
+
+
+def owner_reference(body: dict) -> dict:
+    meta = body["metadata"]
+    return {"apiVersion": body.get("apiVersion", "segflow.io/v1alpha1"), "kind": "StreamJob",
+            "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
+
+
+def _metadata(body: dict, name: str, role: str, extra: dict | None = None) -> dict:
+    labels = {"app.kubernetes.io/name": APP, "app.kubernetes.io/managed-by": "segflow-operator",
+              JOB_LABEL: body["metadata"]["name"], ROLE_LABEL: role, **(extra or {})}
+    return {"name": name, "namespace": body["metadata"]["namespace"], "labels": labels,
+            "ownerReferences": [owner_reference(body)]}
+
+
+def config_map(body: dict, spec: JobSpec) -> dict:
+    description = {"module": spec.module, "function": spec.function, "parameters": spec.parameters,
+                   "parallelism": spec.parallelism, "checkpointing": spec.checkpointing.__dict__}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(body, config_name(body["metadata"]["name"]),
+                                                                           "config"),
+            "data": {"job.json": json.dumps(description, sort_keys=True, indent=2)}}
+
+
+def services(body: dict) -> list[dict]:
+    """Headless services: stable DNS names for the coordinator and the workers on a real
+    cluster (the operator itself addresses pods by IP, which works everywhere)."""
+    job = body["metadata"]["name"]
+    result = []
+    for role, name in (("coordinator", f"{job}-coordinator"), ("worker", f"{job}-workers")):
+        result.append({"apiVersion": "v1", "kind": "Service", "metadata": _metadata(body, name, role),
+                       "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                                "selector": {JOB_LABEL: job, ROLE_LABEL: role},
+                                "ports": [{"name": "control", "port": COORDINATOR_PORT}]}})
+    return result
+
+
+_POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+
+
+def _checkpoint_args(spec: JobSpec, restore: str) -> list[str]:
+    c = spec.checkpointing
+    args = ["--checkpoint-protocol", c.protocol]
+    if c.enabled:
+        args += ["--checkpoint-interval", repr(c.interval), "--state", c.state_url, "--retain", str(c.retain)]
+        if c.s3_endpoint:
+            args += ["--s3-endpoint", c.s3_endpoint]
+        if restore:
+            args += ["--restore", restore]
+    return args
+
+
+def _pod(body: dict, spec: JobSpec, name: str, role: str, revision: int, args: list[str],
+         extra_labels: dict | None = None, resources: dict | None = None) -> dict:
+    container = {"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
+                 "command": ["segflow"], "args": args, "env": [_POD_IP_ENV],
+                 "terminationMessagePolicy": "FallbackToLogsOnError"}
+    if resources:
+        container["resources"] = resources
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": _metadata(body, name, role, {REVISION_LABEL: str(revision), **(extra_labels or {})}),
+            "spec": {"restartPolicy": "OnFailure", "containers": [container],
+                     "terminationGracePeriodSeconds": 10, "automountServiceAccountToken": False}}
+
+
+def coordinator_pod(body: dict, spec: JobSpec, revision: int, restore: str) -> dict:
+    """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start)."""
+    meta = body["metadata"]
+    args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
+            "--listen", f"$(POD_IP):{COORDINATOR_PORT}",
+            "--job-name", state_job_name(meta["namespace"], meta["name"])]
+    for key, value in sorted(spec.parameters.items()):
+        args += ["-p", f"{key}={value}"]
+    args += _checkpoint_args(spec, restore)
+    pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args)
+    pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
+    return pod
+
+
+def worker_pod(body: dict, spec: JobSpec, revision: int, index: int, coordinator_ip: str) -> dict:
+    job = body["metadata"]["name"]
+    args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
+            "--host", "$(POD_IP)"]
+    return _pod(body, spec, worker_name(job, revision, index), "worker", revision, args, {INDEX_LABEL: str(index)},
+                spec.resources or None)

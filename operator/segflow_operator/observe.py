@@ -1,0 +1,31 @@
+"""Kubernetes objects (as plain dicts) and coordinator updates -> the views the pure
+reconcile logic decides on."""
+from __future__ import annotations
+
+from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL
+from .reconcile import CoordinatorView, PodView
+
+_UPDATE_PHASES = {1: "WAITING_FOR_WORKERS", 2: "RUNNING", 3: "SUCCEEDED", 4: "FAILED", 5: "RECOVERING"}
+
+
+def pod_view(pod: dict) -> PodView:
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    labels = meta.get("labels") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+    exit_code, message = None, ""
+    for container in status.get("containerStatuses") or []:
+        terminated = (container.get("state") or {}).get("terminated")
+        if terminated:
+            exit_code = terminated.get("exitCode")
+            message = terminated.get("message") or terminated.get("reason") or ""
+    return PodView(name=meta.get("name", ""), role=labels.get(ROLE_LABEL, ""),
+                   revision=int(labels.get(REVISION_LABEL, "0") or 0), index=int(labels.get(INDEX_LABEL, "0") or 0),
+                   phase=status.get("phase") or "Pending", ip=status.get("podIP") or "", ready=ready,
+                   deleting=bool(meta.get("deletionTimestamp")), exit_code=exit_code, message=message)
+
+
+def coordinator_view(update) -> CoordinatorView:
+    """A ``segflow.v1.JobUpdate`` message -> its view."""
+    return CoordinatorView(phase=_UPDATE_PHASES.get(update.phase, "WAITING_FOR_WORKERS"),
+                           recoveries=update.recoveries, last_checkpoint=update.last_checkpoint,
+                           error=update.error)

@@ -1,0 +1,89 @@
+"""A StreamJob's spec as a typed value, with the checks the CRD schema cannot express."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+
+class InvalidSpec(ValueError):
+    """The spec passed the schema but cannot run; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    protocol: str = "aligned"
+    interval: float = 5.0
+    state_url: str = ""
+    s3_endpoint: str = ""
+    retain: int = 3
+
+    @property
+    def enabled(self) -> bool:
+        return self.protocol != "none"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    image: str
+    module: str
+    function: str = "build"
+    parameters: dict = field(default_factory=dict)
+    parallelism: int = 1
+    resources: dict = field(default_factory=dict)
+    checkpointing: Checkpointing = Checkpointing()
+    state: str = "running"
+    upgrade_mode: str = "savepoint"
+    savepoint_nonce: int = 0
+    restart_nonce: int = 0
+    restore_from: str = ""
+    final_savepoint: bool = False
+    pull_policy: str = "IfNotPresent"
+
+    def deployment_hash(self) -> str:
+        """What a running deployment is made of: a change here means a redeploy."""
+        shape = {"image": self.image, "module": self.module, "function": self.function,
+                 "parameters": self.parameters, "parallelism": self.parallelism,
+                 "resources": self.resources, "checkpointing": self.checkpointing.__dict__,
+                 "restartNonce": self.restart_nonce}
+        return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def stateful(self) -> bool:
+        """Savepoints and restores need checkpoints and a store for them."""
+        return self.checkpointing.enabled
+
+
+def parse(spec: dict) -> JobSpec:
+    """The spec of a StreamJob (defaults applied by the API server, or here for an
+    older object), checked for what the schema cannot say."""
+    job = spec.get("job") or {}
+    if not spec.get("image"):
+        raise InvalidSpec("spec.image is required: the image of the segflow engine, e.g. segflow/engine:0.1.0")
+    if not job.get("module"):
+        raise InvalidSpec("spec.job.module is required: an importable job module such as examples.wordcount")
+    parameters = job.get("parameters") or {}
+    if not all(isinstance(v, str) for v in parameters.values()):
+        raise InvalidSpec("spec.job.parameters values must be strings (quote numbers in YAML)")
+    raw = spec.get("checkpointing") or {}
+    checkpointing = Checkpointing(protocol=raw.get("protocol", "aligned"),
+                                  interval=float(raw.get("intervalSeconds", 5)),
+                                  state_url=raw.get("stateUrl", ""), s3_endpoint=raw.get("s3Endpoint", ""),
+                                  retain=int(raw.get("retain", 3)))
+    parallelism = int(spec.get("parallelism", 1))
+    if parallelism < 1:
+        raise InvalidSpec(f"spec.parallelism must be at least 1, not {parallelism}")
+    if checkpointing.enabled and not checkpointing.state_url:
+        raise InvalidSpec(f"checkpointing.protocol {checkpointing.protocol!r} needs checkpointing.stateUrl "
+                          "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
+    parsed = JobSpec(
+        image=spec["image"], module=job["module"], function=job.get("function", "build"),
+        parameters=dict(parameters), parallelism=parallelism, resources=spec.get("resources") or {},
+        checkpointing=checkpointing, state=spec.get("state", "running"),
+        upgrade_mode=spec.get("upgradeMode", "savepoint"),
+        savepoint_nonce=int(spec.get("savepointTriggerNonce", 0)), restart_nonce=int(spec.get("restartNonce", 0)),
+        restore_from=str(spec.get("restoreFrom", "") or ""), final_savepoint=bool(spec.get("finalSavepointOnDelete")),
+        pull_policy=spec.get("imagePullPolicy", "IfNotPresent"))
+    if parsed.restore_from and not parsed.stateful:
+        raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")
+    return parsed

@@ -1,0 +1,157 @@
+"""The operator's decisions, without a cluster: each StreamJob situation -> what it does."""
+import pytest
+
+from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
+                                        Savepoint, after_savepoint, decide)
+from segflow_operator.spec import parse
+
+BASE = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount", "parameters": {"input": "/in"}},
+        "parallelism": 2, "checkpointing": {"protocol": "aligned", "stateUrl": "file:///state"}}
+
+
+def spec(**changes):
+    return parse({**BASE, **changes})
+
+
+def deployed(s, revision=1, **extra):
+    return {"phase": "Running", "revision": revision, "deployed": {"hash": s.deployment_hash()}, **extra}
+
+
+def pods(revision=1, workers=2, coordinator_phase="Running", **worker_fields):
+    coordinator = PodView(f"j-{revision}-coordinator", "coordinator", revision, phase=coordinator_phase, ip="127.9.0.2")
+    return (coordinator,) + tuple(PodView(f"j-{revision}-worker-{i}", "worker", revision, index=i,
+                                          **{"phase": "Running", "ready": True, **worker_fields})
+                                  for i in range(workers))
+
+
+def kinds(decision):
+    return [type(a).__name__ for a in decision.actions]
+
+
+def test_a_new_job_deploys_its_first_revision_restoring_what_the_spec_says():
+    d = decide(spec(restoreFrom="12"), {}, Observed())
+    assert d.actions == [Deploy(1, "12")]
+    assert d.status["phase"] == "Deploying" and d.status["revision"] == 1
+    assert [e.reason for e in d.events] == ["Deploying"]
+
+
+def test_workers_are_created_once_the_coordinator_has_an_address():
+    s = spec()
+    waiting = decide(s, deployed(s, phase="Deploying"), Observed(pods(workers=0)[:1]))
+    assert waiting.actions == [CreateWorkers(1, (0, 1), "127.9.0.2")]
+    no_ip = (PodView("j-1-coordinator", "coordinator", 1, phase="Pending"),)
+    assert decide(s, deployed(s, phase="Deploying"), Observed(no_ip)).actions == []
+
+
+def test_coordinator_updates_drive_the_phase_and_the_counters():
+    s = spec()
+    update = CoordinatorView("RECOVERING", recoveries=2, last_checkpoint=7)
+    d = decide(s, deployed(s, recoveriesBase=1), Observed(pods(), update))
+    assert d.status["phase"] == "Recovering" and d.status["recoveries"] == 3
+    assert d.status["lastCheckpoint"] == {"id": 7} and d.status["readyReplicas"] == 2
+    assert [e.reason for e in d.events] == ["Recovering"] and d.events[0].warning
+    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
+    assert again.events == [] and again.actions == []
+
+
+def test_a_deleted_worker_pod_is_created_again():
+    s = spec()
+    gone = pods()[:2] + (PodView("j-1-worker-1", "worker", 1, index=1, deleting=True),)
+    d = decide(s, deployed(s), Observed(gone, CoordinatorView("RUNNING")))
+    assert d.actions == [CreateWorkers(1, (1,), "127.9.0.2")]
+
+
+def test_pods_of_older_revisions_are_deleted():
+    s = spec()
+    d = decide(s, deployed(s, revision=2), Observed(pods(revision=1) + pods(revision=2), CoordinatorView("RUNNING")))
+    assert d.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0", "j-1-worker-1"))]
+
+
+def test_success_completes_and_then_nothing_more_happens():
+    s = spec()
+    d = decide(s, deployed(s), Observed(pods(), CoordinatorView("SUCCEEDED", last_checkpoint=9)))
+    assert d.status["phase"] == "Completed" and d.actions == []
+    after = decide(s, {**deployed(s), **d.status}, Observed(pods(coordinator_phase="Succeeded")))
+    assert after.actions == [] and after.status == {}
+
+
+def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
+    s = spec()
+    ended = pods(coordinator_phase="Failed")
+    ended = (PodView(ended[0].name, "coordinator", 1, phase="Failed", exit_code=1,
+                     message="coordinator failed: job module 'nope' not found"),) + ended[1:]
+    d = decide(s, deployed(s), Observed(ended))
+    assert d.status["phase"] == "Failed" and "'nope' not found" in d.status["message"]
+    again = decide(s, {**deployed(s), **d.status}, Observed(ended))
+    assert again.actions == [DeletePods(("j-1-worker-0", "j-1-worker-1"))]
+
+
+def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_recovery():
+    s = spec()
+    killed = pods(coordinator_phase="Failed")
+    killed = (PodView(killed[0].name, "coordinator", 1, phase="Failed", exit_code=137),) + killed[1:]
+    d = decide(s, deployed(s, recoveries=2), Observed(killed))
+    assert d.actions == [DeletePods(tuple(p.name for p in killed)), Deploy(2, "auto")]
+    assert d.status["phase"] == "Recovering" and d.status["recoveriesBase"] == 3
+
+
+def test_a_lost_coordinator_without_checkpointing_starts_over():
+    s = spec(checkpointing={"protocol": "none"})
+    d = decide(s, deployed(s), Observed(pods()[1:]))
+    assert Deploy(2, "") in d.actions
+
+
+@pytest.mark.parametrize("mode,first", [("savepoint", Savepoint("127.9.0.2", "redeploy")),
+                                        ("last-state", Deploy(2, "auto")), ("stateless", Deploy(2, ""))])
+def test_a_changed_spec_redeploys_as_upgrade_mode_says(mode, first):
+    old = spec(upgradeMode=mode)
+    new = spec(upgradeMode=mode, parallelism=3)
+    d = decide(new, deployed(old), Observed(pods(), CoordinatorView("RUNNING")))
+    assert first in d.actions
+
+
+def test_savepoint_upgrade_of_a_job_that_is_not_running_falls_back_to_the_last_checkpoint():
+    old, new = spec(), spec(image="segflow/engine:0.2.0")
+    d = decide(new, deployed(old), Observed(pods(), CoordinatorView("RECOVERING")))
+    assert Deploy(2, "auto") in d.actions
+
+
+def test_after_a_redeploy_savepoint_the_new_revision_restores_it():
+    s = spec(parallelism=3)
+    d = after_savepoint("redeploy", 14, s, deployed(spec()), list(pods()), "now")
+    assert d.actions == [DeletePods(tuple(p.name for p in pods())), Deploy(2, "14")]
+    assert d.status["deployed"]["parallelism"] == 3 and d.status["savepoint"]["id"] == 14
+
+
+def test_suspend_takes_a_savepoint_then_resume_restores_it():
+    s = spec(state="suspended")
+    d = decide(s, deployed(spec()), Observed(pods(), CoordinatorView("RUNNING")))
+    assert d.actions == [Savepoint("127.9.0.2", "suspend")]
+    done = after_savepoint("suspend", 5, s, deployed(spec()), list(pods()), "now")
+    assert done.status["phase"] == "Suspended" and done.status["resumeFrom"] == "5"
+    resumed = decide(spec(), {**deployed(spec(), revision=1), **done.status}, Observed())
+    assert resumed.actions == [Deploy(2, "5")]
+    assert "resuming from savepoint 5" in resumed.status["message"]
+
+
+def test_a_savepoint_nonce_is_served_once():
+    s = spec(savepointTriggerNonce=3)
+    d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
+    assert Savepoint("127.9.0.2", "record", 3) in d.actions
+    done = after_savepoint("record", 8, s, deployed(s), [], "now", 3)
+    assert done.status["lastSavepointNonce"] == 3 and done.actions == []
+    served = decide(s, {**deployed(s), **done.status}, Observed(pods(), CoordinatorView("RUNNING")))
+    assert not any(isinstance(a, Savepoint) for a in served.actions)
+
+
+def test_a_savepoint_nonce_without_checkpointing_is_refused_with_an_event():
+    s = spec(savepointTriggerNonce=1, checkpointing={"protocol": "none"})
+    d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
+    assert d.status["lastSavepointNonce"] == 1
+    assert any(e.reason == "SavepointRefused" and e.warning for e in d.events)
+
+
+def test_a_failed_job_redeploys_when_its_spec_changes():
+    old, new = spec(), spec(job={"module": "examples.wordcount_assoc"})
+    d = decide(new, deployed(old, phase="Failed"), Observed())
+    assert d.actions[-1] == Deploy(2, "auto")

@@ -1,0 +1,34 @@
+"""StreamJob specs: what the schema cannot reject is rejected here, with what to change."""
+import pytest
+
+from segflow_operator.spec import InvalidSpec, parse
+
+GOOD = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount"}}
+
+
+def test_defaults():
+    s = parse({**GOOD, "checkpointing": {"stateUrl": "s3://bucket/jobs"}})
+    assert (s.function, s.parallelism, s.state, s.upgrade_mode) == ("build", 1, "running", "savepoint")
+    assert (s.checkpointing.protocol, s.checkpointing.interval, s.checkpointing.retain) == ("aligned", 5.0, 3)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"job": {"module": "m"}}, "spec.image is required"),
+    ({"image": "i", "job": {}}, "spec.job.module is required"),
+    ({**GOOD, "parallelism": 0}, "at least 1"),
+    ({**GOOD, "job": {"module": "m", "parameters": {"n": 3}}}, "must be strings"),
+    ({**GOOD, "checkpointing": {"protocol": "aligned"}}, "needs checkpointing.stateUrl"),
+    ({**GOOD, "checkpointing": {"protocol": "none"}, "restoreFrom": "3"}, "restoreFrom needs checkpointing"),
+])
+def test_unrunnable_specs_say_what_to_change(spec, message):
+    with pytest.raises(InvalidSpec, match=message):
+        parse(spec)
+
+
+def test_the_deployment_hash_changes_with_what_a_redeploy_needs_and_only_that():
+    s = parse({**GOOD, "checkpointing": {"protocol": "none"}})
+    same = parse({**GOOD, "checkpointing": {"protocol": "none"}, "savepointTriggerNonce": 4, "state": "suspended"})
+    assert s.deployment_hash() == same.deployment_hash()
+    for change in ({"parallelism": 2}, {"image": "segflow/engine:0.2.0"}, {"restartNonce": 1},
+                   {"job": {"module": "examples.wordcount", "parameters": {"a": "b"}}}):
+        assert parse({**GOOD, "checkpointing": {"protocol": "none"}, **change}).deployment_hash() != s.deployment_hash()
