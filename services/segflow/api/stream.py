@@ -339,7 +339,9 @@ class Stream:
         state). Each replica folds the body's output into a delta with
         ``local_fold(delta, record)`` (from ``delta_init``); the leader folds the deltas into
         the state with ``global_fold(state, delta)`` and goes on while
-        ``loop_condition(state)`` holds, at most ``max_iterations`` times. Returns
+        ``loop_condition(state)`` holds, at most ``max_iterations`` times. The condition is
+        called once after every iteration (the last one too) and may update a mutable
+        state in place, e.g. to reset what ``global_fold`` accumulates per iteration. Returns
         ``(state stream with the final state, stream of the last iteration's output)``.
         """
         from .iteration import build_iteration

@@ -168,13 +168,17 @@ class IterationLeader(Operator):
         return None
 
     def on_end(self) -> Output:
+        """An iteration is over. The loop condition sees every iteration's state, the last
+        one included: like Noir's ``&mut state`` it may finish the iteration's work in
+        place (e.g. turn summed deltas into new centroids) before deciding."""
         self.iteration += 1
-        proceed = self.iteration < self.max_iterations
-        if proceed and self.loop_condition is not None:
+        proceed = True
+        if self.loop_condition is not None:
             try:
                 proceed = bool(self.loop_condition(self.state))
             except Exception as exc:
                 raise self.call.error(exc, self.iteration, self.state) from exc
+        proceed = proceed and self.iteration < self.max_iterations
         self.ctx.side_output(DECISION_PORT, IterationUpdate(self.scope, self.iteration, self.state, proceed))
         if proceed:
             return None
