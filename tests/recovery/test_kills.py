@@ -142,3 +142,19 @@ def test_iteration(tmp_path, state_url, protocol):
     run_with_kills("iterative.py", {"output": output}, state_url, protocol, seed=int(os.environ.get("SEGFLOW_KILL_SEED", 4)))
     assert sorted(map(int, read_lines(output))) == [x + 30 for x in range(3000)]
     assert read_lines(str(output) + "-state") == [str(3000 * 30)]
+
+
+@pytest.mark.parametrize("protocol", ["uncoordinated", "cic"])
+def test_local_checkpoints_behind_the_stable_line_are_deleted(tmp_path, state_url, protocol):
+    """Without failures the stable line follows the checkpoints, so old local checkpoints
+    and fully processed log segments leave the store while the job runs."""
+    output = tmp_path / "out"
+    run_with_kills("windowed_counts.py", {"output": output}, state_url, protocol, seed=5, kills=0)
+    root = tmp_path / "state" / "jobs" / "windowed_counts" / "unc"
+    for process in sorted(os.listdir(root)):
+        names = os.listdir(root / process)
+        blobs = sorted(int(n) for n in names if not n.endswith(".log"))
+        logs = [n for n in names if n.endswith(".log")]
+        assert blobs, process
+        assert max(blobs) >= 4, f"{process} took too few local checkpoints for the test: {blobs}"
+        assert len(blobs) < max(blobs) and len(logs) < max(blobs), (process, sorted(names))

@@ -31,6 +31,7 @@ from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from ..checkpoint.recovery_line import CheckpointRecord, recovery_line
+from ..checkpoint.retention import collectable
 from ..runtime.uncoordinated import process_name
 from .checkpoints import CheckpointTracker
 from .spawner import WorkerSpawner
@@ -82,6 +83,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.uncoordinated = settings.protocol in ("uncoordinated", "cic")
         self.records: dict[str, dict[int, CheckpointRecord]] = {}
         self.committed: dict[str, int] = {}
+        self.collected: tuple[set, set] = (set(), set())   # local checkpoints, log segments deleted
         self.recovery_plan: dict | None = None
         self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.metrics = None
@@ -193,11 +195,15 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 request.process, request.index, record["sent"], record["processed"])
             stable = recovery_line(self._history(), set()).line
             log.debug("stable line %s", stable)
+            advanced = False
             for process, index in stable.items():
                 if index > self.committed.get(process, 0):
                     self.committed[process] = index
+                    advanced = True
                     self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
                                                 process=process))
+            if advanced:
+                self._collect_local()
         return cpb.Ack()
 
     # ---------------------------------------------------------------- RPCs
@@ -329,6 +335,24 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             waiter.set()
         retain = self.settings.retain
         self.store.submit(self._collect_garbage, retain)
+
+    def _collect_local(self) -> None:
+        """Lock held. Delete (in the background) the local checkpoints and log segments
+        behind the stable line: no recovery line can go back before it."""
+        checkpoints, segments = collectable(self.records, self.committed)
+        checkpoints -= self.collected[0]
+        segments -= self.collected[1]
+        if not checkpoints and not segments:
+            return
+        self.collected[0].update(checkpoints)
+        self.collected[1].update(segments)
+
+        def delete() -> None:
+            try:
+                self.catalog.delete_local(checkpoints, segments)
+            except StateStoreError as exc:
+                event(log, logging.WARNING, "could not remove old local checkpoints", error=str(exc))
+        self.store.submit(delete)
 
     def _collect_garbage(self, retain: int) -> None:
         try:

@@ -90,6 +90,11 @@ class Catalog:
     def read_log(self, process: str, index: int) -> bytes | None:
         return self.backend.get(self._local(process, index) + ".log")
 
+    def delete_local(self, checkpoints: set, segments: set) -> None:
+        """Local checkpoints and log segments no recovery can need any more."""
+        self.backend.delete([self._local(p, i) for p, i in sorted(checkpoints)] +
+                            [self._local(p, i) + ".log" for p, i in sorted(segments)])
+
     def collect_garbage(self, retain: int) -> list[int]:
         """Keep the ``retain`` newest complete checkpoints and every savepoint; delete
         other complete ones and incomplete ones older than the newest complete."""
