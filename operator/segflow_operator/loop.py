@@ -67,11 +67,14 @@ class JobLoop:
                 for index in action.indices:
                     self.kube.create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
             elif isinstance(action, Savepoint):
-                self._savepoint(body, spec, merged, action, pods)
-                return self._record(body, status, decision)
+                self._record(body, status, decision)
+                return self._savepoint(body, spec, status, merged, action, pods)
         self._record(body, status, decision)
 
-    def _savepoint(self, body: dict, spec: JobSpec, status: dict, action: Savepoint, pods: tuple) -> None:
+    def _savepoint(self, body: dict, spec: JobSpec, status: dict, merged: dict, action: Savepoint,
+                   pods: tuple) -> None:
+        """``status`` as read (what the patch is computed against), ``merged`` with this
+        step's decisions applied (what the next decision builds on)."""
         address = f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}"
         try:
             savepoint_id = request_savepoint(address, timeout=120)
@@ -80,10 +83,10 @@ class JobLoop:
             self.kube.event(body, "SavepointFailed", str(exc), warning=True)
             return
         metrics.SAVEPOINTS.inc()
-        revision = int(status.get("revision", 0))
+        revision = int(merged.get("revision", 0))
         mine = [p for p in pods if p.revision == revision and not p.deleting]
-        follow = after_savepoint(action.then, savepoint_id, spec, status, mine, now(), action.nonce)
-        self._apply(body, spec, {**status, **follow.status}, follow, pods)
+        follow = after_savepoint(action.then, savepoint_id, spec, merged, mine, now(), action.nonce)
+        self._apply(body, spec, status, follow, pods)
 
     def _record(self, body: dict, status: dict, decision: Decision) -> None:
         """Write what changed to the status (and emit the decision's events)."""

@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
                         format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}')
     start_http_server(args.metrics_port, addr=args.host)
     from . import handlers  # noqa: F401  (registers the handlers with kopf)
-    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace or None,
+    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=f"http://{args.host}:{args.health_port}/healthz")
     return 0
 

@@ -2,6 +2,8 @@
 reconcile logic decides on."""
 from __future__ import annotations
 
+from segflow.runtime.snapshots import FINAL_CHECKPOINT
+
 from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL
 from .reconcile import CoordinatorView, PodView
 
@@ -26,6 +28,6 @@ def pod_view(pod: dict) -> PodView:
 
 def coordinator_view(update) -> CoordinatorView:
     """A ``segflow.v1.JobUpdate`` message -> its view."""
+    numbered = update.last_checkpoint if update.last_checkpoint != FINAL_CHECKPOINT else 0
     return CoordinatorView(phase=_UPDATE_PHASES.get(update.phase, "WAITING_FOR_WORKERS"),
-                           recoveries=update.recoveries, last_checkpoint=update.last_checkpoint,
-                           error=update.error)
+                           recoveries=update.recoveries, last_checkpoint=numbered, error=update.error)

@@ -133,7 +133,7 @@ def _resumed(current: str, restore: str) -> str:
 def _deploy(d: Decision, spec: JobSpec, revision: int, restore: str, current: str, message: str,
             phase: str = "Deploying") -> None:
     d.actions.append(Deploy(revision, restore))
-    d.status.update({"revision": revision, "readyReplicas": 0, "coordinatorIP": "",
+    d.status.update({"revision": revision, "readyReplicas": 0, "coordinatorIP": "", "lastError": "",
                      "deployed": {"hash": spec.deployment_hash(), "parallelism": spec.parallelism,
                                   "restoredFrom": restore}})
     d.phase(current, phase, message, warning=phase == "Recovering")

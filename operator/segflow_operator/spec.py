@@ -70,6 +70,8 @@ def parse(spec: dict) -> JobSpec:
                                   interval=float(raw.get("intervalSeconds", 5)),
                                   state_url=raw.get("stateUrl", ""), s3_endpoint=raw.get("s3Endpoint", ""),
                                   retain=int(raw.get("retain", 3)))
+    if checkpointing.interval <= 0:
+        raise InvalidSpec(f"checkpointing.intervalSeconds must be positive, not {checkpointing.interval}")
     parallelism = int(spec.get("parallelism", 1))
     if parallelism < 1:
         raise InvalidSpec(f"spec.parallelism must be at least 1, not {parallelism}")

@@ -18,6 +18,7 @@ def test_defaults():
     ({**GOOD, "parallelism": 0}, "at least 1"),
     ({**GOOD, "job": {"module": "m", "parameters": {"n": 3}}}, "must be strings"),
     ({**GOOD, "checkpointing": {"protocol": "aligned"}}, "needs checkpointing.stateUrl"),
+    ({**GOOD, "checkpointing": {"protocol": "none", "intervalSeconds": 0}}, "must be positive"),
     ({**GOOD, "checkpointing": {"protocol": "none"}, "restoreFrom": "3"}, "restoreFrom needs checkpointing"),
 ])
 def test_unrunnable_specs_say_what_to_change(spec, message):

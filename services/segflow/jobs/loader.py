@@ -85,6 +85,8 @@ def load_job(spec: JobSpec) -> Callable[..., Any]:
     if target.endswith(".py") or os.sep in target:
         module = _import_path(target)
     else:
+        if os.getcwd() not in sys.path:     # console scripts do not put it there; `python -m` does
+            sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as exc:

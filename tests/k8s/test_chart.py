@@ -1,0 +1,65 @@
+"""The chart and the objects the operator creates, checked offline against Kubernetes'
+schemas (kubernetes-validate: 1.25 and the newest it knows); the e2e tests check them on
+the 1.20 API server (server-side dry-run)."""
+import os
+import subprocess
+
+import kubernetes_validate
+import pytest
+import yaml
+from conftest import HELM, ensure_built
+
+from segflow_operator import manifests
+from segflow_operator.spec import parse
+from support.processes import ROOT
+
+VERSIONS = ["1.25.0", kubernetes_validate.latest_version()]
+CHART = os.path.join(ROOT, "charts", "segflow")
+
+
+@pytest.fixture(scope="module")
+def helm():
+    ensure_built()
+    return HELM
+
+
+def render(helm, *values):
+    result = subprocess.run([helm, "template", "segflow", CHART, "--namespace", "segflow-system", *values],
+                            capture_output=True, text=True, check=True)
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def test_helm_lint_is_clean(helm):
+    result = subprocess.run([helm, "lint", "--strict", CHART], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("values", [[], ["--set", "watchNamespaces={a,b}", "--set", "metrics.enabled=false"]],
+                         ids=["cluster-wide", "namespaced"])
+def test_rendered_chart_is_valid(helm, version, values):
+    documents = render(helm, *values)
+    kinds = sorted(d["kind"] for d in documents)
+    assert "Deployment" in kinds and "ServiceAccount" in kinds
+    assert ("Role" in kinds) == bool(values)
+    for document in documents:
+        kubernetes_validate.validate(document, version, strict=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_crd_is_valid(version):
+    with open(os.path.join(CHART, "crds", "streamjobs.segflow.io.yaml")) as f:
+        kubernetes_validate.validate(yaml.safe_load(f), version, strict=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_objects_the_operator_creates_are_valid(version):
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob",
+            "metadata": {"name": "wc", "namespace": "jobs", "uid": "0d7a-uid"}}
+    spec = parse({"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount"}, "parallelism": 2,
+                  "resources": {"limits": {"memory": "512Mi"}},
+                  "checkpointing": {"stateUrl": "s3://bucket/jobs", "s3Endpoint": "http://s3:9000"}})
+    objects = [manifests.config_map(body, spec), *manifests.services(body),
+               manifests.coordinator_pod(body, spec, 3, "auto"), manifests.worker_pod(body, spec, 3, 1, "10.1.2.3")]
+    for obj in objects:
+        kubernetes_validate.validate(obj, version, strict=True)

@@ -1,0 +1,229 @@
+"""StreamJobs end to end on the local control plane: the chart installs the operator, jobs
+run as pods and give the oracle's output, survive pod kills, suspend and resume, take
+savepoints by nonce, clean up when deleted; bad specs fail clearly."""
+import collections
+import glob
+import json
+import os
+import random
+import signal
+import textwrap
+import time
+
+import psutil
+import pytest
+from conftest import wait_for
+
+from support.processes import ROOT
+
+NAMESPACE = "jobs-e2e"
+WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
+
+
+@pytest.fixture(scope="module")
+def operator(cluster):
+    cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"), "--namespace", "segflow-system",
+                 "--create-namespace", "--wait", "--timeout", "90s")
+    cluster.kubectl("create", "namespace", NAMESPACE)
+    try:
+        yield cluster
+    finally:
+        cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+        cluster.helm("uninstall", "segflow", "--namespace", "segflow-system", check=False)
+
+
+def apply_job(cluster, name, module, parameters, parallelism=2, checkpointing=None, **spec):
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name},
+            "spec": {"image": "segflow/engine:0.1.0",
+                     "job": {"module": module, "parameters": {k: str(v) for k, v in parameters.items()}},
+                     "parallelism": parallelism, "checkpointing": checkpointing or {"protocol": "none"}, **spec}}
+    cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
+
+
+def job(cluster, name):
+    return cluster.get("sj", name, "-n", NAMESPACE)
+
+
+def status(cluster, name):
+    return job(cluster, name).get("status") or {}
+
+
+def phase_is(cluster, name, *phases, timeout=90.0):
+    return wait_for(lambda: (s := status(cluster, name)).get("phase") in phases and s, timeout,
+                    f"{name} in {phases}")
+
+
+def read_lines(directory):
+    lines = []
+    for part in sorted(glob.glob(os.path.join(directory, "part-*"))):
+        with open(part, encoding="utf-8") as f:
+            lines += f.read().splitlines()
+    return collections.Counter(lines)
+
+
+def windowed_oracle(events):
+    counts = collections.Counter()
+    for i in range(events):
+        counts[(f"k{(i * 7919) % 13}", i // 100)] += 1
+    return collections.Counter(f"{k}\t{n}" for (k, _), n in counts.items())
+
+
+def checkpointed(tmp_path, interval=0.5):
+    return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": f"file://{tmp_path}/state"}
+
+
+def test_the_operator_runs_from_the_chart(operator):
+    pods = operator.get("pods", "-n", "segflow-system")["items"]
+    assert len(pods) == 1 and pods[0]["status"]["phase"] == "Running"
+    assert all(c["ready"] for c in pods[0]["status"]["containerStatuses"])
+
+
+def test_wordcount_runs_to_the_oracles_output(operator, tmp_path):
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(120)]
+    text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(5000))
+    (tmp_path / "in.txt").write_text(text + "\n")
+    apply_job(operator, "wordcount", "examples.wordcount", {"input": tmp_path / "in.txt", "output": tmp_path / "out"},
+              checkpointing=checkpointed(tmp_path))
+    final = phase_is(operator, "wordcount", "Completed", "Failed")
+    assert final["phase"] == "Completed", final
+    expected = collections.Counter(text.lower().split())
+    assert read_lines(tmp_path / "out") == collections.Counter(f"{w}\t{n}" for w, n in expected.items())
+    table = operator.kubectl("get", "sj", "-n", NAMESPACE).stdout.splitlines()
+    assert table[0].split() == ["NAME", "PHASE", "PARALLELISM", "CHECKPOINT", "RECOVERIES", "AGE"]
+    assert table[1].split()[:3] == ["wordcount", "Completed", "2"]
+    reasons = [e["reason"] for e in operator.get("events", "-n", NAMESPACE,
+                                                  "--field-selector", "involvedObject.name=wordcount")["items"]]
+    assert "Deploying" in reasons and "Completed" in reasons
+
+
+def _pod_of(process):
+    try:
+        return process.environ().get("HOSTNAME", "").rsplit("-worker-", 1)[0].rsplit("-", 1)[0]
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return ""
+
+
+def test_killed_worker_pods_recover_from_checkpoints(operator, tmp_path):
+    events = 60000
+    apply_job(operator, "killed", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
+              checkpointing=checkpointed(tmp_path, 0.3))
+    phase_is(operator, "killed", "Running")
+    for round_ in range(3):
+        wait_for(lambda: status(operator, "killed").get("lastCheckpoint"), 30, "a checkpoint")
+        if round_ % 2 == 0:
+            pods = [p["metadata"]["name"] for p in operator.get("pods", "-n", NAMESPACE, "-l",
+                                                                 "segflow.io/job=killed,segflow.io/role=worker")["items"]]
+            operator.kubectl("delete", "pod", "-n", NAMESPACE, random.Random(round_).choice(pods), "--wait=false")
+        else:
+            victims = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
+                       and "worker" in p.info["cmdline"] and _pod_of(p) == "killed"]
+            assert victims, "no worker process of the job found"
+            os.kill(victims[0].pid, signal.SIGKILL)
+        wait_for(lambda: status(operator, "killed").get("recoveries", 0) >= round_ + 1, 60, "a recovery")
+        phase_is(operator, "killed", "Running", "Completed")
+    final = phase_is(operator, "killed", "Completed", "Failed", timeout=120)
+    assert final["phase"] == "Completed", final
+    assert final["recoveries"] == 3
+    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
+def test_suspend_and_resume_through_a_savepoint(operator, tmp_path):
+    events = 40000
+    apply_job(operator, "pausing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
+              checkpointing=checkpointed(tmp_path))
+    phase_is(operator, "pausing", "Running")
+    wait_for(lambda: status(operator, "pausing").get("lastCheckpoint"), 30, "a checkpoint")
+    operator.kubectl("patch", "sj", "pausing", "-n", NAMESPACE, "--type", "merge", "-p",
+                     '{"spec":{"state":"suspended"}}')
+    suspended = phase_is(operator, "pausing", "Suspended")
+    assert suspended["resumeFrom"] == str(suspended["savepoint"]["id"])
+    wait_for(lambda: not operator.get("pods", "-n", NAMESPACE, "-l", "segflow.io/job=pausing")["items"], 30,
+             "the pods to go")
+    operator.kubectl("patch", "sj", "pausing", "-n", NAMESPACE, "--type", "merge", "-p",
+                     '{"spec":{"state":"running"}}')
+    final = phase_is(operator, "pausing", "Completed", "Failed", timeout=120)
+    assert final["phase"] == "Completed", final
+    assert final["deployed"]["restoredFrom"] == suspended["resumeFrom"]
+    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
+def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path):
+    apply_job(operator, "saving", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
+              checkpointing=checkpointed(tmp_path))
+    phase_is(operator, "saving", "Running")
+    operator.kubectl("patch", "sj", "saving", "-n", NAMESPACE, "--type", "merge", "-p",
+                     '{"spec":{"savepointTriggerNonce":7}}')
+    saved = wait_for(lambda: (s := status(operator, "saving")).get("lastSavepointNonce") == 7 and s, 60,
+                     "the savepoint")
+    savepoint = saved["savepoint"]["id"]
+    marker = tmp_path / "state" / "jobs" / f"{NAMESPACE}.saving" / f"chk-{savepoint:08d}" / "_COMPLETE"
+    assert json.loads(marker.read_text())["savepoint"] is True
+    owned = {kind: [o["metadata"]["name"] for o in operator.get(kind, "-n", NAMESPACE, "-l",
+                                                                "segflow.io/job=saving")["items"]]
+             for kind in ("pods", "services", "configmaps")}
+    assert len(owned["pods"]) == 3 and len(owned["services"]) == 2 and len(owned["configmaps"]) == 1
+    operator.kubectl("delete", "sj", "saving", "-n", NAMESPACE)
+    wait_for(lambda: all(not operator.get(kind, "-n", NAMESPACE, "-l", "segflow.io/job=saving")["items"]
+                         for kind in owned), 60, "the owned objects to be collected")
+
+
+BAD_SCHEMA = [
+    ({"parallelism": 0}, "spec.parallelism"),
+    ({"parallelism": -2}, "spec.parallelism"),
+    ({"parallelism": "two"}, "spec.parallelism"),
+    ({"image": ""}, "spec.image"),
+    ({"job": {}}, "spec.job.module"),
+    ({"job": {"module": "examples.wordcount", "parameters": {"n": 3}}}, "spec.job.parameters"),
+    ({"job": {"module": "bad module!"}}, "spec.job.module"),
+    ({"job": {"module": "m", "function": "1x"}}, "spec.job.function"),
+    ({"checkpointing": {"protocol": "chandy-lamport"}}, "spec.checkpointing.protocol"),
+    ({"checkpointing": {"protocol": "aligned", "stateUrl": "ftp://x"}}, "spec.checkpointing.stateUrl"),
+    ({"checkpointing": {"intervalSeconds": -1}}, "spec.checkpointing.intervalSeconds"),
+    ({"checkpointing": {"retain": 0}}, "spec.checkpointing.retain"),
+    ({"state": "paused"}, "spec.state"),
+    ({"upgradeMode": "yolo"}, "spec.upgradeMode"),
+    ({"restoreFrom": "yesterday"}, "spec.restoreFrom"),
+    ({"savepointTriggerNonce": "x"}, "spec.savepointTriggerNonce"),
+]
+BAD_AT_RUN = [
+    ({"job": {"module": "examples.no_such_job"}}, "examples.no_such_job"),
+    ({"job": {"module": "examples.wordcount", "function": "missing"}}, "no function missing"),
+    ({"job": {"module": "examples.wordcount"}}, "input"),
+    ({"checkpointing": {"protocol": "aligned"}}, "needs checkpointing.stateUrl"),
+    ({"checkpointing": {"protocol": "aligned", "stateUrl": "file:///tmp/x", "intervalSeconds": 0}},
+     "intervalSeconds must be positive"),
+]
+
+
+@pytest.mark.parametrize("change,field", BAD_SCHEMA, ids=[f for _, f in BAD_SCHEMA])
+def test_malformed_specs_are_rejected_by_the_api_server(operator, change, field):
+    spec = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount"}, **change}
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "bad"}, "spec": spec}
+    result = operator.kubectl("apply", "--validate=false", "-n", NAMESPACE, "-f", "-", input=json.dumps(body),
+                              check=False)          # the API server, not kubectl, must refuse it
+    operator.kubectl("delete", "sj", "bad", "-n", NAMESPACE, "--ignore-not-found")
+    assert result.returncode != 0 and field in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("change,message", BAD_AT_RUN, ids=[m for _, m in BAD_AT_RUN])
+def test_unrunnable_specs_fail_with_a_clear_status(operator, tmp_path, change, message):
+    name = f"unrunnable-{BAD_AT_RUN.index((change, message))}"
+    spec = {"image": "segflow/engine:0.1.0", "checkpointing": {"protocol": "none"},
+            "job": {"module": "examples.wordcount", "parameters": {"output": str(tmp_path)}}, **change}
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name}, "spec": spec}
+    operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
+    failed = phase_is(operator, name, "Failed", "Completed", timeout=60)
+    assert failed["phase"] == "Failed" and message in failed["message"], failed
+    operator.kubectl("delete", "sj", name, "-n", NAMESPACE)
+    assert test_the_operator_runs_from_the_chart(operator) is None      # the operator is still running
+
+
+def test_manifests_pass_server_side_dry_run(operator):
+    for manifest in sorted(glob.glob(os.path.join(ROOT, "examples", "k8s", "*.yaml"))):
+        result = operator.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", manifest, check=False)
+        assert result.returncode == 0, (manifest, result.stderr)
+    rendered = operator.helm("template", "segflow", os.path.join(ROOT, "charts", "segflow"), "--namespace",
+                             "segflow-system").stdout
+    result = operator.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered, check=False)
+    assert result.returncode == 0, result.stderr
