@@ -22,7 +22,7 @@ class JoinBuilder:
         _callable("join", key_right)
         if left.keyed or right.keyed:
             raise PipelineError("join works on non-keyed streams: call .unkey() or .drop_key() first")
-        self.left, self.right = left, right
+        self.left_stream, self.right_stream = left, right   # not .left: that is the left join
         self.key_left, self.key_right = key_left, key_right
         self.ship = "hash"
         self.local = "hash"
@@ -61,8 +61,8 @@ class JoinBuilder:
             raise PipelineError("an outer join cannot ship broadcast-right (unmatched right records "
                                 "would be emitted by every replica): use .ship_hash()")
         key_left, key_right = self.key_left, self.key_right
-        left = self.left._chain(_named("join.key_left", key_left), lambda: sl.KeyBy(key_left), keyed=True)
-        right = self.right._chain(_named("join.key_right", key_right), lambda: sl.KeyBy(key_right), keyed=True)
+        left = self.left_stream._chain(_named("join.key_left", key_left), lambda: sl.KeyBy(key_left), keyed=True)
+        right = self.right_stream._chain(_named("join.key_right", key_right), lambda: sl.KeyBy(key_right), keyed=True)
         if self.ship == "hash":
             strategies = [Strategy.HASH, Strategy.HASH]
         else:

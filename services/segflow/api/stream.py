@@ -256,6 +256,10 @@ class Stream:
     def window_all(self, window: "WindowDescription") -> "WindowedStream":
         """Windows over the whole stream (one replica)."""
         from .windowed import WindowedStream
+        from .windows import WindowDescription
+        if not isinstance(window, WindowDescription):
+            raise PipelineError("window needs CountWindow, EventTimeWindow or ProcessingTimeWindow, "
+                                f"not {window!r}")
         return WindowedStream(self._single(f"window_all({window.name})"), window)
 
     # -------------------------------------------------------------- event time
