@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--processes", dest="runtime", action="store_const", const="processes",
                        help="a coordinator and one worker process per replica slot "
                             "(the default for parallelism > 1 and with checkpoints)")
+    run.add_argument("--engine", choices=["segflow", "spark"], default="segflow",
+                     help="segflow (default) or spark: translate the bounded job into PySpark and run it there")
+    run.add_argument("--spark-master", metavar="URL", default=None,
+                     help="with --engine spark: local[N] (default local[PARALLELISM]), spark://host:port or k8s://...")
     _checkpoint_arguments(run)
     worker = commands.add_parser("worker", help="a worker service (started by segflow run or a pod)")
     worker.add_argument("--coordinator", required=True, metavar="HOST:PORT")
@@ -93,9 +97,8 @@ def _spec(args: argparse.Namespace) -> JobSpec:
     return JobSpec(args.job, args.function, parse_params(args.param))
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
     progress = Progress(enabled=None if not args.quiet else False)
-    settings = _checkpoint_settings(args)
     checkpointed = settings.get("checkpoint_protocol", "none") != "none"
     if args.runtime == "threads" and checkpointed:
         raise SegflowError("checkpoints need worker processes: drop --threads")
@@ -109,6 +112,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = env.execute(on_progress=progress, on_event=announce)
     finally:
         progress.finish()
+    return env, result
+
+
+def _run_on_spark(args: argparse.Namespace, settings: dict) -> tuple:
+    if args.runtime or set(settings) - {"s3_endpoint"}:
+        raise SegflowError("--engine spark runs the job as a Spark batch: drop --threads/--processes and the "
+                           "checkpoint options")
+    from ..spark import run_on_spark
+    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism))
+    return env, run_on_spark(env, args.spark_master or f"local[{args.parallelism}]")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = _checkpoint_settings(args)
+    if args.engine == "spark":
+        env, result = _run_on_spark(args, settings)
+    elif args.spark_master:
+        raise SegflowError("--spark-master needs --engine spark")
+    else:
+        env, result = _run_on_segflow(args, settings)
     if not args.quiet:
         read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source)
         rate = read / result.seconds if result.seconds > 0 else 0.0

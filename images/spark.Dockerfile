@@ -1,0 +1,23 @@
+# The Spark stage: `segflow run JOB --engine spark` and the batch stage beside a
+# streaming job, on PySpark with a Java 17 runtime. Build from the repository root:
+# docker build -f images/spark.Dockerfile .
+FROM python:3.11.11-slim-bookworm AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY services ./services
+COPY operator ./operator
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11.11-slim-bookworm
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless=17.0.* procps \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --create-home segflow
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+WORKDIR /app
+COPY examples ./examples
+USER 10001:10001
+ENV PYTHONUNBUFFERED=1 JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
+ENTRYPOINT ["segflow"]
+CMD ["--help"]
