@@ -66,8 +66,9 @@ class ExecutionPlan:
         return sum(w.slots for w in self.workers)
 
 
-def plan(graph: JobGraph, workers: list[Worker]) -> ExecutionPlan:
-    """Decide replica counts, placement and resolved edge strategies."""
+def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None = None) -> ExecutionPlan:
+    """Decide replica counts, placement and resolved edge strategies. ``pinned`` fixes the
+    replica count of some blocks (a rescaled restore keeps its sources as they were)."""
     if not workers:
         raise PipelineError("cannot plan a job without workers")
     workers = sorted(workers, key=lambda w: w.name)
@@ -75,8 +76,14 @@ def plan(graph: JobGraph, workers: list[Worker]) -> ExecutionPlan:
     if total < 1:
         raise PipelineError("the workers offer no slots; give each at least one")
     replicas = {b.id: max(1, min(total, b.max_parallelism or total)) for b in graph.blocks}
+    pinned = pinned or {}
+    replicas.update(pinned)
     placement: dict[ReplicaId, str] = {}
     for block in graph.blocks:
+        if block.id in pinned:          # may exceed the slots (a restore on fewer workers): deal them out
+            for index in range(replicas[block.id]):
+                placement[ReplicaId(block.id, index)] = workers[index % len(workers)].name
+            continue
         remaining = replicas[block.id]
         index = 0
         for worker in workers:
@@ -96,3 +103,22 @@ def plan(graph: JobGraph, workers: list[Worker]) -> ExecutionPlan:
                 strategy = Strategy.ROUND_ROBIN
         resolved[i] = strategy
     return ExecutionPlan(graph, workers, replicas, placement, resolved)
+
+
+def pinned_blocks(graph: JobGraph, counts: dict[int, int], slots: int | None = None) -> dict[int, int]:
+    """The blocks a rescaled restore keeps at their snapshot's replica count ``counts``:
+    the sources (their positions are per replica); the blocks fed only by forward edges
+    from pinned blocks of the same count, so that what a source replica produces still
+    reaches one replica in order (watermarks generated after a source depend on it); and,
+    on fewer ``slots``, the sink blocks (their pending output is named by replica)."""
+    pinned = {b.id: counts[b.id] for b in graph.blocks if b.id in counts and (
+        b.is_source or (slots is not None and counts[b.id] > slots and not graph.outputs_of(b.id)))}
+    for block in graph.blocks:
+        inputs = graph.inputs_of(block.id)
+        if block.id in pinned or block.id not in counts or not inputs:
+            continue
+        if all(e.strategy is Strategy.FORWARD and not e.feedback and pinned.get(e.src) == counts[block.id]
+               for e in inputs):
+            pinned[block.id] = counts[block.id]
+    return pinned
+
