@@ -10,7 +10,7 @@ from segflow.coordinator.client import request_savepoint
 from segflow.errors import SegflowError
 
 from . import GROUP, PLURAL, VERSION, metrics
-from .kube import Kube, load_configuration
+from .kube import Kube, load_configuration, now
 from .loop import JobLoop
 from .manifests import COORDINATOR_PORT
 
@@ -46,14 +46,16 @@ def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, **_) -> No
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=lambda spec, **_: bool(spec.get("finalSavepointOnDelete")))
-def final_savepoint(status: dict, body: dict, **_) -> None:
-    """Deleting a running job with ``finalSavepointOnDelete``: keep its state first."""
+def final_savepoint(status: dict, body: dict, namespace: str, name: str, **_) -> None:
+    """Deleting a running job with ``finalSavepointOnDelete``: keep its state first. The
+    savepoint is recorded in the status, so a repeated call does not take another."""
     address = status.get("coordinatorIP")
-    if status.get("phase") not in ("Running",) or not address:
+    if status.get("phase") not in ("Running",) or not address or status.get("finalSavepoint"):
         return
     try:
         savepoint_id = request_savepoint(f"{address}:{COORDINATOR_PORT}", timeout=120)
     except SegflowError as exc:
         _kube[0].event(dict(body), "SavepointFailed", f"final savepoint failed: {exc}", warning=True)
         return
+    _kube[0].patch_status(namespace, name, {"finalSavepoint": {"id": savepoint_id, "time": now()}})
     _kube[0].event(dict(body), "Savepoint", f"final savepoint {savepoint_id} taken before deletion")

@@ -120,7 +120,7 @@ def decide(spec: JobSpec, status: dict, observed: Observed) -> Decision:
         return d
     if spec.savepoint_nonce != int(status.get("lastSavepointNonce", 0)):
         _trigger_savepoint(d, spec, coordinator, running)
-    _steady(d, spec, status, revision, current, mine, coordinator, update)
+    _steady(d, spec, status, revision, current, mine, coordinator, update, observed)
     return d
 
 
@@ -186,12 +186,13 @@ _COORDINATOR_PHASES = {"WAITING_FOR_WORKERS": "Deploying", "RUNNING": "Running",
 
 
 def _steady(d: Decision, spec: JobSpec, status: dict, revision: int, current: str, mine: list[PodView],
-            coordinator: PodView | None, update: CoordinatorView | None) -> None:
+            coordinator: PodView | None, update: CoordinatorView | None, observed: Observed) -> None:
     base = int(status.get("recoveriesBase", 0))
     if update is not None:
         d.status["recoveries"] = base + update.recoveries
-        if update.last_checkpoint:
-            d.status["lastCheckpoint"] = {"id": update.last_checkpoint}
+        known = (status.get("lastCheckpoint") or {}).get("id")
+        if update.last_checkpoint and update.last_checkpoint != known:
+            d.status["lastCheckpoint"] = {"id": update.last_checkpoint, "time": observed.now}
     if update is not None and update.phase == "SUCCEEDED":
         d.phase(current, "Completed", "the job finished")
         return

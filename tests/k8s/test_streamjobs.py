@@ -7,11 +7,11 @@ import json
 import os
 import random
 import signal
-import textwrap
-import time
+import urllib.request
 
 import psutil
 import pytest
+import yaml
 from conftest import wait_for
 
 from support.processes import ROOT
@@ -78,13 +78,25 @@ def test_the_operator_runs_from_the_chart(operator):
     assert all(c["ready"] for c in pods[0]["status"]["containerStatuses"])
 
 
+def test_the_operator_serves_health_and_metrics(operator):
+    ip = operator.get("pods", "-n", "segflow-system")["items"][0]["status"]["podIP"]
+    with urllib.request.urlopen(f"http://{ip}:8080/healthz", timeout=5) as reply:
+        assert reply.status == 200
+    with urllib.request.urlopen(f"http://{ip}:9090/metrics", timeout=5) as reply:
+        assert "segflow_operator_reconciles_total" in reply.read().decode()
+
+
 def test_wordcount_runs_to_the_oracles_output(operator, tmp_path):
     rng = random.Random(3)
     words = [f"w{i}" for i in range(120)]
     text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(5000))
     (tmp_path / "in.txt").write_text(text + "\n")
-    apply_job(operator, "wordcount", "examples.wordcount", {"input": tmp_path / "in.txt", "output": tmp_path / "out"},
-              checkpointing=checkpointed(tmp_path))
+    with open(os.path.join(ROOT, "examples", "k8s", "wordcount.yaml")) as f:
+        manifest = yaml.safe_load(f)          # the example as shipped, pointed at this machine's paths
+    manifest["spec"]["job"]["parameters"] = {"input": str(tmp_path / "in.txt"), "output": str(tmp_path / "out")}
+    manifest["spec"]["checkpointing"].update(checkpointed(tmp_path))
+    del manifest["spec"]["checkpointing"]["s3Endpoint"]
+    operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(manifest))
     final = phase_is(operator, "wordcount", "Completed", "Failed")
     assert final["phase"] == "Completed", final
     expected = collections.Counter(text.lower().split())
@@ -148,6 +160,25 @@ def test_suspend_and_resume_through_a_savepoint(operator, tmp_path):
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
 
 
+def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path):
+    events = 50000
+    apply_job(operator, "growing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
+              checkpointing=checkpointed(tmp_path))
+    phase_is(operator, "growing", "Running")
+    wait_for(lambda: status(operator, "growing").get("lastCheckpoint"), 30, "a checkpoint")
+    operator.kubectl("patch", "sj", "growing", "-n", NAMESPACE, "--type", "merge", "-p", '{"spec":{"parallelism":3}}')
+    redeployed = wait_for(lambda: (s := status(operator, "growing")).get("revision") == 2 and s, 60, "the redeploy")
+    assert redeployed["deployed"]["parallelism"] == 3
+    assert redeployed["deployed"]["restoredFrom"] == str(redeployed["savepoint"]["id"])
+    workers = wait_for(lambda: len(operator.get("pods", "-n", NAMESPACE, "-l",
+                                                "segflow.io/job=growing,segflow.io/role=worker,segflow.io/revision=2")
+                                   ["items"]) == 3, 60, "three workers")
+    assert workers
+    final = phase_is(operator, "growing", "Completed", "Failed", timeout=120)
+    assert final["phase"] == "Completed", final
+    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
 def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path):
     apply_job(operator, "saving", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
               checkpointing=checkpointed(tmp_path))
@@ -166,6 +197,37 @@ def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator,
     operator.kubectl("delete", "sj", "saving", "-n", NAMESPACE)
     wait_for(lambda: all(not operator.get(kind, "-n", NAMESPACE, "-l", "segflow.io/job=saving")["items"]
                          for kind in owned), 60, "the owned objects to be collected")
+
+
+def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, tmp_path):
+    apply_job(operator, "final", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
+              checkpointing=checkpointed(tmp_path), finalSavepointOnDelete=True)
+    phase_is(operator, "final", "Running")
+    operator.kubectl("delete", "sj", "final", "-n", NAMESPACE, "--wait=true", timeout=120)
+    root = tmp_path / "state" / "jobs" / f"{NAMESPACE}.final"
+    savepoints = [d for d in os.listdir(root) if (root / d / "_COMPLETE").exists()
+                  and json.loads((root / d / "_COMPLETE").read_text()).get("savepoint")]
+    assert len(savepoints) == 1
+    reasons = [e["reason"] for e in operator.get("events", "-n", NAMESPACE,
+                                                  "--field-selector", "involvedObject.name=final")["items"]]
+    assert "Savepoint" in reasons
+
+
+def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_path):
+    operator.kubectl("create", "namespace", "doomed")
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "doomed"},
+            "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": checkpointed(tmp_path),
+                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"), "events": "200000",
+                                                                 "rate": "5000"}}}}
+    operator.kubectl("apply", "-n", "doomed", "-f", "-", input=json.dumps(body))
+    wait_for(lambda: (operator.get("sj", "doomed", "-n", "doomed").get("status") or {}).get("phase") == "Running",
+             90, "the job to run")
+    operator.kubectl("delete", "namespace", "doomed", "--wait=false")
+    wait_for(lambda: operator.kubectl("get", "namespace", "doomed", check=False).returncode != 0, 120,
+             "the namespace to be gone")
+    leftovers = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
+                 and str(tmp_path / "out") in " ".join(p.info["cmdline"])]
+    assert leftovers == []
 
 
 BAD_SCHEMA = [

@@ -46,9 +46,10 @@ def test_workers_are_created_once_the_coordinator_has_an_address():
 def test_coordinator_updates_drive_the_phase_and_the_counters():
     s = spec()
     update = CoordinatorView("RECOVERING", recoveries=2, last_checkpoint=7)
-    d = decide(s, deployed(s, recoveriesBase=1), Observed(pods(), update))
+    d = decide(s, deployed(s, recoveriesBase=1), Observed(pods(), update, now="2026-11-23T08:00:00Z"))
     assert d.status["phase"] == "Recovering" and d.status["recoveries"] == 3
-    assert d.status["lastCheckpoint"] == {"id": 7} and d.status["readyReplicas"] == 2
+    assert d.status["lastCheckpoint"] == {"id": 7, "time": "2026-11-23T08:00:00Z"}
+    assert d.status["readyReplicas"] == 2
     assert [e.reason for e in d.events] == ["Recovering"] and d.events[0].warning
     again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
     assert again.events == [] and again.actions == []

@@ -8,15 +8,16 @@ import subprocess
 import time
 
 import psutil
+import pytest
 
 from support.processes import ROOT, SEGFLOW, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 
 
-def start(output, state, *extra, events="30000", rate="6000"):
+def start(output, state, *extra, events="30000", rate="6000", parallelism=2):
     return subprocess.Popen(
         [SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={output}",
-         "-p", f"events={events}", "-p", f"rate={rate}", "--parallelism", "2",
+         "-p", f"events={events}", "-p", f"rate={rate}", "--parallelism", str(parallelism),
          "--checkpoint-protocol", "aligned", "--checkpoint-interval", "0.3", "--state", state, *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -87,3 +88,30 @@ def test_savepoint_without_a_running_job_is_a_clear_error():
     result = subprocess.run([SEGFLOW, "savepoint", "no-such-job"], cwd=ROOT, capture_output=True, text=True,
                             timeout=30)
     assert result.returncode == 1 and "no running job named 'no-such-job'" in result.stderr
+
+
+@pytest.mark.parametrize("before,after", [(2, 3), (3, 2)])
+def test_restore_a_savepoint_at_another_parallelism(tmp_path, before, after):
+    """Keyed window state moves to the replicas that own its keys now; the sources keep
+    their snapshotted replicas; the sinks' part files stay exactly once. On fewer workers
+    the sink's block keeps its count, dealt out over them."""
+    output, state_dir = tmp_path / "out", tmp_path / "state"
+    run = start(output, f"file://{state_dir}", events="60000", parallelism=before)
+    try:
+        assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 1, timeout=30)
+        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert save.returncode == 0, save.stderr
+        kill_tree(run)
+    finally:
+        kill_tree(run)
+    savepoint = int(save.stdout.strip())
+    rerun = start(output, f"file://{state_dir}", "--restore", str(savepoint), events="60000", parallelism=after)
+    _, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr[-3000:]
+    if after > before:      # on fewer workers the sink block keeps its replicas (dealt out over them)
+        assert "restored with rescaling" in stderr
+    assert collections.Counter(read_lines(output)) == expected_lines(60000)
+    names = os.listdir(output)
+    assert any(n.startswith(f"part-{max(before, after) - 1:05d}-") for n in names)
+

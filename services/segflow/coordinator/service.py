@@ -24,7 +24,7 @@ from ..jobs.loader import JobSpec, build_job
 from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
-from ..plan.placement import Worker, plan
+from ..plan.placement import Worker, pinned_blocks, plan
 from ..runtime.snapshots import FINAL_CHECKPOINT
 from ..state import StateStoreError, open_backend
 from ..state.catalog import Catalog
@@ -79,6 +79,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.catalog: Catalog | None = None
         self.tracker: CheckpointTracker | None = None
         self.restore_id = 0
+        self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.savepoints: dict[int, threading.Event] = {}
         self.uncoordinated = settings.protocol in ("uncoordinated", "cic")
         self.records: dict[str, dict[int, CheckpointRecord]] = {}
@@ -114,10 +115,25 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _replicas(self) -> set:
         workers = [Worker(w.name, w.slots) for w in self.state.workers.values()]
-        return {(r.block, r.index) for r in plan(self.graph, workers).all_replicas()}
+        _, pinned = self._rescaling(workers)
+        return {(r.block, r.index) for r in plan(self.graph, workers, pinned).all_replicas()}
+
+    def _rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
+        """Lock held. For a restore: ``(replica counts of the snapshot if the plan's differ,
+        pinned block counts)`` (see :func:`pinned_blocks`)."""
+        if not self.restore_id or self.catalog is None or self.uncoordinated:
+            return {}, {}
+        if self.restore_counts[0] != self.restore_id:
+            self.restore_counts = (self.restore_id, self.catalog.replica_counts(self.restore_id))
+        counts = self.restore_counts[1]
+        pinned = pinned_blocks(self.graph, counts, sum(w.slots for w in workers))
+        planned = plan(self.graph, workers, pinned).replicas
+        changed = any(counts.get(b, n) != n for b, n in planned.items())
+        return (counts if changed else {}), pinned
 
     def _assignment(self) -> cpb.Assignment:
         workers = sorted(self.state.workers.values(), key=lambda w: w.name)
+        restore_replicas, pinned = self._rescaling([Worker(w.name, w.slots) for w in workers])
         s = self.settings
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
@@ -128,7 +144,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             checkpointing=cpb.Checkpointing(protocol=s.protocol, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name),
-            restore_checkpoint=self.restore_id)
+            restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned)
 
     def _lost(self, name: str, why: str) -> None:
         """Lock held. Start a recovery, or fail the job."""

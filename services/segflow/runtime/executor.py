@@ -171,6 +171,12 @@ class ReplicaExecutor:
         self.snapshots.snapshot_done(self.ctx.block, self.ctx.index, checkpoint_id, self._state(), {},
                                      0.0, True)
 
+    def restore_rescaled(self, op_states: list[dict]) -> None:
+        """Restore the operators only (a rescaled restore: channels, frontiers and
+        alignment start afresh, as the replica's inputs are not the snapshot's)."""
+        for op, op_state in zip(self.ops, op_states):
+            op.restore(op_state)
+
     def restore(self, blob: dict) -> None:
         state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
         for op, op_state in zip(self.ops, state["ops"]):

@@ -53,6 +53,16 @@ class Operator:
         for field, value in state.items():
             setattr(self, field, value)
 
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """This operator's state at replica ``index`` of ``replicas``, from the states of
+        all replicas of a snapshot taken at another parallelism. Stateless operators need
+        nothing; stateful ones without a rule refuse."""
+        if not self.state_fields:
+            return {}
+        from .rescale import RescaleError
+        raise RescaleError(f"{self.name} keeps state that cannot be redistributed to another parallelism: "
+                           "restore it at the parallelism of the snapshot")
+
     def prepare_snapshot(self, checkpoint_id: int) -> None:
         """Called just before the state is captured for ``checkpoint_id`` (a sink closes
         the epoch that the checkpoint will cover)."""
@@ -109,6 +119,10 @@ class Delegating(Operator):
 
     def restore(self, state: dict) -> None:
         self.inner.restore(state)
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        self.inner.name = self.name
+        return self.inner.rescale(states, index, replicas)
 
 
 class UserCall:

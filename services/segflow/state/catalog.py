@@ -15,6 +15,7 @@ from ..runtime.snapshots import FINAL_CHECKPOINT, checkpoint_prefix, complete_ke
 from .backend import StateBackend
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
+_SNAPSHOT = re.compile(r"/b(\d+)\.r(\d+)$")
 
 
 class Catalog:
@@ -66,6 +67,16 @@ class Catalog:
             known = ", ".join(map(str, complete[-10:])) or "none"
             raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")
         return checkpoint_id
+
+    def replica_counts(self, checkpoint_id: int) -> dict[int, int]:
+        """Block -> number of replica snapshots in the checkpoint (its parallelism)."""
+        counts: dict[int, int] = {}
+        for key in self.backend.list(checkpoint_prefix(self.job, checkpoint_id)):
+            match = _SNAPSHOT.search(key)
+            if match:
+                block = int(match.group(1))
+                counts[block] = max(counts.get(block, 0), int(match.group(2)) + 1)
+        return counts
 
     def mark_complete(self, checkpoint_id: int, meta: dict) -> None:
         self.backend.put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())

@@ -85,7 +85,21 @@ class WorkerInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "recovery_plan")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "recovery_plan", "restore_replicas", "pinned_replicas")
+    class RestoreReplicasEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+    class PinnedReplicasEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +109,8 @@ class Assignment(_message.Message):
     CHECKPOINTING_FIELD_NUMBER: _ClassVar[int]
     RESTORE_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     RECOVERY_PLAN_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    PINNED_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobSpec
@@ -104,7 +120,9 @@ class Assignment(_message.Message):
     checkpointing: Checkpointing
     restore_checkpoint: int
     recovery_plan: bytes
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ...) -> None: ...
+    restore_replicas: _containers.ScalarMap[int, int]
+    pinned_replicas: _containers.ScalarMap[int, int]
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out")

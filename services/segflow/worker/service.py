@@ -32,6 +32,7 @@ from ..plan.placement import ReplicaId, Worker, plan
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.local import INBOX_CAPACITY
 from ..runtime.pool import ExecutorPool
+from ..runtime.rescale import check_blobs, rescale_states
 from ..runtime.snapshots import FINAL_CHECKPOINT
 from ..runtime.wiring import build_executor
 from ..state import open_backend
@@ -207,7 +208,7 @@ class WorkerService:
         workers = [Worker(w.name, w.slots) for w in assignment.workers]
         addresses = {w.name: w.data_address for w in assignment.workers}
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
-        execution = plan(env.graph, workers)
+        execution = plan(env.graph, workers, dict(assignment.pinned_replicas))
         mine = [r for r in execution.all_replicas() if execution.placement[r] == self.name]
         graph = execution.graph
         cancel = attempt.cancel
@@ -277,7 +278,9 @@ class WorkerService:
                     executor.enable_local_checkpoints(locals_[rid], attempt.agent, channel_of)
                 else:
                     executor.enable_checkpoints(checkpointing.protocol, attempt.agent)
-            if restore:
+            if restore and assignment.restore_replicas:
+                self._restore_rescaled(attempt, catalog, restore, dict(assignment.restore_replicas), execution)
+            elif restore:
                 self._restore(attempt, catalog, restore)
             elif assignment.recovery_plan:
                 self._restore_line(attempt, catalog, pickle.loads(assignment.recovery_plan), locals_)
@@ -301,6 +304,31 @@ class WorkerService:
                 attempt.agent.done.add(rid)
         event(log, logging.WARNING, "restored", worker=self.name, checkpoint=checkpoint_id,
               attempt=attempt.assignment.attempt, replicas=restored)
+
+    def _restore_rescaled(self, attempt: Attempt, catalog: Catalog, checkpoint_id: int, before: dict,
+                          execution) -> None:
+        """A snapshot taken at other replica counts: blocks whose count changed get their
+        keyed state redistributed (runtime.rescale); the others restore as usual."""
+        def changed(block: int) -> bool:
+            return before.get(block, execution.replicas[block]) != execution.replicas[block]
+
+        def read(block: int, index: int) -> dict:
+            blob = catalog.read(checkpoint_id, block, index)
+            if blob is None:
+                raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica b{block}.r{index}")
+            return pickle.loads(blob)
+        graph = execution.graph
+        for rid, executor in attempt.executors.items():
+            if changed(rid.block):
+                blobs = [read(rid.block, old) for old in range(before[rid.block])]
+                executor.restore_rescaled(rescale_states(executor.ops, blobs, rid.index,
+                                                         execution.replicas[rid.block]))
+            elif any(changed(edge.src) for edge in graph.inputs_of(rid.block)):
+                executor.restore_rescaled(check_blobs([read(rid.block, rid.index)])[0]["ops"])
+            else:
+                executor.restore(read(rid.block, rid.index))
+        event(log, logging.WARNING, "restored with rescaling", worker=self.name, checkpoint=checkpoint_id,
+              replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
 
     def _restore_line(self, attempt: Attempt, catalog: Catalog, plan: dict, locals_: dict) -> None:
         """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then

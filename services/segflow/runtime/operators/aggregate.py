@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..elements import Batch
 from ..operator import Delegating, Operator, Output, UserCall
+from ..rescale import split_by_key
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
 
@@ -74,6 +75,9 @@ class KeyedFold(Operator):
 
     state_fields = ("acc",)
 
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"acc": split_by_key(states, "acc", index, replicas)}
+
     def __init__(self, fn: Callable, init: Any = Fold._NOTHING):
         self.fn = fn
         self.init = init
@@ -134,6 +138,9 @@ class KeyedSum(Operator):
     """Adds up values per key: combines partial counts and sums."""
 
     state_fields = ("acc",)
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"acc": split_by_key(states, "acc", index, replicas)}
 
     def __init__(self) -> None:
         self.acc: dict = {}

@@ -20,6 +20,9 @@ class CollectSink(Operator):
 
     state_fields = ("items",)
 
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"items": [x for s in states for x in s["items"]] if index == 0 else []}
+
     def __init__(self, sink_id: int):
         self.sink_id = sink_id
         self.items: list = []
@@ -94,6 +97,16 @@ class FileSink(Operator):
     def restore(self, state: dict) -> None:
         super().restore(state)
         self.restored = True
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """Part files are named by replica index: replica ``i`` keeps old replica ``i``'s
+        pending epochs and new replicas start empty. The planner keeps sink blocks at their
+        count when a restore has fewer slots (plan.placement.pinned_blocks), so none is
+        orphaned."""
+        if len(states) > replicas:
+            from ..rescale import RescaleError
+            raise RescaleError(f"{self.name} cannot hand its pending output to fewer replicas")
+        return {"pending": list(states[index]["pending"]) if index < len(states) else []}
 
     # ---------------------------------------------------------------- names
     def _path(self, name: str) -> str:

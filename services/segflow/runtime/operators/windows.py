@@ -17,7 +17,9 @@ from collections import deque
 from typing import Any, Callable
 
 from ..elements import Batch
+from ..hashing import stable_hash
 from ..operator import Delegating, Operator, Output, UserCall
+from ..rescale import earliest_watermark, split_by_key
 
 _NO_KEY = object()
 
@@ -73,6 +75,10 @@ class CountWindows(WindowOperator):
 
     state_fields = ("buffers", "watermark")
 
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"buffers": split_by_key(states, "buffers", index, replicas),
+                "watermark": earliest_watermark(states)}
+
     def __init__(self, size: int, step: int, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
         self.size = size
@@ -120,6 +126,13 @@ class TimeWindows(WindowOperator):
     """Aligned sliding (or tumbling, step == size) windows over record timestamps."""
 
     state_fields = ("windows", "ends", "order", "watermark")
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        windows = split_by_key(states, "windows", index, replicas, key=lambda slot: slot[0])
+        slots = sorted(windows, key=lambda slot: (slot[1], stable_hash(slot[0])))
+        ends = [(start + self.size, order, key, start) for order, (key, start) in enumerate(slots)]
+        heapq.heapify(ends)
+        return {"windows": windows, "ends": ends, "order": len(ends), "watermark": earliest_watermark(states)}
 
     def __init__(self, size: Any, step: Any, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
@@ -170,6 +183,14 @@ class SessionWindows(WindowOperator):
     """Per-key sessions: records at most ``gap`` apart share a window; end = last + gap."""
 
     state_fields = ("sessions", "deadlines", "order", "watermark")
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        sessions = split_by_key(states, "sessions", index, replicas)
+        deadlines = [(s[1] + self.gap, order, key)
+                     for order, (key, s) in enumerate((k, s) for k, ss in sessions.items() for s in ss)]
+        heapq.heapify(deadlines)
+        return {"sessions": sessions, "deadlines": deadlines, "order": len(deadlines),
+                "watermark": earliest_watermark(states)}
 
     def __init__(self, gap: Any, aggregate: Callable, keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
