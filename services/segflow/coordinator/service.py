@@ -477,7 +477,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     self._lost(name, f"its process exited (code {code})")
                 continue
             if not self.state.recoverable and self.state.attempt == 0 and code not in (None, 0):
-                self.state.fail(f"worker {name} exited with code {code} before the job started", time.monotonic())
+                pid = self.spawner.processes[name].pid
+                self.state.fail(f"lost worker {name} (pid {pid}): it exited with code {code} before the job started",
+                                time.monotonic())
                 return
             self.state.unregister(name)
             self.spawner.start(name)
