@@ -165,7 +165,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
               restore_checkpoint=self.restore_id or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
         self._broadcast(restart)
-        self.commands = {}
+        # The queues stay: a worker that registered but has not sent its first heartbeat yet
+        # finds its queue (and the RESTART in it) when it does; registering again replaces it.
         if self.spawner is not None:
             self.spawner.start(name)
         self._changed()
