@@ -290,12 +290,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="A local Kubernetes control plane.")
     parser.add_argument("action", choices=["up", "down", "kubeconfig"])
     parser.add_argument("name", nargs="?", default=os.environ.get("CLUSTER", "local"))
-    parser.add_argument("--fresh", action="store_true", help="with up: forget the cluster's earlier state")
+    parser.add_argument("--fresh", action="store_true",
+                        help="with up: start empty (stopping the cluster first if it runs)")
     args = parser.parse_args(argv)
     c = layout(args.name)
     try:
         if args.action == "up":
-            if args.fresh and not running(c):
+            if args.fresh:          # a cluster left running (an interrupted test run) is restarted empty
+                if running(c):
+                    down(c)
                 subprocess.run(["rm", "-rf", c.path("etcd"), c.path("pods")], check=True)
             print(up(c))
         elif args.action == "down":
