@@ -11,7 +11,7 @@ import pytest
 from segflow.net import PROTOCOL_VERSION
 from segflow.net.codec import decode, encode
 from segflow.net.dataplane import DataPlaneServicer, Receivers, RemoteOutlet
-from segflow.runtime.channels import Inbox
+from segflow.runtime.channels import Cancelled, Inbox
 from segflow.runtime.elements import (END, TERMINATE, Barrier, Batch, IterationUpdate, Watermark)
 from segflow.v1 import data_pb2 as pb
 from segflow.v1 import data_pb2_grpc as pb_grpc
@@ -129,3 +129,43 @@ def test_non_grpc_bytes_on_the_port_do_not_hurt_the_server(server):
     outlet.send(TERMINATE)
     outlet.wait_closed(5)
     assert drain(inbox, 1)[0][2].items == [1]
+
+
+class StalledReceiver(pb_grpc.DataPlaneServicer):
+    """Takes the hello and then reads nothing more, like a worker that hung or died while
+    its sockets stayed open."""
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def Channel(self, request_iterator, context):
+        next(request_iterator)
+        self.release.wait(20)
+        return pb.ChannelClosed()
+
+
+def test_closing_an_outlet_of_a_cancelled_attempt_does_not_wait_for_a_stalled_receiver():
+    receiver = StalledReceiver()
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_DataPlaneServicer_to_server(receiver, srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    cancel = threading.Event()
+    try:
+        outlet = RemoteOutlet(channel, hello(), cancel)
+        payload = Batch([b"x" * 1_000_000])
+        with pytest.raises(Cancelled):
+            sender = threading.Timer(1.0, cancel.set)
+            sender.start()
+            while True:                 # fills the transport and the send queue, then blocks
+                outlet.send(payload)
+        closer = threading.Thread(target=outlet.close, daemon=True)
+        closer.start()
+        closer.join(2.0)
+        assert not closer.is_alive(), "close() blocked on a receiver that reads nothing"
+        assert outlet.call.cancelled() or outlet.call.done()
+    finally:
+        receiver.release.set()
+        channel.close()
+        srv.stop(0)

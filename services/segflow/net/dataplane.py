@@ -166,10 +166,24 @@ class RemoteOutlet(Outlet):
 
     def close(self) -> None:
         """End the stream. Without a Terminate first this only happens to a channel whose
-        end the receiver already knows (its sender ended before a restored snapshot)."""
-        if not self.closed:
-            self.closed = True
-            self.queue.put(_CLOSE)
+        end the receiver already knows (its sender ended before a restored snapshot).
+
+        A receiver that died (or an attempt being cancelled) stops reading, so the queue may
+        stay full: then the call is cancelled instead of waiting for room that never comes."""
+        if self.closed:
+            return
+        self.closed = True
+        while True:
+            if self.call.done():
+                return
+            if self.cancel.is_set():
+                self.call.cancel()
+                return
+            try:
+                self.queue.put(_CLOSE, timeout=0.05)
+                return
+            except queue.Full:
+                continue
 
     def _raise_closed(self) -> None:
         error = self.call.exception()

@@ -149,8 +149,9 @@ class WorkerService:
             attempt.pool.wait()
             for outlet in attempt.outlets:
                 outlet.close()
-            for outlet in attempt.outlets:
-                outlet.wait_closed(timeout=30)
+            if not attempt.cancel.is_set():
+                for outlet in attempt.outlets:
+                    outlet.wait_closed(timeout=30)
         except ConnectionError as exc:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True
         except SegflowError as exc:
