@@ -36,8 +36,9 @@ def workers_of(process):
 
 
 def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
-                   timeout=150):
-    """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments."""
+                   timeout=150, running=None):
+    """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments
+    (once ``running()`` says so, if given: kills during start-up test less)."""
     rng = random.Random(seed)
     args = [SEGFLOW, "run", os.path.join(JOBS, job), "--parallelism", str(parallelism),
             "--checkpoint-protocol", protocol, "--checkpoint-interval", str(interval),
@@ -49,6 +50,8 @@ def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=
     killed = []
     try:
         deadline = time.monotonic() + timeout
+        while running is not None and not running() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         while len(killed) < kills and run.poll() is None and time.monotonic() < deadline:
             time.sleep(rng.uniform(0.6, 1.4))
             victims = workers_of(run)

@@ -93,6 +93,7 @@ class StreamEnvironment:
     def _source(self, name: str, factory: Callable, single: bool = False) -> Stream:
         """A source is a block of its own (it owns the read position); the block after it
         keeps the source's replica cap until the next split, as in Noir."""
+        self._check_building(name)
         cap = 1 if single else None
         source = self.graph.new_block(is_source=True, batch_mode=self._batch_mode, max_parallelism=cap)
         source.operators.append(OperatorSpec(name, factory, caller_location()))
@@ -141,9 +142,36 @@ class StreamEnvironment:
             raise PipelineError(f"generate: rate must be > 0 records/s, got {rate}")
         return self._source("generate", lambda: src.GeneratorSource(make, count, rate))
 
+    def read_redis_stream(self, url: str, stream: str | list[str], until: str | None = None,
+                          count: int | None = None, rate: float | None = None) -> Stream:
+        """Entries of a Redis stream as ``(entry_id, fields)`` records, oldest first: up to the
+        stream's last entry when the job starts, or up to the entry id ``until``, or the first
+        ``count`` entries. Replayable (its position is the last entry id read). One stream is
+        read by one replica; a list of streams is spread over the replicas (one key, one
+        reader, in order). ``rate`` caps the entries per second of each reading replica."""
+        from ..runtime.operators.redis_streams import ENTRY_ID, RedisStreamSource, check_redis_url
+        check_redis_url(url, "read_redis_stream")
+        streams = [stream] if isinstance(stream, str) else list(stream)
+        if not streams or not all(isinstance(s, str) and s for s in streams):
+            raise PipelineError(f"read_redis_stream needs a stream name or a list of them, got {stream!r}")
+        if until is not None and not ENTRY_ID.match(str(until)):
+            raise PipelineError(f"read_redis_stream: until must be an entry id like 1700000000000-0, got {until!r}")
+        if count is not None and (not isinstance(count, int) or count < 0):
+            raise PipelineError(f"read_redis_stream: count must be an integer >= 0, got {count!r}")
+        if rate is not None and rate <= 0:
+            raise PipelineError(f"read_redis_stream: rate must be > 0 entries/s, got {rate}")
+        until = None if until is None else str(until)
+        return self._source(f"read_redis_stream({','.join(streams)})",
+                            lambda: RedisStreamSource(url, streams, until, count, rate), single=len(streams) == 1)
+
     # -------------------------------------------------------- graph building
+    def _check_building(self, what: str) -> None:
+        if self.result is not None:
+            raise PipelineError(f"cannot add {what}: this environment has run already; build the next "
+                                "pipeline on a new StreamEnvironment")
+
     def _new_block(self, previous: BlockSpec, **overrides: Any) -> BlockSpec:
-        settings = {"batch_mode": self._batch_mode, "scope": previous.scope}
+        settings = {"batch_mode": self._batch_mode, "scope": previous.scope, "timestamped": previous.timestamped}
         settings.update(overrides)
         return self.graph.new_block(**settings)
 

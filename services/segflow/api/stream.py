@@ -9,6 +9,7 @@ On a :class:`KeyedStream` records are ``(key, value)`` pairs and functions recei
 """
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import PipelineError
@@ -35,6 +36,29 @@ def _callable(what: str, fn: Any) -> None:
         raise PipelineError(f"{what} needs a function, got {type(fn).__name__}: {fn!r}")
 
 
+def _record_function(what: str, fn: Any, keyed: bool) -> None:
+    """A per-record function: one argument on a Stream, ``(key, value)`` on a KeyedStream."""
+    _callable(what, fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):       # some builtins have none: let them run
+        return
+    try:
+        signature.bind(*range(2 if keyed else 1))
+    except TypeError:
+        name = function_name(fn)
+        if keyed:
+            raise PipelineError(
+                f"{what}({name}): on a KeyedStream the function receives key and value as two "
+                f"arguments, but {name}{signature} cannot take two: write it as "
+                "lambda key, value: ..., or call .drop_key() (values) or .unkey() ((key, value) "
+                "records) first") from None
+        raise PipelineError(
+            f"{what}({name}): on a Stream the function receives each record as one argument, "
+            f"but {name}{signature} cannot take one: key the stream first with "
+            ".group_by(key) or .key_by(key) to get (key, value) arguments") from None
+
+
 class Stream:
     """A stream of records, not partitioned by key."""
 
@@ -47,11 +71,17 @@ class Stream:
 
     # ---------------------------------------------------------------- plumbing
     def _consume(self, what: str) -> None:
+        self.env._check_building(what)
         if self._used_by is not None:
             raise PipelineError(
                 f"this stream was already used by {self._used_by}; a stream can feed one "
                 f"operator only: call .split(n) to use it for {what} too")
         self._used_by = what
+
+    def _untimed(self) -> "Stream":
+        """After an aggregation: its records carry no timestamps (watermarks still pass)."""
+        self.block.timestamped = False
+        return self
 
     def _next(self, block: BlockSpec, keyed: bool | None = None) -> "Stream":
         keyed = self.keyed if keyed is None else keyed
@@ -77,26 +107,26 @@ class Stream:
     # ------------------------------------------------------------- stateless
     def map(self, fn: Callable) -> "Stream":
         """One output record per input record: ``fn(record)``."""
-        _callable("map", fn)
         keyed = self.keyed
+        _record_function("map", fn, keyed)
         return self._chain(_named("map", fn), lambda: sl.Map(fn, keyed))
 
     def filter(self, predicate: Callable) -> "Stream":
         """Keep the records for which ``predicate(record)`` is true."""
-        _callable("filter", predicate)
         keyed = self.keyed
+        _record_function("filter", predicate, keyed)
         return self._chain(_named("filter", predicate), lambda: sl.Filter(predicate, keyed))
 
     def flat_map(self, fn: Callable) -> "Stream":
         """Every record becomes the records of the iterable ``fn(record)``."""
-        _callable("flat_map", fn)
         keyed = self.keyed
+        _record_function("flat_map", fn, keyed)
         return self._chain(_named("flat_map", fn), lambda: sl.FlatMap(fn, keyed))
 
     def filter_map(self, fn: Callable) -> "Stream":
         """``fn(record)``, dropping the records for which it returns ``None``."""
-        _callable("filter_map", fn)
         keyed = self.keyed
+        _record_function("filter_map", fn, keyed)
         return self._chain(_named("filter_map", fn), lambda: sl.FilterMap(fn, keyed))
 
     def flatten(self) -> "Stream":
@@ -106,8 +136,8 @@ class Stream:
 
     def inspect(self, fn: Callable) -> "Stream":
         """Call ``fn(record)`` for its side effect; records pass unchanged."""
-        _callable("inspect", fn)
         keyed = self.keyed
+        _record_function("inspect", fn, keyed)
         return self._chain(_named("inspect", fn), lambda: sl.Inspect(fn, keyed))
 
     def _rich(self, mode: str, factory: Callable[[], Callable]) -> "Stream":
@@ -149,11 +179,16 @@ class Stream:
         return self._split(f"max_parallelism({n})", Strategy.FORWARD, max_parallelism=n)
 
     def batch_mode(self, mode: BatchMode) -> "Stream":
-        """Batching of this block's output and of the blocks after it."""
+        """Batching of this block's output and of the blocks after it (right after a source,
+        of the source's too: in Noir they are one block)."""
         if not isinstance(mode, BatchMode):
             raise PipelineError("batch_mode needs BatchMode.fixed(n) or BatchMode.adaptive(n, seconds)")
         self.block.batch_mode = mode
         self.env._batch_mode = mode
+        graph = self.env.graph
+        inputs = graph.inputs_of(self.block.id)
+        if len(inputs) == 1 and graph.blocks[inputs[0].src].is_source:
+            graph.blocks[inputs[0].src].batch_mode = mode
         return self
 
     # -------------------------------------------------------------- aggregates
@@ -164,12 +199,12 @@ class Stream:
         """``acc = fn(acc, record)`` over the whole stream, from ``init``; one replica does
         it all. Emits ``acc`` at end of stream."""
         _callable("fold", fn)
-        return self._single("fold")._chain(_named("fold", fn), lambda: agg.Fold(fn, init), stateful=True)
+        return self._single("fold")._chain(_named("fold", fn), lambda: agg.Fold(fn, init), stateful=True)._untimed()
 
     def reduce(self, fn: Callable) -> "Stream":
         """Like :meth:`fold` with the first record as the initial accumulator."""
         _callable("reduce", fn)
-        return self._single("reduce")._chain(_named("reduce", fn), lambda: agg.Fold(fn), stateful=True)
+        return self._single("reduce")._chain(_named("reduce", fn), lambda: agg.Fold(fn), stateful=True)._untimed()
 
     def fold_assoc(self, init: Any, local: Callable, combine: Callable) -> "Stream":
         """Associative fold: each replica folds its records with ``local`` (from ``init``),
@@ -178,20 +213,20 @@ class Stream:
         _callable("fold_assoc", combine)
         partial = self._chain(_named("fold_assoc.local", local), lambda: agg.Fold(local, init), stateful=True)
         return partial._single("fold_assoc")._chain(
-            _named("fold_assoc.combine", combine), lambda: agg.Fold(combine, init), stateful=True)
+            _named("fold_assoc.combine", combine), lambda: agg.Fold(combine, init), stateful=True)._untimed()
 
     def reduce_assoc(self, fn: Callable) -> "Stream":
         """Associative reduce: a local reduce per replica, then one replica combines."""
         _callable("reduce_assoc", fn)
         partial = self._chain(_named("reduce_assoc.local", fn), lambda: agg.Fold(fn), stateful=True)
         return partial._single("reduce_assoc")._chain(
-            _named("reduce_assoc.combine", fn), lambda: agg.Fold(fn), stateful=True)
+            _named("reduce_assoc.combine", fn), lambda: agg.Fold(fn), stateful=True)._untimed()
 
     def _two_stage(self, name: str, local: Callable[[], Operator], combine: Callable[[], Operator],
                    finish: Callable | None = None) -> "KeyedStream":
         partial = self._chain(f"{name} pre-aggregate", local, keyed=True, stateful=True)
         out = partial._split(name, Strategy.HASH, keyed=True)._chain(
-            f"{name} final aggregate", combine, keyed=True, stateful=True)
+            f"{name} final aggregate", combine, keyed=True, stateful=True)._untimed()
         if finish is not None:
             out = out._chain(f"{name} finish", lambda: agg.MapValues(finish), keyed=True)
         return out  # type: ignore[return-value]
@@ -301,9 +336,11 @@ class Stream:
             raise PipelineError("interval_join needs both streams keyed or both not keyed")
         keyed = self.keyed
         strategy = Strategy.HASH if keyed else Strategy.FORWARD
-        return self.env._merge("interval_join", [self, right], [strategy, strategy],
-                               lambda: IntervalJoin(lower, upper, keyed), keyed=keyed,
-                               max_parallelism=None if keyed else 1)
+        out = self.env._merge("interval_join", [self, right], [strategy, strategy],
+                              lambda: IntervalJoin(lower, upper, keyed), keyed=keyed,
+                              max_parallelism=None if keyed else 1)
+        out.block.timestamped = True
+        return out
 
     # ----------------------------------------------------------- stream shapes
     def split(self, n: int) -> list["Stream"]:
@@ -323,8 +360,14 @@ class Stream:
         from ..runtime.operators.joins import Concat
         if self.keyed != other.keyed:
             raise PipelineError("concat needs both streams keyed or both not keyed")
+        timestamped = self.block.timestamped
+        if timestamped != other.block.timestamped:
+            raise PipelineError("concat needs both streams timestamped or neither: call add_timestamps on "
+                                f"the {'other' if timestamped else 'first'} stream too")
         strategy = Strategy.HASH if self.keyed else Strategy.FORWARD
-        return self.env._merge("concat", [self, other], [strategy, strategy], Concat, keyed=self.keyed)
+        out = self.env._merge("concat", [self, other], [strategy, strategy], Concat, keyed=self.keyed)
+        out.block.timestamped = timestamped
+        return out
 
     def zip(self, other: "Stream") -> "Stream":
         """Pairs ``(a, b)`` of the i-th records of both streams (one replica); the longer
@@ -385,6 +428,34 @@ class Stream:
         """One JSON document per line per record, in part files."""
         self._chain(f"write_jsonl({directory})", lambda: FileSink(str(directory), "jsonl", format))
 
+    def write_s3(self, url: str, fmt: str = "text", format: Callable | None = None, delimiter: str = ",",
+                 endpoint: str | None = None) -> None:
+        """Part objects ``part-NNNNN...<ext>`` under ``s3://bucket/prefix`` (one or more per
+        replica), in ``fmt`` ``text``, ``jsonl`` or ``csv`` as for the file sinks; exactly once
+        with checkpoints. ``endpoint``: an S3-compatible server (else ``AWS_ENDPOINT_URL``)."""
+        from ..runtime.operators.s3_sink import S3Sink, check_s3_url
+        from ..runtime.operators.two_phase import part_suffix
+        check_s3_url(str(url))
+        try:
+            part_suffix(fmt)
+        except KeyError:
+            raise PipelineError(f"write_s3: fmt must be 'text', 'jsonl' or 'csv', got {fmt!r}") from None
+        if format is not None:
+            _callable("write_s3", format)
+        self._chain(f"write_s3({url})", lambda: S3Sink(str(url), fmt, format, delimiter, endpoint))
+
+    def write_redis_stream(self, url: str, stream: str, formatter: Callable | None = None) -> None:
+        """One entry per record appended to a Redis stream: a dict record (or ``formatter``'s
+        dict) gives the entry's fields, anything else the single field ``data``. Exactly once
+        with checkpoints (idempotent commits keyed by replica and epoch)."""
+        from ..runtime.operators.redis_streams import RedisStreamSink, check_redis_url
+        check_redis_url(url, "write_redis_stream")
+        if not isinstance(stream, str) or not stream:
+            raise PipelineError(f"write_redis_stream needs a stream name, got {stream!r}")
+        if formatter is not None:
+            _callable("write_redis_stream", formatter)
+        self._chain(f"write_redis_stream({stream})", lambda: RedisStreamSink(url, stream, formatter))
+
 
 class KeyedStream(Stream):
     """A stream of ``(key, value)`` records partitioned by key."""
@@ -394,12 +465,14 @@ class KeyedStream(Stream):
     def fold(self, init: Any, fn: Callable) -> "KeyedStream":  # type: ignore[override]
         """Per key: ``acc = fn(acc, value)`` from ``init``; emits ``(key, acc)`` at end."""
         _callable("fold", fn)
-        return self._chain(_named("fold", fn), lambda: agg.KeyedFold(fn, init), stateful=True)  # type: ignore[return-value]
+        return self._chain(_named("fold", fn), lambda: agg.KeyedFold(fn, init),  # type: ignore[return-value]
+                           stateful=True)._untimed()
 
     def reduce(self, fn: Callable) -> "KeyedStream":  # type: ignore[override]
         """Per key: ``acc = fn(acc, value)`` from the key's first value."""
         _callable("reduce", fn)
-        return self._chain(_named("reduce", fn), lambda: agg.KeyedFold(fn), stateful=True)  # type: ignore[return-value]
+        return self._chain(_named("reduce", fn), lambda: agg.KeyedFold(fn),  # type: ignore[return-value]
+                           stateful=True)._untimed()
 
     def window(self, window: "WindowDescription") -> "KeyedWindowedStream":
         """Windows per key."""

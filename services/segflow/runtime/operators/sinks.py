@@ -1,9 +1,7 @@
-"""Sinks: results back to the caller, a function per record, and part files per replica."""
+"""Sinks: results back to the caller, a function per record, and part files per replica
+(S3 objects: s3_sink; Redis Streams: redis_streams)."""
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 import re
 from typing import Any, Callable
@@ -11,6 +9,7 @@ from typing import Any, Callable
 from ..elements import Batch
 from ..operator import Operator, Output, UserCall
 from ..snapshots import FINAL_CHECKPOINT
+from .two_phase import PartSink
 
 
 class CollectSink(Operator):
@@ -63,159 +62,72 @@ class ForEachSink(Operator):
         return None
 
 
-_PART = re.compile(r"^part-(\d{5})[.-]")
-_COMMITTED = re.compile(r"^part-(\d{5})-(?:e(\d+)|end)\.")
 _PENDING = re.compile(r"^\.part-(\d{5})\.epoch-(\d+)\.pending$")
 
 
-class FileSink(Operator):
-    """Writes this replica's records to part files in ``directory``.
+class FileSink(PartSink):
+    """Writes this replica's records to part files in ``directory`` (the layout and the
+    commit protocol are :class:`PartSink`'s and :class:`EpochSink`'s).
 
-    Without checkpoints: ``part-NNNNN.<ext>``, appearing under its final name when the
-    stream ends. With checkpoints (two-phase commit): the records between barriers n-1
-    and n form epoch n, closed into a hidden pending file when the snapshot of n is
-    taken and renamed to ``part-NNNNN-eN.<ext>`` once checkpoint n is complete
-    everywhere; the records after the last barrier are committed when the whole job has
-    finished (``part-NNNNN-end.<ext>``). A restore commits what its checkpoint covers and
-    deletes whatever was written after it, so the visible output is exactly once.
-    A fresh run (not a restore) first removes the parts of earlier runs.
+    The open epoch is written to a hidden in-progress file; closing it renames that file to
+    a hidden pending file, and publishing renames the pending file to its part name. Both are
+    renames within one directory, so a part appears whole or not at all, and publishing a
+    second time finds nothing left to rename.
     """
 
     def __init__(self, directory: str, fmt: str, formatter: Callable | None, delimiter: str = ","):
+        super().__init__(fmt, formatter, delimiter)
         self.directory = directory
-        self.fmt = fmt
-        self.formatter = formatter
-        self.delimiter = delimiter
-        self.suffix = {"text": ".txt", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
-        self.call = UserCall(self)
         self.file: Any = None
-        self.pending: list[int] = []       # closed epochs awaiting their checkpoint's completion
-        self.restored = False
 
-    state_fields = ("pending",)
-
-    def restore(self, state: dict) -> None:
-        super().restore(state)
-        self.restored = True
-
-    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
-        """Part files are named by replica index: replica ``i`` keeps old replica ``i``'s
-        pending epochs and new replicas start empty. The planner keeps sink blocks at their
-        count when a restore has fewer slots (plan.placement.pinned_blocks), so none is
-        orphaned."""
-        if len(states) > replicas:
-            from ..rescale import RescaleError
-            raise RescaleError(f"{self.name} cannot hand its pending output to fewer replicas")
-        return {"pending": list(states[index]["pending"]) if index < len(states) else []}
-
-    # ---------------------------------------------------------------- names
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
 
-    def _committed_name(self, epoch: int) -> str:
-        tail = "end" if epoch == FINAL_CHECKPOINT else f"e{epoch}"
-        return f"part-{self.ctx.index:05d}-{tail}{self.suffix}"
+    def _names(self) -> list[str]:
+        return os.listdir(self.directory)
 
-    def _pending_name(self, epoch: int) -> str:
-        return f".part-{self.ctx.index:05d}.epoch-{epoch}.pending"
+    def _remove(self, names: list[str]) -> None:
+        for name in names:
+            os.remove(self._path(name))
 
-    def open(self, ctx) -> None:
-        super().open(ctx)
+    def _open_storage(self) -> None:
         os.makedirs(self.directory, exist_ok=True)
-        mine = f"part-{ctx.index:05d}"
-        self.temporary = self._path(f".{mine}.inprogress")
-        for name in os.listdir(self.directory):
-            match = _PART.match(name)
-            if match and not self.restored and (name.startswith(mine) or
-                                                (ctx.index == 0 and int(match.group(1)) >= ctx.replicas)):
-                os.remove(self._path(name))
-            pending = _PENDING.match(name)
-            if pending and int(pending.group(1)) == ctx.index and int(pending.group(2)) not in self.pending:
-                os.remove(self._path(name))
-        if ctx.transactional:
-            self.final = None
-            if self.restored:
-                for epoch in [e for e in self.pending if e <= ctx.restored_from]:
-                    self._commit(epoch)
-                self._drop_committed_after(ctx.restored_from)
-        else:
-            self.final = self._path(f"{mine}{self.suffix}")
+        index = self.ctx.index
+        staged = set(self.pending.values())
+        self._remove([name for name in self._names()
+                      if (m := _PENDING.match(name)) and int(m.group(1)) == index and name not in staged])
+        self.temporary = self._path(f".part-{index:05d}.inprogress")
         self.file = open(self.temporary, "w", encoding="utf-8", newline="")
 
-    def _drop_committed_after(self, checkpoint_id: int) -> None:
-        """Restoring an older checkpoint: output committed after it will be produced again."""
-        for name in os.listdir(self.directory):
-            match = _COMMITTED.match(name)
-            if match and int(match.group(1)) == self.ctx.index:
-                epoch = FINAL_CHECKPOINT if match.group(2) is None else int(match.group(2))
-                if epoch > checkpoint_id:
-                    os.remove(self._path(name))
-
-    # ------------------------------------------------------------- writing
-    def process(self, batch: Batch) -> Output:
-        items = batch.items
+    def _write(self, rendered: str) -> None:
         if self.file is None:
-            self.file = open(self.temporary if self.final is None else self.final, "a",
-                             encoding="utf-8", newline="")
-        try:
-            self.file.write(self.render(items))
-        except Exception as exc:
-            self.call.fail(exc, items, lambda x: self.render([x]))
-        self.call.seen += len(items)
-        return None
+            self.file = open(self.temporary, "a", encoding="utf-8", newline="")
+        self.file.write(rendered)
 
-    def render(self, items: list) -> str:
-        fmt = self.fmt
-        f = self.formatter
-        if fmt == "text":
-            lines = [str(x) for x in items] if f is None else [f(x) for x in items]
-            return "\n".join(lines) + "\n" if lines else ""
-        if fmt == "jsonl":
-            rows = items if f is None else [f(x) for x in items]
-            return "".join(json.dumps(r) + "\n" for r in rows)
-        rows = items if f is None else [f(x) for x in items]
-        buffer = io.StringIO()
-        csv.writer(buffer, delimiter=self.delimiter).writerows(rows)
-        return buffer.getvalue()
-
-    # ----------------------------------------------------------- committing
-    def _close_epoch(self, epoch: int) -> None:
+    def _close_file(self) -> None:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+    def _stage(self, epoch: int) -> str | None:
+        self._close_file()
+        if not os.path.exists(self.temporary):
+            return None
+        if os.path.getsize(self.temporary) == 0:
+            os.remove(self.temporary)
+            return None
+        name = f".part-{self.ctx.index:05d}.epoch-{epoch}.pending"
+        os.replace(self.temporary, self._path(name))
+        return name
+
+    def _publish(self, epoch: int, staged: str) -> None:
+        if os.path.exists(self._path(staged)):
+            os.replace(self._path(staged), self._path(self._part_name(epoch)))
+
+    def _finish(self) -> None:
+        self._close_file()
         if os.path.exists(self.temporary):
-            if os.path.getsize(self.temporary) == 0:
-                os.remove(self.temporary)
-                return
-            os.replace(self.temporary, self._path(self._pending_name(epoch)))
-            self.pending.append(epoch)
-
-    def _commit(self, epoch: int) -> None:
-        pending = self._path(self._pending_name(epoch))
-        if os.path.exists(pending):
-            os.replace(pending, self._path(self._committed_name(epoch)))
-        if epoch in self.pending:
-            self.pending.remove(epoch)
-
-    def prepare_snapshot(self, checkpoint_id: int) -> None:
-        if self.ctx.transactional:
-            self._close_epoch(checkpoint_id)
-
-    def on_checkpoint_complete(self, checkpoint_id: int) -> None:
-        for epoch in sorted(e for e in self.pending if e <= checkpoint_id):
-            self._commit(epoch)
-
-    def on_end(self) -> Output:
-        if self.ctx.transactional:
-            self._close_epoch(FINAL_CHECKPOINT)
-        elif self.file is not None:
-            self.file.close()
-            self.file = None
-            if os.path.exists(self.temporary):
-                os.replace(self.temporary, self.final)
-        return None
+            os.replace(self.temporary, self._path(self._part_name(None)))
 
     def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        self._close_file()

@@ -225,6 +225,25 @@ class CsvSource(TextFileSource):
         self.restored = True
 
 
+class Pace:
+    """Caps one source replica at ``rate`` records per second (``None``: no cap). A restored
+    source passes what it had produced, and goes on at its rate as if it had never stopped."""
+
+    def __init__(self, rate: float | None, produced: int = 0):
+        self.rate = rate
+        self.started = time.monotonic() - (produced / rate if rate else 0)
+
+    def allowance(self, produced: int, want: int) -> int:
+        """How many of ``want`` records may go now; 0 (after a short sleep) when none may."""
+        if self.rate is None:
+            return want
+        allowed = int((time.monotonic() - self.started) * self.rate) - produced
+        if allowed <= 0:
+            time.sleep(min(0.01, 1 / self.rate))
+            return 0
+        return min(want, allowed)
+
+
 class GeneratorSource(SourceOperator):
     """Record ``i`` is ``make(i)``; replica ``r`` of ``n`` produces ``i = r, r + n, ...``.
 
@@ -241,14 +260,12 @@ class GeneratorSource(SourceOperator):
         self.rate = rate
         self.next_index = 0
         self.produced = 0
-        self.started = 0.0
 
     def open(self, ctx) -> None:
         super().open(ctx)
         if not self.restored:
             self.next_index = ctx.index
-        # a restored source goes on at its rate, as if it had never stopped
-        self.started = time.monotonic() - (self.produced * ctx.replicas / self.rate if self.rate else 0)
+        self.pace = Pace(self.rate / ctx.replicas if self.rate else None, self.produced)
 
     def restore(self, state: dict) -> None:
         super().restore(state)
@@ -258,13 +275,9 @@ class GeneratorSource(SourceOperator):
         n = self.ctx.replicas
         if self.count is not None and self.next_index >= self.count:
             return None
-        want = max_items
-        if self.rate is not None:
-            allowed = int((time.monotonic() - self.started) * self.rate / n) - self.produced
-            if allowed <= 0:
-                time.sleep(min(0.01, n / self.rate))
-                return Batch([])
-            want = min(want, allowed)
+        want = self.pace.allowance(self.produced, max_items)
+        if not want:
+            return Batch([])
         stop = self.next_index + want * n
         if self.count is not None:
             stop = min(stop, self.count)

@@ -1,0 +1,241 @@
+"""Two-phase commit of a sink's output by epoch: the protocol shared by the file, S3 and
+Redis Streams sinks.
+
+The protocol (which epochs exist, when they close, when they become visible, what a restore
+publishes again or withdraws) is the same whatever the external system; only how an epoch
+is kept until its checkpoint completes (*staged*) and how it is made visible (*published*)
+differ. :class:`EpochSink` holds the protocol and :class:`PartSink` the part-file layout of
+the file and S3 sinks, so that each sink is a small storage adapter.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import re
+import time
+from typing import Any, Callable
+
+from ...errors import JobFailed
+from ...observability.logs import event
+from ..elements import Batch
+from ..operator import Operator, Output, UserCall
+from ..snapshots import FINAL_CHECKPOINT, checkpoint_label
+
+log = logging.getLogger("segflow.sink")
+
+
+class ConnectorError(JobFailed):
+    """An external system that a source or sink reads or writes (Redis, S3) failed or
+    refused an operation."""
+
+
+class EpochSink(Operator):
+    """The output of one sink replica, made visible exactly once with the job's checkpoints.
+
+    Without checkpoints (``ctx.transactional`` false) the subclass writes records out as they
+    come and :meth:`_finish` ends its output at the end of the stream.
+
+    With checkpoints, the records between barriers n-1 and n form epoch n. When the snapshot
+    of checkpoint n is taken, epoch n is closed and staged: :meth:`_stage` returns a handle
+    (where the data lies, or the data itself) that the snapshot carries in ``pending``. Once
+    checkpoint n is complete everywhere, every pending epoch up to n is published, in order;
+    the records after the last barrier form the epoch ``FINAL_CHECKPOINT``, published when
+    the whole job has finished. Publishing must be idempotent: a restore publishes again
+    what its checkpoint had pending, which may have been published before the failure. A
+    restore also withdraws what was published for epochs after its checkpoint, since they
+    will be produced again; a fresh run (not a restore) clears what earlier runs left.
+
+    A commit that fails because the external system is unreachable fails neither the job nor
+    the checkpoint: the epoch stays pending (in later snapshots too) and is retried when the
+    next checkpoint completes. Only the job's final commit insists, for up to
+    ``final_commit_timeout`` seconds, and then fails the job: reporting success with
+    unpublished output would lose it.
+    """
+
+    state_fields = ("pending",)
+    final_commit_timeout = 60.0
+    retry_every = 1.0
+
+    def __init__(self) -> None:
+        self.pending: dict[int, Any] = {}    # closed epoch -> staged handle, until published
+        self.restored = False
+        self.call = UserCall(self)
+
+    def restore(self, state: dict) -> None:
+        super().restore(state)
+        self.restored = True
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """Outputs are named by replica, so replica ``i`` keeps old replica ``i``'s pending
+        epochs and new replicas start empty. The planner keeps sink blocks at their count
+        when a restore has fewer slots (plan.placement.pinned_blocks), so none is orphaned."""
+        if len(states) > replicas:
+            from ..rescale import RescaleError
+            raise RescaleError(f"{self.name} cannot hand its pending output to fewer replicas")
+        return {"pending": dict(states[index]["pending"]) if index < len(states) else {}}
+
+    # ----------------------------------------------------- the storage interface
+    def _open_storage(self) -> None:
+        """Connect, and drop staged data that no pending epoch refers to (left by a failed
+        attempt after the checkpoint being restored)."""
+        raise NotImplementedError
+
+    def _clear_earlier_runs(self) -> None:
+        """A fresh run: forget or remove what earlier runs of this replica left."""
+        raise NotImplementedError
+
+    def render(self, items: list) -> Any:
+        """The records as the storage writes them (calls the user's formatter)."""
+        raise NotImplementedError
+
+    def _write(self, rendered: Any) -> None:
+        """Add rendered records to the open epoch, or (without checkpoints) to the output."""
+        raise NotImplementedError
+
+    def _stage(self, epoch: int) -> Any:
+        """Close the open epoch; its handle, or ``None`` if it holds no records."""
+        raise NotImplementedError
+
+    def _publish(self, epoch: int, staged: Any) -> None:
+        """Make a staged epoch visible; doing it twice must change nothing."""
+        raise NotImplementedError
+
+    def _withdraw_after(self, checkpoint_id: int) -> None:
+        """Remove what was published for epochs after ``checkpoint_id``."""
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        """Without checkpoints: the stream has ended, complete the output."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- protocol
+    def open(self, ctx) -> None:
+        super().open(ctx)
+        self._open_storage()
+        if not self.restored:
+            self._clear_earlier_runs()
+        elif ctx.transactional:
+            self._publish_through(ctx.restored_from)
+            self._withdraw_after(ctx.restored_from)
+
+    def process(self, batch: Batch) -> Output:
+        items = batch.items
+        try:
+            rendered = self.render(items)
+        except Exception as exc:
+            self.call.fail(exc, items, lambda x: self.render([x]))
+        self._write(rendered)
+        self.call.seen += len(items)
+        return None
+
+    def _close_epoch(self, epoch: int) -> None:
+        staged = self._stage(epoch)
+        if staged is not None:
+            self.pending[epoch] = staged
+
+    def prepare_snapshot(self, checkpoint_id: int) -> None:
+        if self.ctx.transactional:
+            self._close_epoch(checkpoint_id)
+
+    def on_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self._publish_through(checkpoint_id)
+
+    def on_end(self) -> Output:
+        if self.ctx.transactional:
+            self._close_epoch(FINAL_CHECKPOINT)
+        else:
+            self._finish()
+        return None
+
+    def _publish_through(self, checkpoint_id: int) -> None:
+        """Publish the pending epochs up to ``checkpoint_id``, oldest first."""
+        final = checkpoint_id == FINAL_CHECKPOINT
+        deadline = time.monotonic() + self.final_commit_timeout
+        for epoch in sorted(e for e in self.pending if e <= checkpoint_id):
+            while True:
+                try:
+                    self._publish(epoch, self.pending[epoch])
+                    break
+                except ConnectorError as exc:   # the system failed, not the records
+                    event(log, logging.WARNING, "sink commit deferred", sink=self.name, replica=self.ctx.name,
+                          epoch=checkpoint_label(epoch), error=str(exc))
+                    if not final:
+                        return          # the next completed checkpoint publishes it
+                    if time.monotonic() + self.retry_every > deadline:
+                        raise ConnectorError(
+                            f"{self.name} (replica {self.ctx.name}) could not publish the job's final output "
+                            f"within {self.final_commit_timeout:g} s: {exc}. The output of the checkpoints "
+                            "before was published; restart the job with --restore latest once the "
+                            "system is reachable to publish the rest") from exc
+                    time.sleep(self.retry_every)
+            del self.pending[epoch]
+
+
+_SUFFIXES = {"text": ".txt", "csv": ".csv", "jsonl": ".jsonl"}
+_PART = re.compile(r"^part-(\d{5})[.-]")
+_PUBLISHED = re.compile(r"^part-(\d{5})-(?:e(\d+)|end)\.")
+
+
+def left_by_earlier_run(ctx, replica: int) -> bool:
+    """Whether a fresh run's replica ``ctx.index`` clears output of replica ``replica``: its
+    own, and at replica 0 that of replicas the job no longer has."""
+    return replica == ctx.index or ctx.index == 0 and replica >= ctx.replicas
+
+
+def part_suffix(fmt: str) -> str:
+    """The file name suffix of a part format; raises ``KeyError`` for an unknown one."""
+    return _SUFFIXES[fmt]
+
+
+class PartSink(EpochSink):
+    """Text, CSV or JSON-lines parts named by replica and epoch: the layout of the file and
+    S3 sinks. Without checkpoints a replica writes ``part-NNNNN.<ext>``; with them, epoch K
+    becomes ``part-NNNNN-eK.<ext>`` and the records after the last checkpoint
+    ``part-NNNNN-end.<ext>``. Subclasses list and remove names in their storage."""
+
+    def __init__(self, fmt: str, formatter: Callable | None, delimiter: str = ","):
+        super().__init__()
+        self.fmt = fmt
+        self.formatter = formatter
+        self.delimiter = delimiter
+        self.suffix = part_suffix(fmt)
+
+    def _names(self) -> list[str]:
+        """The names in the output's root (parts, and whatever else lies there)."""
+        raise NotImplementedError
+
+    def _remove(self, names: list[str]) -> None:
+        raise NotImplementedError
+
+    def _part_name(self, epoch: int | None) -> str:
+        """The part of ``epoch`` (``None``: the single part of a run without checkpoints)."""
+        mine = f"part-{self.ctx.index:05d}"
+        if epoch is None:
+            return mine + self.suffix
+        return f"{mine}-{'end' if epoch == FINAL_CHECKPOINT else f'e{epoch}'}{self.suffix}"
+
+    def _clear_earlier_runs(self) -> None:
+        self._remove([name for name in self._names()
+                      if (m := _PART.match(name)) and left_by_earlier_run(self.ctx, int(m.group(1)))])
+
+    def _withdraw_after(self, checkpoint_id: int) -> None:
+        def later(name: str) -> bool:
+            match = _PUBLISHED.match(name)
+            if not match or int(match.group(1)) != self.ctx.index:
+                return False
+            return (FINAL_CHECKPOINT if match.group(2) is None else int(match.group(2))) > checkpoint_id
+        self._remove([name for name in self._names() if later(name)])
+
+    def render(self, items: list) -> str:
+        f = self.formatter
+        if self.fmt == "text":
+            lines = [str(x) for x in items] if f is None else [f(x) for x in items]
+            return "\n".join(lines) + "\n" if lines else ""
+        rows = items if f is None else [f(x) for x in items]
+        if self.fmt == "jsonl":
+            return "".join(json.dumps(r) + "\n" for r in rows)
+        buffer = io.StringIO()
+        csv.writer(buffer, delimiter=self.delimiter).writerows(rows)
+        return buffer.getvalue()
