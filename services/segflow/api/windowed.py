@@ -64,6 +64,9 @@ class WindowedStream:
     def join(self, other: "WindowedStream") -> Stream:
         """Window by window, every pair ``(l, r)`` of the two streams' records (both must
         use the same window description)."""
+        if isinstance(other, WindowedStream) and other.stream.keyed != self.stream.keyed:
+            raise PipelineError("a window join needs both streams keyed (.group_by(key).window(...)) or "
+                                "neither (.window_all(...))")
         if type(other) is not type(self) or other.window != self.window:
             raise PipelineError("a window join needs two streams windowed the same way "
                                 f"(got {self.window.name} and {getattr(other, 'window', other)!r})")

@@ -32,6 +32,10 @@ class CountWindow(WindowDescription):
     size: int
     step: int
 
+    def __post_init__(self) -> None:
+        _positive("size", self.size)
+        _positive("step", self.step)
+
     @staticmethod
     def sliding(size: int, step: int) -> "CountWindow":
         _positive("size", size)
@@ -56,6 +60,18 @@ class EventTimeWindow(WindowDescription):
     size: Any = None
     step: Any = None
     gap: Any = None
+
+    def __post_init__(self) -> None:
+        if self.gap is not None:
+            _positive("gap", self.gap)
+        elif self.size is None:
+            raise PipelineError(f"{type(self).__name__} needs a size or a gap: use "
+                                f"{type(self).__name__}.tumbling(size), .sliding(size, step) or .session(gap)")
+        else:
+            if self.step is None:                   # EventTimeWindow(size=...) is tumbling
+                object.__setattr__(self, "step", self.size)
+            _positive("size", self.size)
+            _positive("step", self.step)
 
     @classmethod
     def sliding(cls, size: Any, step: Any) -> "EventTimeWindow":

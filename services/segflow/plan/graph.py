@@ -17,7 +17,7 @@ class Strategy(enum.Enum):
 
     FORWARD = "forward"        # Noir's OnlyOne: replica i -> replica i (or n -> 1, or rebalanced)
     HASH = "hash"              # Noir's GroupBy: by stable hash of the record's key
-    ROUND_ROBIN = "round-robin"  # Noir's Random, made deterministic: batches spread evenly
+    ROUND_ROBIN = "round-robin"  # Noir's Random, made deterministic: records dealt in turn
     BROADCAST = "broadcast"    # Noir's All: every record to every replica
 
 

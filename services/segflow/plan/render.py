@@ -52,11 +52,17 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _record_escape(text: str) -> str:
+    """A field of a record label: braces, bars and angle brackets are its syntax (``<f>``
+    names a port), so operator names like ``map(<lambda>)`` need them escaped."""
+    return "".join("\\" + c if c in "{}|<>" else c for c in _dot_escape(text))
+
+
 def render_dot(plan: ExecutionPlan) -> str:
     graph = plan.graph
     lines = ["digraph segflow {", "  rankdir=LR;", '  node [shape=record, fontname="monospace"];']
     for block in graph.blocks:
-        ops = "\\l".join(_dot_escape(op.name) for op in block.operators) or "(pass)"
+        ops = "\\l".join(_record_escape(op.name) for op in block.operators) or "(pass)"
         head = f"block {block.id} × {plan.replicas[block.id]}"
         lines.append(f'  b{block.id} [label="{{{head}|{ops}\\l}}"];')
     for index, edge in enumerate(graph.edges):

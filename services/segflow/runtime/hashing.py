@@ -9,6 +9,8 @@ import pickle
 from zlib import crc32
 
 _MASK = 0xFFFFFFFF
+_NONE = 0x9E3779B9
+_NAN = 0x7FF80000
 
 
 def stable_hash(key: object) -> int:
@@ -25,8 +27,17 @@ def stable_hash(key: object) -> int:
         for part in key:
             h = ((h * 1000003) ^ stable_hash(part)) & _MASK
         return h
-    if kind is float or kind is bool or key is None:
-        return hash(key) & _MASK
+    if kind is bool:
+        return int(key)
+    if kind is float:
+        # Equal keys must hash alike (1.0 == 1, -2.0 == -2); NaN's hash is its address.
+        if key.is_integer():
+            return int(key) & _MASK
+        return _NAN if key != key else hash(key) & _MASK
+    if key is None:
+        return _NONE           # hash(None) is its address before Python 3.12
+    if kind is frozenset:      # its pickle follows the per-process order of str hashes
+        return (len(key) + sum(stable_hash(part) * 0x9E3779B1 for part in key)) & _MASK
     return crc32(pickle.dumps(key, protocol=4))
 
 

@@ -45,9 +45,18 @@ class EdgeSender:
             for dst in range(len(self.outlets)):
                 self._add(dst, batch.items, batch.timestamps, born)
         elif strategy is Strategy.ROUND_ROBIN:
-            dst = self.rr
-            self.rr = (dst + 1) % len(self.outlets)
-            self._add(dst, batch.items, batch.timestamps, born)
+            # Record by record (Noir's Random is per item): the j-th record of the edge goes
+            # to replica (first + j) % n, so a batch bigger than the others, or the only
+            # batch of a small input, is still spread over every replica.
+            n = len(self.outlets)
+            items, stamps = batch.items, batch.timestamps
+            first = self.rr
+            self.rr = (first + len(items)) % n
+            if n == 1:
+                self._add(0, items, stamps, born)
+            else:
+                for k in range(min(n, len(items))):
+                    self._add((first + k) % n, items[k::n], None if stamps is None else stamps[k::n], born)
         else:
             self._add(0, batch.items, batch.timestamps, born)
 

@@ -1,11 +1,11 @@
 """The operator families on worker processes (gRPC between them) at N = 2 and 4: the same
 results as in one process, checked against the same plain-Python expectations."""
-import collections
 import sys
 
 import cloudpickle
 import pytest
-from conftest import bag
+from conftest import bag, groups, time_windows
+from conftest import count_windows as count_model
 
 from segflow import CountWindow, EventTimeWindow
 from segflow.jobs.loader import run_pipeline
@@ -46,17 +46,13 @@ def iteration(env):
 
 
 def expected(name):
-    groups = collections.defaultdict(list)
-    for k, v in PAIRS:
-        groups[k].append(v)
+    by_key = groups(PAIRS)
     if name == "keyed_sums":
-        return bag((k, sum(v)) for k, v in groups.items())
+        return bag((k, sum(v)) for k, v in by_key.items())
     if name == "windows":
-        counts = collections.Counter((k, start) for k, ts in PAIRS for start in range(ts - ts % 20 - 20, ts + 1, 20)
-                                     if start <= ts < start + 40)
-        return bag((k, n) for (k, _), n in counts.items())
+        return bag((k, len(v)) for (k, _), v in time_windows([(k, (t, t)) for k, t in PAIRS], 40, 20).items())
     if name == "count_windows":
-        return bag((k, len(v[i:i + 7])) for k, v in groups.items() for i in range(0, len(v), 7))
+        return bag((k, len(w)) for k, v in by_key.items() for w in count_model(v, 7, 7))
     if name == "joins":
         left, right = [(i % 11, i) for i in range(60)], [(i % 13, -i) for i in range(40)]
         return bag((l[0], (l, r)) for l in left for r in ([r for r in right if r[0] == l[0]] or [None]))

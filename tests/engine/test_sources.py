@@ -1,0 +1,109 @@
+"""Sources: a Python iterator (one replica), a parallel iterator (one per replica), text
+and CSV files split by byte ranges, and the deterministic, rate-limited generator."""
+import csv
+import time
+
+import pytest
+from conftest import bag, run
+
+from segflow.runtime.operators.sources import LineReader
+
+
+def lines_of(text):
+    """What a text source must read: the lines split at ``\\n`` (without a final empty
+    one), a CRLF line without its CR."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def test_an_iterator_is_read_in_order_by_one_replica(parallelism):
+    """from_iterable is not parallel: the chain after it keeps one replica, so the order
+    of the records survives up to collect at any parallelism."""
+    data = [(i * 7919) % 1000 for i in range(2500)]
+    assert run(lambda env: env.from_iterable(data).map(lambda x: x + 1), parallelism) == [x + 1 for x in data]
+    assert run(lambda env: env.from_iterable(iter(data)), parallelism) == data   # a one-shot iterator too
+
+
+def test_a_parallel_iterator_runs_once_per_replica(parallelism):
+    assert sorted(run(lambda env: env.from_parallel(lambda i, n: [(i, n)]), parallelism)) == \
+        [(i, parallelism) for i in range(parallelism)]
+    assert bag(run(lambda env: env.from_parallel(lambda i, n: range(i, 1000, n)), parallelism)) == bag(range(1000))
+    assert run(lambda env: env.from_parallel(lambda i, n: []), parallelism) == []
+
+
+@pytest.mark.parametrize("content", [
+    b"", b"\n", b"a", b"a\n", b"\n\n\n", b"ab\ncd\n\nef", b"one\r\ntwo\r\n", b"x\r\ny",
+    "é\nüü✓\n\nñ".encode(), b"first line\n" + b"x" * 40 + b"\nlast",
+], ids=repr)
+def test_every_line_is_read_once_whichever_byte_splits_the_file(tmp_path, content):
+    """Two readers that meet at byte k read every line once, whatever k is: at a newline,
+    just after one, inside a CRLF, inside a multi-byte character."""
+    path = tmp_path / "in.txt"
+    path.write_bytes(content)
+    expected = lines_of(content.decode())
+
+    def read(start, end):
+        return [line for _, _, lines in LineReader(str(path), start, end).chunks() for line in lines]
+    for k in range(len(content) + 1):
+        assert read(0, k) + read(k, len(content)) == expected, f"split at byte {k}"
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 3, 5, 8])
+def test_text_files_split_by_byte_ranges_lose_and_repeat_no_line(tmp_path, parallelism):
+    lines = ["", "a", "bb bb", "ünïcødé ✓", "x" * 300] + [f"line {i}" * (i % 4) for i in range(50)] + ["", "last"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")            # no final newline
+    assert bag(run(lambda env: env.read_text(str(path)), parallelism)) == bag(lines)
+    path.write_text("\r\n".join(["one", "two"]) + "\r\n", encoding="utf-8")
+    assert sorted(run(lambda env: env.read_text(path), parallelism)) == ["one", "two"]
+
+
+def test_an_empty_file_and_more_replicas_than_lines(tmp_path, parallelism):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    assert run(lambda env: env.read_text(str(empty)), parallelism) == []
+    short = tmp_path / "short.txt"
+    short.write_text("only\n", encoding="utf-8")
+    assert run(lambda env: env.read_text(str(short)), parallelism) == ["only"]
+
+
+def write_rows(path, rows, delimiter=","):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, delimiter=delimiter).writerows(rows)
+
+
+def test_csv_with_a_header_gives_dicts_and_reads_the_header_once(tmp_path, parallelism):
+    path = tmp_path / "rows.csv"
+    rows = [[f"n{i}", str(i * 3), "with, comma" if i % 5 == 0 else 'a "quote"'] for i in range(80)]
+    write_rows(path, [["name", "value", "note"]] + rows)
+    got = run(lambda env: env.read_csv(str(path)), parallelism)
+    assert bag(tuple(sorted(r.items())) for r in got) == \
+        bag(tuple(sorted({"name": n, "value": v, "note": t}.items())) for n, v, t in rows)
+
+
+def test_csv_without_header_and_with_another_delimiter(tmp_path, parallelism):
+    path = tmp_path / "rows.csv"
+    rows = [[str(i), f"v;{i}" if i % 3 == 0 else f"v{i}"] for i in range(50)]
+    write_rows(path, rows, delimiter=";")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\n")                                              # a blank line is no row
+    got = run(lambda env: env.read_csv(str(path), delimiter=";", has_headers=False), parallelism)
+    assert bag(map(tuple, got)) == bag(map(tuple, rows))
+
+
+def test_the_generator_gives_the_same_records_at_any_parallelism(parallelism):
+    assert bag(run(lambda env: env.generate(lambda i: i * i, count=500), parallelism)) == bag(i * i for i in range(500))
+    assert bag(run(lambda env: env.generate(str, count=2), parallelism)) == bag(["0", "1"])
+    assert run(lambda env: env.generate(str, count=0), parallelism) == []
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_the_generator_rate_is_for_the_whole_source(parallelism):
+    """60 records at 100 records/s take at least 0.5 s however many replicas share them."""
+    started = time.monotonic()
+    got = run(lambda env: env.generate(str, count=60, rate=100), parallelism)
+    elapsed = time.monotonic() - started
+    assert sorted(got, key=int) == [str(i) for i in range(60)]
+    assert 0.5 <= elapsed < 5
