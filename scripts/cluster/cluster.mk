@@ -1,14 +1,15 @@
 # The local Kubernetes control plane (scripts/cluster): `make cluster-up` builds what is
 # missing (cached in ~/.cache/segflow), starts the cluster $(CLUSTER) and prints its
-# kubeconfig path last; `make cluster-down` stops every process it started.
+# kubeconfig path last; `make cluster-down` stops every process it started, by PID.
+# CLUSTER=<name> selects another, independent cluster (own ports, pod addresses, state).
 CLUSTER ?= local
 
 .PHONY: cluster-build cluster-up cluster-down
 cluster-build: setup
-	scripts/cluster/build.sh
+	@scripts/cluster/build.sh
 
-cluster-up: cluster-build
-	@$(BIN)/python scripts/cluster/cluster.py up $(CLUSTER)
+cluster-up: setup
+	@CLUSTER=$(CLUSTER) scripts/cluster/up.sh
 
 cluster-down:
-	@$(BIN)/python scripts/cluster/cluster.py down $(CLUSTER)
+	@CLUSTER=$(CLUSTER) scripts/cluster/down.sh

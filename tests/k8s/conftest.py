@@ -1,35 +1,103 @@
 """A real Kubernetes control plane for the end-to-end tests (scripts/cluster): built once
-(cached outside the repo), started for the session under its own name, stopped by PID at
-the end. A missing build is built, never skipped."""
+(cached outside the repo; a missing build is built here, never skipped), started fresh for
+the session under its own name by scripts/cluster/up.sh, and stopped by PID at the end by
+scripts/cluster/down.sh.
+
+Fixtures for later tests: ``cluster`` (a :class:`Cluster`: kubeconfig path, ``api``
+client, kubectl/helm helpers), ``kubeconfig`` (its path) and ``api_client``
+(a ``kubernetes.client.ApiClient`` authenticated as the cluster's administrator).
+"""
+from __future__ import annotations
+
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
+from kubernetes import client, config
 
 from support.processes import ROOT
 
-CLUSTER_SCRIPT = os.path.join(ROOT, "scripts", "cluster", "cluster.py")
+CLUSTER_SCRIPTS = os.path.join(ROOT, "scripts", "cluster")
+CACHE = os.path.join(os.path.expanduser("~"), ".cache", "segflow")
+BINARIES = os.path.join(CACHE, "k8s", "1.20.2", "bin")
 HELM = os.path.join(ROOT, ".venv", "bin", "helm")
+TEST_CLUSTER = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")   # another name: a second checkout's own cluster
+BUILD_TIMEOUT = 3600          # the first build compiles Kubernetes: about 10 minutes on 2 cores
+UP_TIMEOUT = 180
+
+
+class ClusterFailed(RuntimeError):
+    """up.sh or down.sh failed; the message carries their output."""
+
+
+def built() -> bool:
+    return all(os.access(os.path.join(BINARIES, tool), os.X_OK)
+               for tool in ("kube-apiserver", "kube-controller-manager")) and os.access(HELM, os.X_OK)
+
+
+def ensure_built() -> None:
+    """Build kube-apiserver, kube-controller-manager and helm if they are missing (slow once)."""
+    if not built():
+        subprocess.run([os.path.join(CLUSTER_SCRIPTS, "build.sh")], cwd=ROOT, check=True, timeout=BUILD_TIMEOUT)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The first test that needs the build may have to wait for it: give it the time."""
+    if built():
+        return
+    for item in items:
+        if {"cluster", "helm"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT + UP_TIMEOUT + 300))
+            return
 
 
 class Cluster:
+    """One named cluster started by scripts/cluster/up.sh."""
+
     def __init__(self, name: str):
         self.name = name
         self.kubeconfig = ""
+        self.api: client.ApiClient | None = None
+
+    @property
+    def home(self) -> str:
+        return os.path.join(CACHE, "clusters", self.name)
+
+    def _script(self, script: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
+        result = subprocess.run([os.path.join(CLUSTER_SCRIPTS, script), *args], cwd=ROOT, capture_output=True,
+                                text=True, timeout=timeout, env={**os.environ, "CLUSTER": self.name})
+        if result.returncode != 0:
+            raise ClusterFailed(f"{script} {self.name} failed ({result.returncode}):\n{result.stderr[-4000:]}")
+        return result
 
     def up(self) -> None:
-        result = subprocess.run([sys.executable, CLUSTER_SCRIPT, "up", self.name, "--fresh"], cwd=ROOT,
-                                capture_output=True, text=True, timeout=180)
-        if result.returncode != 0:
-            raise RuntimeError(f"cluster {self.name} did not start:\n{result.stderr[-3000:]}")
+        """Start the cluster with a clean state (stopping first what an interrupted session left)."""
+        self.down()
+        result = self._script("up.sh", "--fresh", timeout=BUILD_TIMEOUT + UP_TIMEOUT)
         self.kubeconfig = result.stdout.strip().splitlines()[-1]
+        self.api = config.new_client_from_config(self.kubeconfig)
 
     def down(self) -> None:
-        subprocess.run([sys.executable, CLUSTER_SCRIPT, "down", self.name], cwd=ROOT, capture_output=True,
-                       timeout=120)
+        if self.api is not None:
+            self.api.close()
+            self.api = None
+        self._script("down.sh", timeout=120)
+
+    def info(self) -> dict:
+        """The cluster's description written by up.sh (server, podNetwork, serviceNetwork, ...)."""
+        with open(os.path.join(self.home, "cluster.json")) as f:
+            return json.load(f)
+
+    def pids(self) -> dict[str, int]:
+        """The control plane's processes, as recorded by up.sh."""
+        directory = os.path.join(self.home, "pids")
+        found = {}
+        for name in os.listdir(directory) if os.path.isdir(directory) else []:
+            with open(os.path.join(directory, name)) as f:
+                found[name] = int(f.read().split()[0])
+        return found
 
     def env(self) -> dict:
         return {**os.environ, "KUBECONFIG": self.kubeconfig}
@@ -51,19 +119,14 @@ class Cluster:
         return result
 
     def pods_dir(self) -> str:
-        return os.path.join(os.path.expanduser("~"), ".cache", "segflow", "clusters", self.name, "pods")
-
-
-def ensure_built() -> None:
-    binaries = os.path.join(os.path.expanduser("~"), ".cache", "segflow", "k8s", "1.20.2", "bin")
-    if not (os.path.exists(os.path.join(binaries, "kube-apiserver")) and os.path.exists(HELM)):
-        subprocess.run([os.path.join(ROOT, "scripts", "cluster", "build.sh")], cwd=ROOT, check=True, timeout=3600)
+        """Where the node agent keeps each pod's container logs and kubeconfig."""
+        return os.path.join(self.home, "pods")
 
 
 @pytest.fixture(scope="session")
 def cluster():
     ensure_built()
-    c = Cluster("pytest")
+    c = Cluster(TEST_CLUSTER)
     try:
         c.up()
         yield c
@@ -71,7 +134,18 @@ def cluster():
         c.down()
 
 
-def wait_for(condition, timeout: float, what: str, interval: float = 0.5):
+@pytest.fixture(scope="session")
+def kubeconfig(cluster) -> str:
+    return cluster.kubeconfig
+
+
+@pytest.fixture(scope="session")
+def api_client(cluster) -> client.ApiClient:
+    return cluster.api
+
+
+def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
+    """Poll ``condition`` until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:

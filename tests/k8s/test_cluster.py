@@ -1,81 +1,161 @@
-"""The local control plane and its node agent: pods really run, restart, get their own
-address and environment, are ready when their probe says so, and die when deleted."""
+"""The local control plane and its node agent: pods really run as processes on their own
+loopback address with their resolved environment, restart, follow their readiness probe,
+die when deleted, act as their service account under RBAC, and a second cluster runs
+beside the first."""
+import ipaddress
+import json
 import os
 import signal
 import textwrap
+import time
+import urllib.request
 
 import psutil
 import pytest
 from conftest import Cluster, wait_for
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from support.processes import ROOT
+
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 
 
-def apply(cluster, manifest: str):
-    cluster.kubectl("apply", "-f", "-", input=textwrap.dedent(manifest))
+def apply(cluster, manifest: str, namespace: str = "default") -> None:
+    cluster.kubectl("apply", "-n", namespace, "-f", "-", input=textwrap.dedent(manifest))
 
 
-def pod(cluster, name):
-    return cluster.get("pod", name)
+def pod_status(cluster, name: str, namespace: str = "default") -> dict:
+    return client.CoreV1Api(cluster.api).read_namespaced_pod_status(name, namespace).to_dict()["status"]
 
 
-def pid_of(cluster, name):
-    """The PID of the pod's container process (its command line names the pod's marker)."""
-    for p in psutil.process_iter(["cmdline"]):
-        if p.info["cmdline"] and f"marker={name}" in " ".join(p.info["cmdline"]):
-            return p.pid
-    return None
+def container(status: dict) -> dict:
+    return (status.get("container_statuses") or [{}])[0]
 
 
-def test_a_pod_runs_with_its_address_and_resolved_environment(cluster, tmp_path):
+def condition(status: dict, kind: str) -> str:
+    return next((c["status"] for c in status.get("conditions") or [] if c["type"] == kind), "")
+
+
+def pod_uid(cluster, name: str) -> str:
+    return client.CoreV1Api(cluster.api).read_namespaced_pod(name, "default").metadata.uid
+
+
+def read_pid(path) -> int:
+    return wait_for(lambda: path.exists() and path.read_text().strip() and int(path.read_text()), 30,
+                    f"a PID in {path}")
+
+
+def delete_and_wait(cluster, name: str, namespace: str = "default") -> None:
+    cluster.kubectl("delete", "pod", name, "-n", namespace, "--wait=true", timeout=60)
+
+
+def pod_network(cluster) -> ipaddress.IPv4Network:
+    return ipaddress.ip_network(cluster.info()["podNetwork"])
+
+
+def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
     cluster.kubectl("create", "configmap", "settings", "--from-literal=color=blue")
-    out = tmp_path / "env.txt"
+    cluster.kubectl("create", "secret", "generic", "password", "--from-literal=word=s3cret")
+    out, release = tmp_path / "env.json", tmp_path / "release"
+    script = ("import json, os, socket, time; s = socket.socket(); s.bind((os.environ['SEGFLOW_POD_IP'], 0)); "
+              f"json.dump({{'env': dict(os.environ), 'cwd': os.getcwd(), 'bound': s.getsockname()[0]}}, "
+              f"open('{out}.tmp', 'w')); os.rename('{out}.tmp', '{out}'); "
+              f"[time.sleep(0.1) for _ in iter(lambda: os.path.exists('{release}'), True)]")
     apply(cluster, f"""
         apiVersion: v1
         kind: Pod
-        metadata: {{name: envpod, labels: {{tier: demo}}}}
+        metadata: {{name: envpod, labels: {{tier: demo}}, annotations: {{note: hello}}}}
         spec:
           restartPolicy: Never
           containers:
           - name: main
-            image: segflow/engine:0.1.0
-            command: [sh, -c, 'echo "$POD_IP $NAME $TIER $COLOR $(NAME)" > {out}']
+            image: registry.example.com/segflow/engine:0.1.0
+            command: [python, -c, "{script}"]
             env:
             - {{name: POD_IP, valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}}}
             - {{name: NAME, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}
+            - {{name: NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}
+            - {{name: UID, valueFrom: {{fieldRef: {{fieldPath: metadata.uid}}}}}}
             - {{name: TIER, valueFrom: {{fieldRef: {{fieldPath: "metadata.labels['tier']"}}}}}}
+            - {{name: NOTE, valueFrom: {{fieldRef: {{fieldPath: "metadata.annotations['note']"}}}}}}
+            - {{name: NODE, valueFrom: {{fieldRef: {{fieldPath: spec.nodeName}}}}}}
+            - {{name: ACCOUNT, valueFrom: {{fieldRef: {{fieldPath: spec.serviceAccountName}}}}}}
             - {{name: COLOR, valueFrom: {{configMapKeyRef: {{name: settings, key: color}}}}}}
+            - {{name: WORD, valueFrom: {{secretKeyRef: {{name: password, key: word}}}}}}
+            - {{name: GREETING, value: "$(NAME) in $(COLOR)"}}
         """)
-    body = wait_for(lambda: (p := pod(cluster, "envpod"))["status"].get("phase") == "Succeeded" and p,
-                    30, "the pod to succeed")
-    ip = body["status"]["podIP"]
-    assert ip.startswith("127.") and ip != "127.0.0.1"
-    assert out.read_text().split() == [ip, "envpod", "demo", "blue", "envpod"]
+    running = wait_for(lambda: (s := pod_status(cluster, "envpod"))["phase"] == "Running" and s, 30, "Running")
+    seen = json.loads(wait_for(lambda: out.exists() and out.read_text(), 30, "the pod's report"))
+    env, ip = seen["env"], running["pod_ip"]
+    assert ipaddress.ip_address(ip) in pod_network(cluster) and seen["bound"] == ip == env["SEGFLOW_POD_IP"]
+    uid = client.CoreV1Api(cluster.api).read_namespaced_pod("envpod", "default").metadata.uid
+    assert {k: env[k] for k in ("POD_IP", "NAME", "NAMESPACE", "UID", "TIER", "NOTE", "NODE", "ACCOUNT", "COLOR",
+                                "WORD", "GREETING")} == {
+        "POD_IP": ip, "NAME": "envpod", "NAMESPACE": "default", "UID": uid, "TIER": "demo", "NOTE": "hello",
+        "NODE": f"{cluster.name}-node", "ACCOUNT": "default", "COLOR": "blue", "WORD": "s3cret",
+        "GREETING": "envpod in blue"}
+    assert env["PATH"].split(":")[0] == VENV_BIN and seen["cwd"] == ROOT
+    assert os.path.exists(env["KUBECONFIG"]) and env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
+    assert condition(running, "Ready") == "True"
+    release.write_text("")
+    done = wait_for(lambda: (s := pod_status(cluster, "envpod"))["phase"] != "Running" and s, 30, "the pod to end")
+    assert done["phase"] == "Succeeded"
+    assert container(done)["state"]["terminated"]["exit_code"] == 0
+    assert condition(done, "Ready") == "False"
 
 
-def test_a_killed_container_restarts_and_a_deleted_pod_stops_its_process(cluster):
-    apply(cluster, """
+def test_a_killed_container_is_restarted(cluster, tmp_path):
+    """(``$$$$`` in a command is the shell's ``$$``: Kubernetes turns ``$$`` into ``$``.)"""
+    pid_file = tmp_path / "pid"
+    apply(cluster, f"""
         apiVersion: v1
         kind: Pod
-        metadata: {name: sleeper}
+        metadata: {{name: phoenix}}
         spec:
           restartPolicy: Always
           containers:
           - name: main
-            image: segflow/engine:0.1.0
-            command: [python3, -c, "import time; time.sleep(300)", "marker=sleeper"]
+            image: segflow/engine
+            command: [sh, -c, 'echo $$$$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && exec sleep 300']
         """)
-    first = wait_for(lambda: pid_of(cluster, "sleeper"), 30, "the container process")
+    first = read_pid(pid_file)
+    wait_for(lambda: container(pod_status(cluster, "phoenix")).get("state", {}).get("running"), 30, "running")
+    pid_file.unlink()
     os.kill(first, signal.SIGKILL)
-    wait_for(lambda: pod(cluster, "sleeper")["status"]["containerStatuses"][0]["restartCount"] == 1, 30,
-             "a restart")
-    status = pod(cluster, "sleeper")["status"]["containerStatuses"][0]
-    assert status["lastState"]["terminated"]["exitCode"] == 137
-    second = wait_for(lambda: (p := pid_of(cluster, "sleeper")) != first and p, 30, "the new process")
-    cluster.kubectl("delete", "pod", "sleeper", "--wait=true", timeout=60)
-    assert not psutil.pid_exists(second) or psutil.Process(second).status() == psutil.STATUS_ZOMBIE
-    assert cluster.kubectl("get", "pod", "sleeper", check=False).returncode != 0
+    second = read_pid(pid_file)
+    assert second != first and psutil.pid_exists(second)
+    restarted = wait_for(lambda: (c := container(pod_status(cluster, "phoenix")))["restart_count"] == 1
+                         and c["state"]["running"] and c, 30, "the restart to be reported")
+    assert restarted["last_state"]["terminated"]["exit_code"] == 137
+    assert pod_status(cluster, "phoenix")["phase"] == "Running"
+    delete_and_wait(cluster, "phoenix")
 
 
-def test_readiness_follows_the_probe(cluster, tmp_path):
+def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
+    pids = tmp_path / "pids"
+    apply(cluster, f"""
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: doomed}}
+        spec:
+          containers:
+          - name: main
+            image: segflow/engine
+            command: [sh, -c, 'sleep 300 & echo "$$$$ $!" > {pids}.tmp && mv {pids}.tmp {pids} && wait']
+        """)
+    wait_for(lambda: pids.exists(), 30, "the pod's processes")
+    processes = [psutil.Process(int(pid)) for pid in pids.read_text().split()]
+    assert all(p.is_running() for p in processes)
+    delete_and_wait(cluster, "doomed")
+    for p in processes:                    # the main process and its child: the whole group
+        assert not p.is_running() or p.status() == psutil.STATUS_ZOMBIE, p
+    with pytest.raises(ApiException) as gone:
+        client.CoreV1Api(cluster.api).read_namespaced_pod("doomed", "default")
+    assert gone.value.status == 404
+
+
+def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
     flag = tmp_path / "open"
     apply(cluster, f"""
         apiVersion: v1
@@ -84,41 +164,46 @@ def test_readiness_follows_the_probe(cluster, tmp_path):
         spec:
           containers:
           - name: main
-            image: segflow/engine:0.1.0
-            command: [sh, -c, 'while [ ! -e {flag} ]; do sleep 0.2; done; exec python3 -m http.server 8099 --bind $POD_IP']
-            env: [{{name: POD_IP, valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}}}]
-            readinessProbe: {{tcpSocket: {{port: 8099}}, periodSeconds: 1}}
+            image: segflow/engine
+            command: [sh, -c, 'while [ ! -e {flag} ]; do sleep 0.1; done; exec python -m http.server 8099 --bind $SEGFLOW_POD_IP']
+            readinessProbe: {{tcpSocket: {{port: http}}, periodSeconds: 1}}
+            ports: [{{name: http, containerPort: 8099}}]
         """)
-    wait_for(lambda: pod(cluster, "prober")["status"].get("phase") == "Running", 30, "running")
-    ready = [c for c in pod(cluster, "prober")["status"]["conditions"] if c["type"] == "Ready"][0]
-    assert ready["status"] == "False"
+    wait_for(lambda: pod_status(cluster, "prober")["phase"] == "Running", 30, "Running")
+    wait_for(lambda: container(pod_status(cluster, "prober"))["state"]["running"], 30, "the process")
+    for _ in range(3):                     # several probe periods pass: still not ready
+        status = pod_status(cluster, "prober")
+        assert condition(status, "Ready") == "False" and not container(status)["ready"]
+        time.sleep(0.7)
     flag.write_text("")
-    wait_for(lambda: [c for c in pod(cluster, "prober")["status"]["conditions"]
-                      if c["type"] == "Ready"][0]["status"] == "True", 30, "ready")
-    cluster.kubectl("delete", "pod", "prober", "--wait=true")
+    ready = wait_for(lambda: (s := pod_status(cluster, "prober")) and condition(s, "Ready") == "True" and s, 30,
+                     "Ready")
+    with urllib.request.urlopen(f"http://{ready['pod_ip']}:8099/", timeout=5) as reply:
+        assert reply.status == 200
+    delete_and_wait(cluster, "prober")
 
 
-def test_an_unknown_image_is_reported_not_run(cluster):
+def test_an_unknown_image_fails_the_pod(cluster):
     apply(cluster, """
         apiVersion: v1
         kind: Pod
         metadata: {name: stranger}
         spec:
-          containers: [{name: main, image: nginx:1.25}]
+          containers: [{name: main, image: "nginx:1.25"}]
         """)
-    waiting = wait_for(lambda: (pod(cluster, "stranger")["status"].get("containerStatuses") or [{}])[0]
-                       .get("state", {}).get("waiting", {}).get("reason") == "ErrImagePull"
-                       and pod(cluster, "stranger")["status"]["containerStatuses"][0]["state"]["waiting"],
-                       30, "the image error")
-    assert "nginx:1.25" in waiting["message"] and "unknown to the node agent" in waiting["message"]
-    assert pod(cluster, "stranger")["status"]["phase"] == "Pending"
-    cluster.kubectl("delete", "pod", "stranger", "--wait=true")
+    failed = wait_for(lambda: (s := pod_status(cluster, "stranger"))["phase"] == "Failed" and s, 30, "Failed")
+    assert failed["reason"] == "UnknownImage"
+    assert "'nginx:1.25' is unknown" in failed["message"] and "segflow/engine" in failed["message"]
+    assert container(failed)["state"]["waiting"]["reason"] == "UnknownImage"
+    assert not os.path.exists(os.path.join(cluster.pods_dir(), f"default_stranger_{pod_uid(cluster, 'stranger')[:8]}",
+                                           "main.pid"))
+    delete_and_wait(cluster, "stranger")
 
 
-def test_pods_act_as_their_service_account_under_rbac(cluster, tmp_path):
-    out = tmp_path / "can.txt"
+def test_a_pod_acts_as_its_service_account_under_rbac(cluster, tmp_path):
+    out = tmp_path / "rbac.txt"
     cluster.kubectl("create", "serviceaccount", "reader")
-    cluster.kubectl("create", "role", "pod-reader", "--verb=list", "--resource=pods")
+    cluster.kubectl("create", "role", "pod-reader", "--verb=get,list", "--resource=pods")
     cluster.kubectl("create", "rolebinding", "reader-pods", "--role=pod-reader", "--serviceaccount=default:reader")
     apply(cluster, f"""
         apiVersion: v1
@@ -129,21 +214,69 @@ def test_pods_act_as_their_service_account_under_rbac(cluster, tmp_path):
           serviceAccountName: reader
           containers:
           - name: main
-            image: segflow/engine:0.1.0
-            command: [sh, -c, 'kubectl auth can-i list pods > {out}; kubectl auth can-i delete pods >> {out}; true']
+            image: segflow/engine
+            command:
+            - sh
+            - -c
+            - |
+              {{ kubectl auth can-i list pods; kubectl auth can-i delete pods; kubectl auth can-i list secrets
+                kubectl get pod rbac -o name && echo get-pod-ok
+                kubectl get secrets -o name 2>&1 | grep -q Forbidden && echo secrets-forbidden
+              }} > {out}.tmp 2>/dev/null; mv {out}.tmp {out}
         """)
-    wait_for(lambda: pod(cluster, "rbac")["status"].get("phase") == "Succeeded", 30, "the pod to finish")
-    assert out.read_text().split() == ["yes", "no"]
+    wait_for(lambda: pod_status(cluster, "rbac")["phase"] == "Succeeded", 30, "the pod to finish")
+    assert out.read_text().split() == ["yes", "no", "no", "pod/rbac", "get-pod-ok", "secrets-forbidden"]
 
 
 @pytest.mark.slow
-def test_a_second_cluster_runs_beside_the_first(cluster):
-    other = Cluster("pytest-b")
+def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
+    other = Cluster(f"{cluster.name}-b")
+    recorded = {}
     try:
         other.up()
-        nodes = {n["metadata"]["name"] for n in other.get("nodes")["items"]}
-        assert nodes == {"pytest-b-node"}
-        assert {n["metadata"]["name"] for n in cluster.get("nodes")["items"]} == {"pytest-node"}
         assert other.kubeconfig != cluster.kubeconfig
+        servers = {other.info()["server"], cluster.info()["server"]}
+        assert len(servers) == 2 and all(s.startswith("https://127.0.0.1:") for s in servers)
+        ours, theirs = client.CoreV1Api(cluster.api), client.CoreV1Api(other.api)
+        assert [n.metadata.name for n in theirs.list_node().items] == [f"{other.name}-node"]
+        assert [n.metadata.name for n in ours.list_node().items] == [f"{cluster.name}-node"]
+        theirs.create_namespaced_config_map("default", {"metadata": {"name": "only-there"}})
+        assert "only-there" not in {m.metadata.name for m in ours.list_namespaced_config_map("default").items}
+        apply(other, f"""
+            apiVersion: v1
+            kind: Pod
+            metadata: {{name: there}}
+            spec:
+              restartPolicy: Never
+              containers: [{{name: main, image: segflow/engine, command: [sh, -c, 'echo $SEGFLOW_POD_IP > {tmp_path}/ip']}}]
+            """)
+        wait_for(lambda: (tmp_path / "ip").exists() and (tmp_path / "ip").read_text().strip(), 30, "the pod")
+        ip = ipaddress.ip_address((tmp_path / "ip").read_text().strip())
+        assert ip in pod_network(other) and ip not in pod_network(cluster)
+        recorded = other.pids()
+        assert set(recorded) == {"etcd", "kube-apiserver", "kube-controller-manager", "node-agent"}
     finally:
         other.down()
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                   for pid in recorded.values())
+    assert [n.metadata.name for n in ours.list_node().items] == [f"{cluster.name}-node"]   # the first still answers
+
+
+def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
+    apply(cluster, """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: failing}
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: segflow/engine
+            command: [sh, -c, 'echo starting; echo "boom: no such job" >&2; exit 3']
+            terminationMessagePolicy: FallbackToLogsOnError
+        """)
+    failed = wait_for(lambda: (s := pod_status(cluster, "failing"))["phase"] == "Failed" and s, 30, "Failed")
+    ended = container(failed)["state"]["terminated"]
+    assert ended["exit_code"] == 3 and ended["reason"] == "Error"
+    assert ended["message"] == "starting\nboom: no such job"
+    delete_and_wait(cluster, "failing")

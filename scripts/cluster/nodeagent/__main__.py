@@ -1,25 +1,35 @@
-"""Run the node agent: ``python scripts/cluster/nodeagent --cluster NAME ...`` (started by
-scripts/cluster/cluster.py; SIGTERM stops it and every pod process it started)."""
+"""Run the node agent (started by scripts/cluster/up.sh, with scripts/cluster on PYTHONPATH):
+
+    python -m nodeagent --cluster NAME --kubeconfig FILE --server URL --ca FILE \\
+        --pod-network 127.10.0.0/16 --state DIR --workdir /work/main
+
+SIGTERM (or SIGINT) stops it after it has stopped every pod process it started.
+"""
 import argparse
-import logging
 import signal
 import sys
+from urllib.parse import urlparse
 
-from agent import NodeAgent
+from .agent import NodeAgent
+from .logs import configure
+from .pod import Node
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description="segflow's node agent (kubelet and scheduler stand-in)")
-    parser.add_argument("--cluster", required=True)
-    parser.add_argument("--kubeconfig", required=True)
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--ca", required=True)
-    parser.add_argument("--pod-network", required=True)
-    parser.add_argument("--state", required=True, help="directory for pod logs and kubeconfigs")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format='{"time":"%(asctime)s","level":"%(levelname)s","msg":"%(message)s"}')
-    agent = NodeAgent(args.cluster, args.kubeconfig, args.server, args.ca, args.pod_network, args.state)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="nodeagent", description="segflow's node agent (kubelet and scheduler)")
+    parser.add_argument("--cluster", required=True, help="cluster name; the node is <cluster>-node")
+    parser.add_argument("--kubeconfig", required=True, help="the agent's own credentials")
+    parser.add_argument("--server", required=True, help="API server URL given to pods")
+    parser.add_argument("--ca", required=True, help="the cluster CA certificate given to pods")
+    parser.add_argument("--pod-network", required=True, help="loopback range of pod addresses")
+    parser.add_argument("--state", required=True, help="directory for pod logs, PID files and kubeconfigs")
+    parser.add_argument("--workdir", required=True, help="the project checkout: pods' working directory")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    configure(args.verbose)
+    node = Node(name=f"{args.cluster}-node", server=args.server, api_port=urlparse(args.server).port or 443,
+                ca=args.ca, workdir=args.workdir, state=args.state)
+    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network)
     signal.signal(signal.SIGTERM, lambda *_: agent.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: agent.stopping.set())
     agent.run()

@@ -1,50 +1,57 @@
-"""What a pod's containers run, and the status the agent reports for them (pure).
+"""What a container runs and with which environment (pure functions of the pod).
 
-The node agent runs containers as local processes, so an image is only a name: it maps to
-an entrypoint inside the project's virtualenv (a container's ``command`` overrides it).
+There is no container runtime here: a container is a local process in the project's
+virtualenv, so an image is only a name that maps to a default entrypoint. Images are
+recognised by the end of their repository (``ghcr.io/acme/segflow/engine:0.1.0`` is
+``segflow/engine``); the container's ``command`` replaces the entrypoint, as in Kubernetes.
 """
 from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
-ENTRYPOINTS = {"segflow/engine": ["segflow"], "segflow/operator": ["segflow-operator"],
-               "segflow/spark": ["segflow"]}
+IMAGES = {"segflow/engine": ["segflow"], "segflow/operator": ["segflow-operator"], "segflow/spark": ["segflow"]}
+
+# lookup(kind, name) -> the object's data, or None when it does not exist; kind is
+# "configmap" or "secret" (secret values base64-encoded, as the API returns them).
+Lookup = Callable[[str, str], "dict[str, str] | None"]
 
 
-class PodSpecError(ValueError):
-    """A pod the agent cannot run; the message becomes the container's waiting reason."""
+class UnknownImage(ValueError):
+    """The image maps to no entrypoint: the pod cannot run here and fails."""
 
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
+
+class ContainerConfigError(ValueError):
+    """The container's environment cannot be resolved yet (a missing config map or key,
+    an unsupported field); retried, as the kubelet does."""
 
 
 def repository(image: str) -> str:
-    """``registry.example.com/segflow/engine:0.1.0@sha256:...`` -> ``segflow/engine``."""
+    """``registry:5000/segflow/engine:0.1.0@sha256:...`` -> ``segflow/engine``."""
     name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)
-    if ":" in last[-1]:
+    if ":" in name.rsplit("/", 1)[-1]:
         name = name.rsplit(":", 1)[0]
     return "/".join(name.split("/")[-2:])
 
 
-def entrypoint(container: dict) -> list[str]:
-    image = container.get("image", "")
-    known = ENTRYPOINTS.get(repository(image))
-    if known is None:
-        raise PodSpecError("ErrImagePull", f"image {image!r} is unknown to the node agent; it runs "
-                                           f"{', '.join(sorted(ENTRYPOINTS))}")
-    return list(container.get("command") or known) + list(container.get("args") or [])
+def command_line(container: dict) -> list[str]:
+    """``command`` (else the image's entrypoint) followed by ``args``, unexpanded."""
+    image = container.get("image") or ""
+    entrypoint = IMAGES.get(repository(image))
+    if entrypoint is None:
+        known = ", ".join(f"*{name}" for name in sorted(IMAGES))
+        raise UnknownImage(f"image {image!r} is unknown to the segflow node agent, which runs only images "
+                           f"whose repository ends with {known} (as processes of the project's virtualenv)")
+    return list(container.get("command") or entrypoint) + list(container.get("args") or [])
 
 
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def expand(text: str, env: dict[str, str]) -> str:
-    """Kubernetes' ``$(VAR)`` expansion: known names are replaced, ``$$`` is a literal
-    ``$``, unknown references stay as written."""
+    """Kubernetes' ``$(VAR)`` expansion: defined names are replaced, ``$$`` is ``$``,
+    references to undefined names stay as written."""
     def replace(match: re.Match) -> str:
         if match.group(0) == "$$":
             return "$"
@@ -52,110 +59,59 @@ def expand(text: str, env: dict[str, str]) -> str:
     return _REFERENCE.sub(replace, text)
 
 
-def field_value(pod: dict, path: str, pod_ip: str, host_ip: str) -> str:
+def _downward(pod: dict, path: str, pod_ip: str, host_ip: str) -> str:
+    """A ``fieldRef`` value (the downward API)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
               "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
-              "spec.serviceAccountName": spec.get("serviceAccountName", "default"),
-              "status.podIP": pod_ip, "status.hostIP": host_ip}
+              "spec.serviceAccountName": spec.get("serviceAccountName") or "default",
+              "status.podIP": pod_ip, "status.podIPs": pod_ip, "status.hostIP": host_ip}
     if path in simple:
         return simple[path] or ""
+    if path in ("metadata.labels", "metadata.annotations"):
+        values = meta.get(path.split(".")[1]) or {}
+        return "\n".join(f'{key}="{values[key]}"' for key in sorted(values))
     match = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
     if match:
         return (meta.get(match.group(1)) or {}).get(match.group(2), "")
-    raise PodSpecError("CreateContainerConfigError", f"unsupported fieldRef {path!r}")
+    raise ContainerConfigError(f"fieldRef {path!r} is not supported by the segflow node agent")
 
 
-def environment(pod: dict, container: dict, pod_ip: str, host_ip: str, lookup) -> dict[str, str]:
-    """The container's ``env``, resolved in order (later entries may refer to earlier
-    ones). ``lookup(kind, name, key)`` reads config maps and secrets."""
-    env: dict[str, str] = {}
+def _decode(kind: str, value: str) -> str:
+    return base64.b64decode(value).decode() if kind == "secret" else value
+
+
+def environment(pod: dict, container: dict, pod_ip: str, host_ip: str, lookup: Lookup,
+                base: dict[str, str]) -> dict[str, str]:
+    """``base`` overlaid with the container's ``envFrom`` then ``env``, resolved in order
+    (a value may refer to names defined before it, as in Kubernetes)."""
+    env = dict(base)
+    for source in container.get("envFrom") or []:
+        kind = "configmap" if "configMapRef" in source else "secret"
+        ref = source.get("configMapRef") or source.get("secretRef") or {}
+        data = lookup(kind, ref.get("name", ""))
+        if data is None:
+            if ref.get("optional"):
+                continue
+            raise ContainerConfigError(f"{kind} {ref.get('name')!r} (envFrom) not found")
+        for key, value in data.items():
+            env[source.get("prefix", "") + key] = _decode(kind, value)
     for item in container.get("env") or []:
-        name = item["name"]
-        if "value" in item:
+        name, source = item["name"], item.get("valueFrom")
+        if source is None:
             env[name] = expand(str(item.get("value") or ""), env)
-            continue
-        source = item.get("valueFrom") or {}
-        if "fieldRef" in source:
-            env[name] = field_value(pod, source["fieldRef"]["fieldPath"], pod_ip, host_ip)
+        elif "fieldRef" in source:
+            env[name] = _downward(pod, source["fieldRef"]["fieldPath"], pod_ip, host_ip)
         elif "configMapKeyRef" in source or "secretKeyRef" in source:
             kind = "configmap" if "configMapKeyRef" in source else "secret"
             ref = source.get("configMapKeyRef") or source.get("secretKeyRef")
-            value = lookup(kind, ref["name"], ref["key"])
+            value = (lookup(kind, ref["name"]) or {}).get(ref["key"])
             if value is None:
                 if ref.get("optional"):
                     continue
-                raise PodSpecError("CreateContainerConfigError",
-                                   f"{kind} {ref['name']!r} has no key {ref['key']!r}")
-            env[name] = base64.b64decode(value).decode() if kind == "secret" else value
-        elif "resourceFieldRef" in source:
-            env[name] = "0"
+                raise ContainerConfigError(f"env {name}: {kind} {ref['name']!r} has no key {ref['key']!r}")
+            env[name] = _decode(kind, value)
         else:
-            raise PodSpecError("CreateContainerConfigError", f"env {name}: unsupported valueFrom {sorted(source)}")
+            raise ContainerConfigError(f"env {name}: valueFrom {sorted(source)} is not supported by the "
+                                       f"segflow node agent")
     return env
-
-
-@dataclass
-class ContainerRun:
-    """What the agent knows of one container of a pod."""
-    name: str
-    image: str
-    restarts: int = 0
-    running_since: str = ""
-    ready: bool = False
-    exit_code: int | None = None
-    reason: str = ""
-    message: str = ""
-    started_at: str = ""
-    finished_at: str = ""
-    waiting: tuple[str, str] | None = None          # (reason, message)
-    last: dict = field(default_factory=dict)         # lastState.terminated
-
-
-def restarts_after(policy: str, exit_code: int) -> bool:
-    return policy == "Always" or (policy == "OnFailure" and exit_code != 0)
-
-
-def phase(policy: str, runs: list[ContainerRun]) -> str:
-    if any(r.waiting and r.waiting[0] != "CrashLoopBackOff" for r in runs) and not any(r.running_since for r in runs):
-        return "Pending"
-    if any(r.running_since or (r.waiting and r.waiting[0] == "CrashLoopBackOff") for r in runs):
-        return "Running"
-    if all(r.exit_code is not None for r in runs):
-        return "Succeeded" if all(r.exit_code == 0 for r in runs) else "Failed"
-    return "Pending"
-
-
-def container_status(run: ContainerRun) -> dict:
-    status = {"name": run.name, "image": run.image, "imageID": f"segflow-local://{run.image}",
-              "containerID": f"local://{run.name}", "ready": run.ready, "restartCount": run.restarts,
-              "started": bool(run.running_since)}
-    if run.running_since:
-        status["state"] = {"running": {"startedAt": run.running_since}}
-    elif run.exit_code is not None:
-        status["state"] = {"terminated": {"exitCode": run.exit_code, "reason": run.reason,
-                                          "message": run.message, "startedAt": run.started_at,
-                                          "finishedAt": run.finished_at}}
-    else:
-        reason, message = run.waiting or ("ContainerCreating", "")
-        status["state"] = {"waiting": {"reason": reason, "message": message}}
-    if run.last:
-        status["lastState"] = {"terminated": run.last}
-    return status
-
-
-def pod_status(policy: str, runs: list[ContainerRun], pod_ip: str, host_ip: str, started: str, now: str) -> dict:
-    ready = bool(runs) and all(r.ready for r in runs)
-    current = phase(policy, runs)
-
-    def condition(kind: str, ok: bool) -> dict:
-        return {"type": kind, "status": "True" if ok else "False", "lastProbeTime": None,
-                "lastTransitionTime": now}
-    status = {"phase": current, "hostIP": host_ip, "startTime": started,
-              "conditions": [condition("PodScheduled", True), condition("Initialized", True),
-                             condition("ContainersReady", ready), condition("Ready", ready)],
-              "containerStatuses": [container_status(r) for r in runs]}
-    if pod_ip:
-        status["podIP"] = pod_ip
-        status["podIPs"] = [{"ip": pod_ip}]
-    return status

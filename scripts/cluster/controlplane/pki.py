@@ -1,0 +1,98 @@
+"""Credentials of a local cluster: a CA, the API server's serving certificate, the
+service-account signing key pair, static bearer tokens, and kubeconfig files.
+
+Generated once per cluster with openssl and kept in its state directory, so a restarted
+cluster keeps its identities (kubeconfigs written earlier stay valid).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+import subprocess
+
+from .layout import Layout
+
+# Static token users: (user, uid, groups). The node agent stands in for kubelet and
+# scheduler, which need wide rights; it gets its own name so its requests are attributable.
+TOKEN_USERS = (("admin", "admin", "system:masters"),
+               ("system:kube-controller-manager", "kube-controller-manager", ""),
+               ("segflow-node-agent", "segflow-node-agent", "system:masters"))
+
+
+class CertificateError(RuntimeError):
+    """openssl failed; the message carries its output."""
+
+
+def _openssl(*args: str) -> None:
+    result = subprocess.run(["openssl", *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CertificateError(f"openssl {args[0]} failed: {result.stderr.strip()}")
+
+
+def make_certificates(c: Layout) -> None:
+    """The CA, the API server certificate (valid for loopback and the in-cluster service
+    names) and the service-account key pair; kept if they exist."""
+    pki = c.path("pki")
+    if os.path.exists(os.path.join(pki, "sa.pub")):
+        return
+    os.makedirs(pki, exist_ok=True)
+    ca_key, ca_crt = os.path.join(pki, "ca.key"), os.path.join(pki, "ca.crt")
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca_crt,
+             "-days", "3650", "-subj", f"/CN=segflow-{c.name}-ca")
+    extensions = os.path.join(pki, "apiserver.ext")
+    with open(extensions, "w") as f:
+        f.write(f"subjectAltName=IP:127.0.0.1,IP:{c.first_service_ip},DNS:localhost,DNS:kubernetes,"
+                "DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
+                "extendedKeyUsage=serverAuth\n")
+    key, csr, crt = (os.path.join(pki, f"apiserver.{e}") for e in ("key", "csr", "crt"))
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=kube-apiserver")
+    _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
+             "-days", "3650", "-extfile", extensions)
+    _openssl("genrsa", "-out", os.path.join(pki, "sa.key.tmp"), "2048")
+    _openssl("rsa", "-in", os.path.join(pki, "sa.key.tmp"), "-pubout", "-out", os.path.join(pki, "sa.pub.tmp"))
+    os.replace(os.path.join(pki, "sa.key.tmp"), os.path.join(pki, "sa.key"))
+    os.replace(os.path.join(pki, "sa.pub.tmp"), os.path.join(pki, "sa.pub"))   # last: marks the set complete
+
+
+def _token_row(user: str, uid: str, groups: str) -> str:
+    token = secrets.token_hex(16)
+    return f'{token},{user},{uid},"{groups}"\n' if groups else f"{token},{user},{uid}\n"
+
+
+def make_tokens(c: Layout) -> dict[str, str]:
+    """The API server's static token file: kept as it is, completed with users added since
+    it was written. Returns user -> token."""
+    path = c.path("pki", "tokens.csv")
+    existing = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            existing = f.read()
+    tokens = {row[1]: row[0] for row in (line.split(",", 3) for line in existing.splitlines() if line)}
+    missing = [_token_row(*user) for user in TOKEN_USERS if user[0] not in tokens]
+    if missing:
+        with open(path + ".tmp", "w") as f:
+            f.write(existing + "".join(missing))
+        os.chmod(path + ".tmp", 0o600)
+        os.replace(path + ".tmp", path)
+        return make_tokens(c)
+    return tokens
+
+
+def write_kubeconfig(path: str, server: str, ca_file: str, user: str, token: str, namespace: str = "default",
+                     context: str = "segflow") -> str:
+    """A kubeconfig for one bearer-token user (JSON, which kubectl and clients read as YAML)."""
+    with open(ca_file, "rb") as f:
+        ca = base64.b64encode(f.read()).decode()
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
+        "clusters": [{"name": context, "cluster": {"server": server, "certificate-authority-data": ca}}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": user, "namespace": namespace}}],
+    }
+    with open(path + ".tmp", "w") as f:
+        json.dump(config, f, indent=1)
+    os.chmod(path + ".tmp", 0o600)
+    os.replace(path + ".tmp", path)
+    return path

@@ -1,0 +1,161 @@
+"""One pod on this node: its address, credentials, containers and reported status."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+
+from controlplane.pki import write_kubeconfig
+from kubernetes.client.rest import ApiException
+
+from .container import Container
+from .kube import Kube
+from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand
+from .status import now, pod_status
+
+log = logging.getLogger("nodeagent")
+PASSED_ENVIRONMENT = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", "JAVA_HOME")
+TOKEN_SECONDS = 7 * 24 * 3600     # not refreshed: long enough for any demo or test
+
+
+@dataclass(frozen=True)
+class Node:
+    """What every pod on the node shares."""
+    name: str
+    server: str
+    api_port: int
+    ca: str
+    workdir: str            # the images' working directory: the project checkout
+    state: str              # per-pod directories (logs, PID files, kubeconfigs)
+    host_ip: str = "127.0.0.1"
+
+    def base_environment(self) -> dict[str, str]:
+        """A container's environment before its own ``env``: the project's virtualenv first
+        on PATH, the in-cluster API address, and a marker by which scripts/cluster/down.sh
+        recognises pod processes the agent could not stop itself."""
+        env = {key: os.environ[key] for key in PASSED_ENVIRONMENT if key in os.environ}
+        port = str(self.api_port)
+        env.update({"PATH": f"{self.workdir}/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": self.host_ip,
+                    "KUBERNETES_SERVICE_PORT": port, "KUBERNETES_SERVICE_PORT_HTTPS": port,
+                    "KUBERNETES_PORT": f"tcp://{self.host_ip}:{port}", "SEGFLOW_NODE_STATE": self.state})
+        return env
+
+
+class Pod:
+    """A pod's runtime: created when the pod is first seen on this node, dropped once its
+    processes are gone and the API object is deleted."""
+
+    def __init__(self, body: dict, ip: str, node: Node):
+        meta, spec = body["metadata"], body["spec"]
+        self.body, self.uid, self.ip, self.node = body, meta["uid"], ip, node
+        self.namespace, self.name = meta["namespace"], meta["name"]
+        self.directory = os.path.join(node.state, f"{self.namespace}_{self.name}_{self.uid[:8]}")
+        os.makedirs(self.directory, exist_ok=True)
+        policy = spec.get("restartPolicy") or "Always"
+        grace = float(spec.get("terminationGracePeriodSeconds", 30))
+        self.containers = [Container(c, self.directory, policy, grace, f"{self.namespace}/{self.name}")
+                           for c in spec["containers"]]
+        self.policy, self.start_time = policy, now()
+        self.failure = self._unrunnable()
+        self.kubeconfig = ""
+        self.deleting = False
+        self.reported = ""
+        self.phase = ""
+        self.error = ""             # the last API error about this pod, to log each only once
+        self.conditions: dict[str, dict] = {}
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def _unrunnable(self) -> tuple[str, str] | None:
+        """Why the pod can never run here (it then fails at once), or None."""
+        if self.body["spec"].get("initContainers"):
+            return "InitContainersUnsupported", "the segflow node agent does not run init containers"
+        for c in self.containers:
+            try:
+                command_line(c.spec)
+            except UnknownImage as exc:
+                c.state.waiting = ("UnknownImage", str(exc))
+                return "UnknownImage", str(exc)
+        return None
+
+    # ------------------------------------------------------------ lifecycle
+    def tick(self, kube: Kube) -> None:
+        if not self.deleting and self.failure is None:
+            for c in self.containers:
+                if c.due():
+                    self._start(c, kube)
+        for c in self.containers:
+            c.tick(self.deleting)
+        self.report(kube)
+
+    def delete(self, grace: float) -> None:
+        """The pod is being deleted: stop its containers within ``grace`` seconds."""
+        if not self.deleting:
+            self.deleting = True
+            log.info("pod stopping", extra={"fields": {"pod": self.key, "grace": grace}})
+        for c in self.containers:
+            c.stop(grace)
+
+    @property
+    def stopped(self) -> bool:
+        return self.deleting and not any(c.running for c in self.containers)
+
+    def kill_now(self) -> None:
+        for c in self.containers:
+            c.kill_now()
+
+    def _start(self, c: Container, kube: Kube) -> None:
+        try:
+            env = self._environment(c, kube)
+            command = [expand(part, env) for part in command_line(c.spec)]
+        except ContainerConfigError as exc:
+            c.config_error("CreateContainerConfigError", str(exc))
+            return
+        except ApiException as exc:
+            c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
+                                                         f"{exc.status} {exc.reason}")
+            return
+        c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip)
+
+    def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
+        base = self.node.base_environment()
+        base.update({"HOSTNAME": self.name, "SEGFLOW_POD_IP": self.ip})
+        if self.body["spec"].get("automountServiceAccountToken", True):
+            base["KUBECONFIG"] = self._credentials(kube)
+        return environment(self.body, c.spec, self.ip, self.node.host_ip,
+                           lambda kind, name: kube.data(self.namespace, kind, name), base)
+
+    def _credentials(self, kube: Kube) -> str:
+        """A kubeconfig with a token of the pod's service account (TokenRequest API), so
+        that clients inside the pod act as that account and RBAC applies to them."""
+        if not self.kubeconfig:
+            account = self.body["spec"].get("serviceAccountName") or "default"
+            token = kube.service_account_token(self.namespace, account, self.name, self.uid, TOKEN_SECONDS)
+            self.kubeconfig = write_kubeconfig(os.path.join(self.directory, "kubeconfig"), self.node.server,
+                                               self.node.ca, f"system:serviceaccount:{self.namespace}:{account}",
+                                               token, namespace=self.namespace, context="in-cluster")
+        return self.kubeconfig
+
+    # ---------------------------------------------------------------- status
+    def report(self, kube: Kube) -> None:
+        """Patch the pod's status when it changed since the last report."""
+        status = pod_status(self.policy, [c.state for c in self.containers], self.ip, self.node.host_ip,
+                            self.start_time, self.conditions, self.failure)
+        text = json.dumps(status, sort_keys=True)
+        if text == self.reported:
+            return
+        try:
+            kube.patch_pod_status(self.namespace, self.name, status)
+        except ApiException as exc:
+            if exc.status != 404:          # 404: deleted meanwhile; the watch tells us
+                raise
+        self.reported = text
+        self.conditions = {c["type"]: c for c in status["conditions"]}
+        if status["phase"] != self.phase:
+            self.phase = status["phase"]
+            log.info("pod phase", extra={"fields": {"pod": self.key, "phase": self.phase, "ip": self.ip,
+                                                    **({"reason": self.failure[0]} if self.failure else {})}})
