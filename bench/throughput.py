@@ -16,13 +16,13 @@ import json
 import os
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench", "jobs"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(BENCH, "jobs"))
+sys.path.insert(0, BENCH)
 
 from bid_count import auction_of  # noqa: E402
+from common import ROOT, timed  # noqa: E402
 from wordcount import baseline  # noqa: E402
 from segflow.cli.demo import read_counts  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
@@ -30,12 +30,6 @@ from segflow.jobs import run_job  # noqa: E402
 
 WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
 BID_COUNT = os.path.join(ROOT, "bench", "jobs", "bid_count.py")
-
-
-def timed(fn):
-    started = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - started
 
 
 def wordcount_baseline(path):

@@ -1,0 +1,192 @@
+"""Helpers shared by the benchmarks: paths, timing, robust statistics, and running
+``segflow run`` as a subprocess while watching its structured logs.
+
+Why a subprocess and not ``run_job`` in-process: the checkpointing bench kills a worker
+mid-run and reads the coordinator's and workers' log lines (checkpoint complete,
+recovering, restored), which only the CLI's process tree produces.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+import psutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
+DONE = re.compile(r"done in ([\d.]+) s, ([\d,]+) source records")
+STOP_GRACE = 15.0
+
+
+def timed(fn):
+    """``(fn(), seconds it took)``."""
+    started = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - started
+
+
+def median(values):
+    """The median of the values that are not None (None if there are none)."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def percentile(sorted_values: list, q: float):
+    """Nearest-rank percentile ``q`` (0..100) of an already sorted list (None if empty)."""
+    if not sorted_values:
+        return None
+    rank = max(1, -(-len(sorted_values) * q // 100))
+    return sorted_values[int(rank) - 1]
+
+
+def mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+@dataclass
+class Kill:
+    """SIGKILL worker ``worker`` ``after`` seconds after every worker has registered."""
+
+    after: float
+    worker: str = "w1"
+
+
+@dataclass
+class Run:
+    """What one ``segflow run`` did: its summary line, every JSON log line, and timings."""
+
+    returncode: int | None = None
+    seconds: float | None = None        # the job's own run time ("done in"), without start-up
+    records: int | None = None          # source records
+    wall: float = 0.0
+    logs: list[dict] = field(default_factory=list)
+    started_at: float | None = None     # wall clock when all workers had registered
+    killed_at: float | None = None      # wall clock of the SIGKILL
+    timed_out: bool = False
+    tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.seconds is not None
+
+    def messages(self, msg: str) -> list[dict]:
+        return [e for e in self.logs if e.get("msg") == msg]
+
+
+def segflow_run(job: str, params: dict, parallelism: int = 2, function: str | None = None,
+                protocol: str = "none", interval: float = 1.0, state: str | None = None,
+                kill: Kill | None = None, timeout: float = 600.0,
+                on_hang: Callable[[subprocess.Popen], None] | None = None) -> Run:
+    """Run a job with ``segflow run --processes`` (info logs on), optionally killing a
+    worker mid-run; a run that outlives ``timeout`` (e.g. a protocol that deadlocks) is
+    interrupted, after ``on_hang(process)`` had a look at it, and reported as timed out."""
+    args = [SEGFLOW, "run", job, "--parallelism", str(parallelism), "--processes",
+            "--job-name", f"bench-{uuid.uuid4().hex[:10]}"]
+    for key, value in params.items():
+        args += ["-p", f"{key}={value}"]
+    if function:
+        args += ["--function", function]
+    if protocol != "none":
+        args += ["--checkpoint-protocol", protocol, "--checkpoint-interval", str(interval), "--state", state]
+    env = dict(os.environ, SEGFLOW_LOG_LEVEL="info")
+    run = Run()
+    started = time.perf_counter()
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    registered = threading.Event()
+    reader = threading.Thread(target=_read_logs, args=(process, run, parallelism, registered), daemon=True)
+    reader.start()
+    if kill is not None:
+        threading.Thread(target=_killer, args=(process, run, kill, registered), daemon=True).start()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        run.timed_out = True
+        if on_hang is not None:
+            on_hang(process)
+        _interrupt(process)
+    reader.join(STOP_GRACE)
+    run.wall = time.perf_counter() - started
+    run.returncode = process.returncode
+    return run
+
+
+def _read_logs(process: subprocess.Popen, run: Run, parallelism: int, registered: threading.Event) -> None:
+    """Collect JSON log lines; note when the first attempt's workers have all registered."""
+    tail: list[str] = []
+    for line in process.stderr:
+        if line.startswith("{"):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            run.logs.append(entry)
+            if entry.get("msg") == "worker registered" and not registered.is_set() and \
+                    sum(e.get("msg") == "worker registered" for e in run.logs) >= parallelism:
+                run.started_at = entry["ts"]
+                registered.set()
+            continue
+        match = DONE.search(line)
+        if match:
+            run.seconds, run.records = float(match.group(1)), int(match.group(2).replace(",", ""))
+        tail = (tail + [line])[-40:]
+    run.tail = "".join(tail)
+
+
+def workers_of(process: subprocess.Popen) -> dict[str, psutil.Process]:
+    """The job's worker processes by name (``segflow worker --name wN`` descendants)."""
+    found = {}
+    try:
+        children = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return found
+    for child in children:
+        try:
+            cmdline = child.cmdline()
+        except psutil.Error:
+            continue
+        if "worker" in cmdline and "--name" in cmdline:
+            found[cmdline[cmdline.index("--name") + 1]] = child
+    return found
+
+
+def _killer(process: subprocess.Popen, run: Run, kill: Kill, registered: threading.Event) -> None:
+    if not registered.wait(120):
+        return
+    time.sleep(kill.after)
+    victim = workers_of(process).get(kill.worker)
+    if victim is not None and process.poll() is None:
+        victim.send_signal(signal.SIGKILL)
+        run.killed_at = time.time()
+
+
+def _interrupt(process: subprocess.Popen) -> None:
+    """Stop a run that hangs: Ctrl-C for the CLI (it cancels the job and stops its
+    coordinator's process group), then SIGKILL whatever of its tree is left."""
+    try:
+        tree = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        tree = []
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for child in tree:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
