@@ -2,6 +2,7 @@
 loopback address with their resolved environment, restart, follow their readiness probe,
 die when deleted, act as their service account under RBAC, and a second cluster runs
 beside the first."""
+import fcntl
 import ipaddress
 import json
 import os
@@ -280,3 +281,12 @@ def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
     assert ended["exit_code"] == 3 and ended["reason"] == "Error"
     assert ended["message"] == "starting\nboom: no such job"
     delete_and_wait(cluster, "failing")
+
+
+def test_a_second_up_of_a_cluster_being_started_fails_clearly(cluster):
+    with open(os.path.join(cluster.home, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)       # as an up.sh in progress holds it
+        with pytest.raises(Exception) as busy:
+            cluster._script("up.sh", timeout=120)
+    assert "another process is starting or stopping cluster" in str(busy.value)
+    assert cluster.pids() and all(psutil.pid_exists(pid) for pid in cluster.pids().values())

@@ -7,12 +7,33 @@
 NAME defaults to $CLUSTER, else ``local``. Run with scripts/cluster on PYTHONPATH.
 """
 import argparse
+import contextlib
+import fcntl
 import os
 import sys
+from typing import Iterator
 
 from .cluster import ClusterError, down, say, up
 from .layout import ClusterNameError, layout_for
 from .pki import CertificateError
+
+
+class ClusterBusy(RuntimeError):
+    """Another process is starting or stopping the same cluster."""
+
+
+@contextlib.contextmanager
+def exclusive(c) -> Iterator[None]:
+    """One up or down of a cluster at a time: two at once would each generate credentials
+    and start servers on the same ports, leaving a cluster that rejects its own components."""
+    os.makedirs(c.home, mode=0o700, exist_ok=True)
+    with open(c.path(".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ClusterBusy(f"another process is starting or stopping cluster {c.name}: wait for it, or "
+                              "use another name (CLUSTER=..., or SEGFLOW_TEST_CLUSTER=... for the tests)") from None
+        yield
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,13 +47,23 @@ def main(argv: list[str] | None = None) -> int:
     except ClusterNameError as exc:
         say(str(exc))
         return 2
+    if args.action == "kubeconfig":
+        print(c.kubeconfig)
+        return 0
+    try:
+        with exclusive(c):
+            return _up_or_down(c, args)
+    except ClusterBusy as exc:
+        say(str(exc))
+        return 1
+
+
+def _up_or_down(c, args: argparse.Namespace) -> int:
     try:
         if args.action == "up":
             print(up(c, fresh=args.fresh), flush=True)
-        elif args.action == "down":
-            down(c)
         else:
-            print(c.kubeconfig)
+            down(c)
     except (ClusterError, CertificateError, OSError) as exc:
         say(f"{c.name}: {exc}")
         if args.action == "up":
