@@ -5,6 +5,8 @@ import logging
 
 from kubernetes.client.rest import ApiException
 
+from segflow.batch import progress
+from segflow.batch.location import open_location
 from segflow.coordinator.client import request_savepoint
 from segflow.errors import SegflowError
 
@@ -25,6 +27,7 @@ class JobLoop:
         self.namespace = namespace
         self.name = name
         self.watcher = CoordinatorWatcher()
+        self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
 
     def close(self) -> None:
         self.watcher.close()
@@ -49,8 +52,24 @@ class JobLoop:
         address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
         update = self.watcher.follow(address)
         decision = decide(spec, status, Observed(pods, update, now()))
+        if spec.batch_stage is not None:
+            self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
         self._apply(body, spec, status, decision, pods)
+
+    def _batch_status(self, spec: JobSpec, decision: Decision) -> None:
+        """``status.batchStage`` from the stage's progress record. The operator reads the
+        record where the sidecar writes it (its output: S3 on a real cluster, so the
+        operator needs read access to that bucket), rather than asking the sidecar: the
+        record outlives the pod, so the status shows the final run of a finished job too."""
+        stage = spec.batch_stage
+        where = (stage.output, stage.s3_endpoint)
+        try:
+            if self.progress_store is None or self.progress_store[0] != where:
+                self.progress_store = (where, open_location(stage.output, stage.s3_endpoint or None))
+            decision.status["batchStage"] = progress.summary(progress.load(self.progress_store[1]))
+        except (SegflowError, ValueError) as exc:      # unreadable now: keep the last status, say why
+            log.warning("%s/%s: cannot read the batch stage's progress: %s", self.namespace, self.name, exc)
 
     def _apply(self, body: dict, spec: JobSpec, status: dict, decision: Decision, pods: tuple) -> None:
         merged = {**status, **decision.status}

@@ -110,7 +110,32 @@ def coordinator_pod(body: dict, spec: JobSpec, revision: int, restore: str) -> d
     args += _checkpoint_args(spec, restore)
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
+    if spec.batch_stage is not None:
+        pod["spec"]["containers"].append(batch_stage_container(spec, fresh=not restore))
     return pod
+
+
+BATCH_STAGE_CONTAINER = "batch-stage"
+
+
+def batch_stage_container(spec: JobSpec, fresh: bool) -> dict:
+    """The sidecar running ``segflow batch-stage`` beside the coordinator. It exits once
+    the job's final epoch is processed, so a finished job's pod ends; a pod lost before
+    that is redeployed with the coordinator, and the new sidecar continues from the
+    progress record in the stage's output. ``fresh``: the job starts from the start (not
+    restored), so the stage first removes earlier results and the commit markers an earlier
+    run left; it does so at once, while the workers (created once the coordinator pod has
+    an address) are still to come, so no marker of this run exists yet."""
+    stage = spec.batch_stage
+    args = ["batch-stage", "--input", stage.input, "--output", stage.output, "--module", stage.module,
+            "--function", stage.function, "--trigger", stage.trigger, "--spark-master", stage.spark_master,
+            "--until-finished"]
+    if stage.s3_endpoint:
+        args += ["--s3-endpoint", stage.s3_endpoint]
+    if fresh:
+        args.append("--fresh")
+    return {"name": BATCH_STAGE_CONTAINER, "image": stage.image, "imagePullPolicy": spec.pull_policy,
+            "command": ["segflow"], "args": args, "terminationMessagePolicy": "FallbackToLogsOnError"}
 
 
 def worker_pod(body: dict, spec: JobSpec, revision: int, index: int, coordinator_ip: str) -> dict:

@@ -15,12 +15,15 @@ def pod_view(pod: dict) -> PodView:
     labels = meta.get("labels") or {}
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
     exit_code, message = None, ""
+    role = labels.get(ROLE_LABEL, "")
     for container in status.get("containerStatuses") or []:
+        if container.get("name") != role:      # a sidecar's exit is not the pod's outcome
+            continue
         terminated = (container.get("state") or {}).get("terminated")
         if terminated:
             exit_code = terminated.get("exitCode")
             message = terminated.get("message") or terminated.get("reason") or ""
-    return PodView(name=meta.get("name", ""), role=labels.get(ROLE_LABEL, ""),
+    return PodView(name=meta.get("name", ""), role=role,
                    revision=int(labels.get(REVISION_LABEL, "0") or 0), index=int(labels.get(INDEX_LABEL, "0") or 0),
                    phase=status.get("phase") or "Pending", ip=status.get("podIP") or "", ready=ready,
                    deleting=bool(meta.get("deletionTimestamp")), exit_code=exit_code, message=message)

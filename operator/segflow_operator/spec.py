@@ -24,6 +24,19 @@ class Checkpointing:
 
 
 @dataclass(frozen=True)
+class BatchStage:
+    """``spec.batchStage``: the batch function run in the coordinator pod's sidecar."""
+    module: str
+    function: str
+    input: str
+    output: str
+    image: str
+    trigger: str = "onCheckpoint"
+    spark_master: str = "local[1]"
+    s3_endpoint: str = ""
+
+
+@dataclass(frozen=True)
 class JobSpec:
     image: str
     module: str
@@ -39,6 +52,7 @@ class JobSpec:
     restore_from: str = ""
     final_savepoint: bool = False
     pull_policy: str = "IfNotPresent"
+    batch_stage: BatchStage | None = None
 
     def deployment_hash(self) -> str:
         """What a running deployment is made of: a change here means a redeploy."""
@@ -46,6 +60,8 @@ class JobSpec:
                  "parameters": self.parameters, "parallelism": self.parallelism,
                  "resources": self.resources, "checkpointing": self.checkpointing.__dict__,
                  "restartNonce": self.restart_nonce}
+        if self.batch_stage is not None:      # only when set: jobs without one keep their hash
+            shape["batchStage"] = self.batch_stage.__dict__
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -78,6 +94,7 @@ def parse(spec: dict) -> JobSpec:
     if checkpointing.enabled and not checkpointing.state_url:
         raise InvalidSpec(f"checkpointing.protocol {checkpointing.protocol!r} needs checkpointing.stateUrl "
                           "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
+    batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = JobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
         parameters=dict(parameters), parallelism=parallelism, resources=spec.get("resources") or {},
@@ -85,7 +102,52 @@ def parse(spec: dict) -> JobSpec:
         upgrade_mode=spec.get("upgradeMode", "savepoint"),
         savepoint_nonce=int(spec.get("savepointTriggerNonce", 0)), restart_nonce=int(spec.get("restartNonce", 0)),
         restore_from=str(spec.get("restoreFrom", "") or ""), final_savepoint=bool(spec.get("finalSavepointOnDelete")),
-        pull_policy=spec.get("imagePullPolicy", "IfNotPresent"))
+        pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage)
     if parsed.restore_from and not parsed.stateful:
         raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")
     return parsed
+
+
+def spark_image(job_image: str) -> str:
+    """The batch stage's default image: Spark needs Java, which the stock engine image
+    lacks, so ``segflow/engine:TAG`` becomes ``segflow/spark:TAG`` (images/spark.Dockerfile);
+    any other image is taken to carry what the job needs, Java included."""
+    name, at, digest = job_image.partition("@")
+    repository, colon, tag = name.rpartition(":") if ":" in name.rsplit("/", 1)[-1] else (name, "", "")
+    if repository.rsplit("/", 1)[-1] != "engine" or at:
+        return job_image
+    return repository[:-len("engine")] + "spark" + colon + tag
+
+
+def _batch_stage(raw: dict | None, job_image: str, parameters: dict,
+                 checkpointing: Checkpointing) -> BatchStage | None:
+    """``spec.batchStage``, its input defaulting to the job's ``output`` parameter (where
+    the examples' sinks write), its image to :func:`spark_image` and its S3 endpoint to
+    the checkpoints'."""
+    if not raw:
+        return None
+    for key in ("module", "function", "output"):
+        if not raw.get(key):
+            raise InvalidSpec(f"spec.batchStage.{key} is required (module and function of "
+                              "def NAME(spark, records), and a directory or s3:// URL for the Parquet output)")
+    source = raw.get("input") or parameters.get("output", "")
+    if not source:
+        raise InvalidSpec("spec.batchStage.input is required when the job has no output parameter: "
+                          "the directory or s3:// URL its sink writes")
+    if not checkpointing.enabled:
+        raise InvalidSpec("spec.batchStage processes what completed checkpoints commit: set "
+                          "checkpointing.protocol (and stateUrl), not none")
+    trigger = str(raw.get("trigger", "onCheckpoint"))
+    if trigger != "onCheckpoint":
+        try:
+            seconds = float(trigger)
+        except ValueError:
+            seconds = 0.0
+        if seconds <= 0:
+            raise InvalidSpec(f"spec.batchStage.trigger must be onCheckpoint or a positive number of seconds, "
+                              f"not {trigger!r}")
+    if source.rstrip("/") == raw["output"].rstrip("/"):
+        raise InvalidSpec("spec.batchStage.output must differ from its input (the sink's output)")
+    return BatchStage(module=raw["module"], function=raw["function"], input=source, output=raw["output"],
+                      image=raw.get("image") or spark_image(job_image), trigger=trigger, spark_master=raw.get("sparkMaster", "local[1]"),
+                      s3_endpoint=raw.get("s3Endpoint") or checkpointing.s3_endpoint)

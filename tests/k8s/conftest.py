@@ -9,6 +9,7 @@ client, kubectl/helm helpers), ``kubeconfig`` (its path) and ``api_client``
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -154,3 +155,19 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+@contextlib.contextmanager
+def installed_operator(cluster: Cluster, namespace: str):
+    """The chart's operator installed in segflow-system and ``namespace`` created for a
+    module's StreamJobs; both removed at the end (each module its own namespace, so that
+    one module's namespace, still terminating, never stops the next one's creation)."""
+    root = os.path.dirname(os.path.dirname(CLUSTER_SCRIPTS))
+    cluster.helm("install", "segflow", os.path.join(root, "charts", "segflow"), "--namespace", "segflow-system",
+                 "--create-namespace", "--wait", "--timeout", "90s")
+    cluster.kubectl("create", "namespace", namespace)
+    try:
+        yield cluster
+    finally:
+        cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        cluster.helm("uninstall", "segflow", "--namespace", "segflow-system", "--wait", check=False)

@@ -58,7 +58,9 @@ def test_objects_the_operator_creates_are_valid(version):
             "metadata": {"name": "wc", "namespace": "jobs", "uid": "0d7a-uid"}}
     spec = parse({"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount"}, "parallelism": 2,
                   "resources": {"limits": {"memory": "512Mi"}},
-                  "checkpointing": {"stateUrl": "s3://bucket/jobs", "s3Endpoint": "http://s3:9000"}})
+                  "checkpointing": {"stateUrl": "s3://bucket/jobs", "s3Endpoint": "http://s3:9000"},
+                  "batchStage": {"module": "examples/lambda/daily.py", "function": "daily",
+                                 "input": "s3://bucket/bids", "output": "s3://bucket/daily"}})
     objects = [manifests.config_map(body, spec), *manifests.services(body),
                manifests.coordinator_pod(body, spec, 3, "auto"), manifests.worker_pod(body, spec, 3, 1, "10.1.2.3")]
     for obj in objects:

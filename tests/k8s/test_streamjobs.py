@@ -12,7 +12,7 @@ import urllib.request
 import psutil
 import pytest
 import yaml
-from conftest import wait_for
+from conftest import installed_operator, wait_for
 
 from support.processes import ROOT
 
@@ -22,14 +22,8 @@ WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
 
 @pytest.fixture(scope="module")
 def operator(cluster):
-    cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"), "--namespace", "segflow-system",
-                 "--create-namespace", "--wait", "--timeout", "90s")
-    cluster.kubectl("create", "namespace", NAMESPACE)
-    try:
+    with installed_operator(cluster, NAMESPACE):
         yield cluster
-    finally:
-        cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
-        cluster.helm("uninstall", "segflow", "--namespace", "segflow-system", check=False)
 
 
 def apply_job(cluster, name, module, parameters, parallelism=2, checkpointing=None, **spec):

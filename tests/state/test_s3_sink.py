@@ -25,8 +25,14 @@ def reader(url, endpoint):
 
 
 def objects(url, endpoint):
+    """The published parts (the commit markers beside them: ``markers``)."""
     store = reader(url, endpoint)
-    return {key: store.get(key).decode() for key in store.list("")}
+    return {key: store.get(key).decode() for key in store.list("part-")}
+
+
+def markers(url, endpoint):
+    store = reader(url, endpoint)
+    return {key: json.loads(store.get(key)) for key in store.list("_committed/")}
 
 
 def sink(url, endpoint, index=0, replicas=1, transactional=True, restored_from=0, state=None, fmt="text"):
@@ -73,15 +79,17 @@ def test_epochs_appear_when_their_checkpoints_complete(s3_server):
     state1 = s.snapshot()
     s.process(Batch(["c"]))
     s.prepare_snapshot(2)
-    assert objects(url, s3_server.endpoint) == {}
+    assert objects(url, s3_server.endpoint) == {} and markers(url, s3_server.endpoint) == {}
     s.on_checkpoint_complete(1)
     assert objects(url, s3_server.endpoint) == {"part-00001-e1.txt": "a\nb\n"}
+    assert markers(url, s3_server.endpoint) == {"_committed/part-00001": {"epoch": 1, "replicas": 2}}
     s.on_checkpoint_complete(2)
     s.process(Batch(["d"]))
     s.on_end()
     s.on_checkpoint_complete(FINAL_CHECKPOINT)
     assert objects(url, s3_server.endpoint) == {"part-00001-e1.txt": "a\nb\n", "part-00001-e2.txt": "c\n",
                                                 "part-00001-end.txt": "d\n"}
+    assert markers(url, s3_server.endpoint)["_committed/part-00001"]["epoch"] == FINAL_CHECKPOINT
     # restoring checkpoint 1 publishes its epoch again (same object) and removes the later
     # ones, which the restored job produces again
     s = sink(url, s3_server.endpoint, index=1, replicas=2, restored_from=1, state=state1)
@@ -112,10 +120,12 @@ def test_commits_wait_while_the_endpoint_is_unreachable(s3_server):
     s.on_checkpoint_complete(1)           # neither raises nor loses epoch 1
     assert list(s.pending) == [1]
     s.store = reachable
+    assert markers(url, s3_server.endpoint) == {}       # epoch 1 is not committed while unpublished
     s.process(Batch(["b"]))
     s.prepare_snapshot(2)
     s.on_checkpoint_complete(2)
     assert objects(url, s3_server.endpoint) == {"part-00000-e1.txt": "a\n", "part-00000-e2.txt": "b\n"}
+    assert markers(url, s3_server.endpoint) == {"_committed/part-00000": {"epoch": 2, "replicas": 1}}
 
 
 def test_an_unreachable_endpoint_fails_opening_the_sink_with_its_address():

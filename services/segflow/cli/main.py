@@ -15,6 +15,7 @@ from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
+from . import batch
 from .progress import Progress, human
 
 
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--spark-master", metavar="URL", default=None,
                      help="with --engine spark: local[N] (default local[PARALLELISM]), spark://host:port or k8s://...")
     _checkpoint_arguments(run)
+    batch.add_run_options(run)
     worker = commands.add_parser("worker", help="a worker service (started by segflow run or a pod)")
     worker.add_argument("--coordinator", required=True, metavar="HOST:PORT")
     worker.add_argument("--name", required=True, help="unique worker name")
@@ -90,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="word count over a generated corpus; prints the top words")
     demo.add_argument("--size-mb", type=float, default=20, help="corpus size in MiB (default: 20)")
     demo.add_argument("--parallelism", type=int, default=1, metavar="N")
+    batch.add_command(commands)
     return parser
 
 
@@ -127,11 +130,14 @@ def _run_on_spark(args: argparse.Namespace, settings: dict) -> tuple:
 def cmd_run(args: argparse.Namespace) -> int:
     settings = _checkpoint_settings(args)
     if args.engine == "spark":
+        if args.batch_stage:
+            raise SegflowError("--batch-stage runs beside a streaming job: drop --engine spark")
         env, result = _run_on_spark(args, settings)
     elif args.spark_master:
         raise SegflowError("--spark-master needs --engine spark")
     else:
-        env, result = _run_on_segflow(args, settings)
+        with batch.beside_job(args, parse_params(args.param), settings):
+            env, result = _run_on_segflow(args, settings)
     if not args.quiet:
         read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source)
         rate = read / result.seconds if result.seconds > 0 else 0.0
@@ -193,7 +199,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo, "worker": cmd_worker,
-               "coordinator": cmd_coordinator, "savepoint": cmd_savepoint}[args.command]
+               "coordinator": cmd_coordinator, "savepoint": cmd_savepoint,
+               "batch-stage": batch.cmd_batch_stage}[args.command]
     try:
         return handler(args)
     except SegflowError as exc:

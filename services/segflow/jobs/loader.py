@@ -79,8 +79,9 @@ def _where(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{at}"
 
 
-def load_job(spec: JobSpec) -> Callable[..., Any]:
-    """The job's build function."""
+def load_job(spec: JobSpec, signature: str = "(env, **params)") -> Callable[..., Any]:
+    """The job's build function (or another function of a user module: ``signature``
+    shows what it should look like in the error when it is missing)."""
     target = spec.target
     if target.endswith(".py") or os.sep in target:
         module = _import_path(target)
@@ -96,7 +97,7 @@ def load_job(spec: JobSpec) -> Callable[..., Any]:
             raise JobLoadError(f"job module {target!r} failed while importing: {_where(exc)}") from exc
     fn = getattr(module, spec.function, None)
     if fn is None:
-        raise JobLoadError(f"job {target} has no function {spec.function}(env, **params)")
+        raise JobLoadError(f"job {target} has no function {spec.function}{signature}")
     if not callable(fn):
         raise JobLoadError(f"{target}.{spec.function} is not a function")
     return fn

@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 
 from ...errors import PipelineError
 from ...observability.logs import event
-from .two_phase import ConnectorError, PartSink, log
+from .two_phase import COMMITTED, ConnectorError, PartSink, log
 
 if TYPE_CHECKING:
     from .s3_objects import S3Objects
@@ -74,6 +74,12 @@ class S3Sink(PartSink):
 
     def _remove(self, names: list[str]) -> None:
         self.store.delete(names)
+
+    def _marker_names(self) -> list[str]:
+        return self.store.list(COMMITTED)
+
+    def _put_marker(self, name: str, data: bytes) -> None:
+        self.store.put(name, data)
 
     def _write(self, rendered: str) -> None:
         self.buffer += rendered.encode("utf-8")

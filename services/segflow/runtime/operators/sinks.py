@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..elements import Batch
 from ..operator import Operator, Output, UserCall
 from ..snapshots import FINAL_CHECKPOINT
-from .two_phase import PartSink
+from .two_phase import COMMITTED, PartSink
 
 
 class CollectSink(Operator):
@@ -89,6 +89,19 @@ class FileSink(PartSink):
     def _remove(self, names: list[str]) -> None:
         for name in names:
             os.remove(self._path(name))
+
+    def _marker_names(self) -> list[str]:
+        try:
+            return [COMMITTED + name for name in os.listdir(self._path(COMMITTED))]
+        except FileNotFoundError:
+            return []
+
+    def _put_marker(self, name: str, data: bytes) -> None:
+        os.makedirs(self._path(COMMITTED), exist_ok=True)
+        temporary = self._path(f"{COMMITTED}.{os.path.basename(name)}.tmp")
+        with open(temporary, "wb") as f:
+            f.write(data)
+        os.replace(temporary, self._path(name))
 
     def _open_storage(self) -> None:
         os.makedirs(self.directory, exist_ok=True)

@@ -149,33 +149,67 @@ class EpochSink(Operator):
             self._finish()
         return None
 
+    def _committed(self, checkpoint_id: int) -> None:
+        """Every epoch up to ``checkpoint_id`` is published: a sink whose readers need to
+        know it (the batch stage) records it here. Must be idempotent, like publishing."""
+
     def _publish_through(self, checkpoint_id: int) -> None:
-        """Publish the pending epochs up to ``checkpoint_id``, oldest first."""
+        """Publish the pending epochs up to ``checkpoint_id``, oldest first, then record that
+        they are all published."""
         final = checkpoint_id == FINAL_CHECKPOINT
         deadline = time.monotonic() + self.final_commit_timeout
         for epoch in sorted(e for e in self.pending if e <= checkpoint_id):
-            while True:
-                try:
-                    self._publish(epoch, self.pending[epoch])
-                    break
-                except ConnectorError as exc:   # the system failed, not the records
-                    event(log, logging.WARNING, "sink commit deferred", sink=self.name, replica=self.ctx.name,
-                          epoch=checkpoint_label(epoch), error=str(exc))
-                    if not final:
-                        return          # the next completed checkpoint publishes it
-                    if time.monotonic() + self.retry_every > deadline:
-                        raise ConnectorError(
-                            f"{self.name} (replica {self.ctx.name}) could not publish the job's final output "
-                            f"within {self.final_commit_timeout:g} s: {exc}. The output of the checkpoints "
-                            "before was published; restart the job with --restore latest once the "
-                            "system is reachable to publish the rest") from exc
-                    time.sleep(self.retry_every)
+            if not self._insisting(lambda: self._publish(epoch, self.pending[epoch]), epoch, final, deadline):
+                return          # the next completed checkpoint publishes it
             del self.pending[epoch]
+        self._insisting(lambda: self._committed(checkpoint_id), checkpoint_id, final, deadline)
+
+    def _insisting(self, commit: Callable[[], None], epoch: int, final: bool, deadline: float) -> bool:
+        """Run one commit step; whether it succeeded. A failure of the external system
+        defers it, except for the job's final commit, which retries until ``deadline``."""
+        while True:
+            try:
+                commit()
+                return True
+            except ConnectorError as exc:   # the system failed, not the records
+                event(log, logging.WARNING, "sink commit deferred", sink=self.name, replica=self.ctx.name,
+                      epoch=checkpoint_label(epoch), error=str(exc))
+                if not final:
+                    return False
+                if time.monotonic() + self.retry_every > deadline:
+                    raise ConnectorError(
+                        f"{self.name} (replica {self.ctx.name}) could not publish the job's final output "
+                        f"within {self.final_commit_timeout:g} s: {exc}. The output of the checkpoints "
+                        "before was published; restart the job with --restore latest once the "
+                        "system is reachable to publish the rest") from exc
+                time.sleep(self.retry_every)
 
 
 _SUFFIXES = {"text": ".txt", "csv": ".csv", "jsonl": ".jsonl"}
 _PART = re.compile(r"^part-(\d{5})[.-]")
 _PUBLISHED = re.compile(r"^part-(\d{5})-(?:e(\d+)|end)\.")
+COMMITTED = "_committed/"
+_MARKER = re.compile(r"^_committed/part-(\d{5})$")
+
+
+def commit_marker(replica: int) -> str:
+    """The name, relative to the output, of replica ``replica``'s commit marker."""
+    return f"{COMMITTED}part-{replica:05d}"
+
+
+def marker_replica(name: str) -> int | None:
+    """The replica of a commit marker's name, None for other names."""
+    match = _MARKER.match(name)
+    return int(match.group(1)) if match else None
+
+
+def published_part(name: str) -> tuple[int, int] | None:
+    """(replica, epoch) of a published part's name (epoch FINAL_CHECKPOINT for ``-end``),
+    None for other names."""
+    match = _PUBLISHED.match(name)
+    if not match:
+        return None
+    return int(match.group(1)), FINAL_CHECKPOINT if match.group(2) is None else int(match.group(2))
 
 
 def left_by_earlier_run(ctx, replica: int) -> bool:
@@ -193,7 +227,14 @@ class PartSink(EpochSink):
     """Text, CSV or JSON-lines parts named by replica and epoch: the layout of the file and
     S3 sinks. Without checkpoints a replica writes ``part-NNNNN.<ext>``; with them, epoch K
     becomes ``part-NNNNN-eK.<ext>`` and the records after the last checkpoint
-    ``part-NNNNN-end.<ext>``. Subclasses list and remove names in their storage."""
+    ``part-NNNNN-end.<ext>``. Subclasses list and remove names in their storage.
+
+    With checkpoints, each replica also keeps a *commit marker* ``_committed/part-NNNNN``,
+    JSON ``{"epoch": K, "replicas": n}``: every epoch up to K of this replica is published.
+    A part of epoch K existing says nothing about the other replicas (they publish
+    independently, and an unreachable store defers a publish); the markers let a reader
+    (the batch stage, :mod:`segflow.batch.plan`) know which epochs are complete in every
+    replica. A marker is replaced whole (rename, or one PutObject)."""
 
     def __init__(self, fmt: str, formatter: Callable | None, delimiter: str = ","):
         super().__init__()
@@ -201,6 +242,7 @@ class PartSink(EpochSink):
         self.formatter = formatter
         self.delimiter = delimiter
         self.suffix = part_suffix(fmt)
+        self.marked: int | None = None      # the epoch of the marker this replica last wrote
 
     def _names(self) -> list[str]:
         """The names in the output's root (parts, and whatever else lies there)."""
@@ -208,6 +250,21 @@ class PartSink(EpochSink):
 
     def _remove(self, names: list[str]) -> None:
         raise NotImplementedError
+
+    def _marker_names(self) -> list[str]:
+        """The commit markers in the output (``_committed/part-NNNNN``)."""
+        raise NotImplementedError
+
+    def _put_marker(self, name: str, data: bytes) -> None:
+        """Replace the marker ``name`` whole with ``data``."""
+        raise NotImplementedError
+
+    def _committed(self, checkpoint_id: int) -> None:
+        if self.marked == checkpoint_id:
+            return
+        marker = json.dumps({"epoch": checkpoint_id, "replicas": self.ctx.replicas}).encode()
+        self._put_marker(commit_marker(self.ctx.index), marker)
+        self.marked = checkpoint_id
 
     def _part_name(self, epoch: int | None) -> str:
         """The part of ``epoch`` (``None``: the single part of a run without checkpoints)."""
@@ -219,13 +276,13 @@ class PartSink(EpochSink):
     def _clear_earlier_runs(self) -> None:
         self._remove([name for name in self._names()
                       if (m := _PART.match(name)) and left_by_earlier_run(self.ctx, int(m.group(1)))])
+        self._remove([name for name in self._marker_names()
+                      if (r := marker_replica(name)) is not None and left_by_earlier_run(self.ctx, r)])
 
     def _withdraw_after(self, checkpoint_id: int) -> None:
         def later(name: str) -> bool:
-            match = _PUBLISHED.match(name)
-            if not match or int(match.group(1)) != self.ctx.index:
-                return False
-            return (FINAL_CHECKPOINT if match.group(2) is None else int(match.group(2))) > checkpoint_id
+            part = published_part(name)
+            return part is not None and part[0] == self.ctx.index and part[1] > checkpoint_id
         self._remove([name for name in self._names() if later(name)])
 
     def render(self, items: list) -> str:
