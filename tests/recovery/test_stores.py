@@ -8,23 +8,19 @@ import pytest
 
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, wait_for
-from support.servers import start_or_fail, start_redis, start_s3
+from support.servers import serving, start_redis, start_s3
 from test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from test_restore import expected_lines
 
 
 @pytest.fixture
 def redis_server():
-    server = start_or_fail(start_redis, "redis-server")
-    yield server
-    server.cleanup()
+    yield from serving(start_redis, "redis-server")
 
 
 @pytest.fixture(scope="module")
 def s3_server():
-    server = start_or_fail(start_s3, "moto S3 server")
-    yield server
-    server.cleanup()
+    yield from serving(start_s3, "moto S3 server")
 
 
 @pytest.mark.parametrize("protocol", ["aligned", "unaligned", "uncoordinated", "cic"])

@@ -5,25 +5,17 @@ Every server is stopped by its PID at the end, whatever the outcome.
 """
 import pytest
 
-from support.servers import start_or_fail, start_redis, start_s3
+from support.servers import serving, start_or_fail, start_redis, start_s3
 
 
 @pytest.fixture(scope="session")
 def redis_server():
-    server = start_or_fail(start_redis, "redis-server")
-    try:
-        yield server
-    finally:
-        server.cleanup()
+    yield from serving(start_redis, "redis-server")
 
 
 @pytest.fixture(scope="session")
 def s3_server():
-    server = start_or_fail(start_s3, "moto S3 server")
-    try:
-        yield server
-    finally:
-        server.cleanup()
+    yield from serving(start_s3, "moto S3 server")
 
 
 @pytest.fixture
@@ -43,8 +35,4 @@ def own_redis():
 @pytest.fixture
 def own_s3():
     """A moto S3 server of this test alone, for tests that stop it."""
-    server = start_or_fail(start_s3, "moto S3 server")
-    try:
-        yield server
-    finally:
-        server.cleanup()
+    yield from serving(start_s3, "moto S3 server")

@@ -234,3 +234,14 @@ def start_or_fail(starter, what: str):
         pytest.fail(f"{what}: {exc}", pytrace=False)
     except ServerFailed as exc:
         pytest.fail(f"{what} did not start: {exc}", pytrace=False)
+
+
+def serving(starter, what: str):
+    """The body of a server fixture: ``yield from serving(start_s3, "moto S3 server")``
+    starts the server (or fails the test, see :func:`start_or_fail`) and stops it by PID
+    when the fixture's scope ends, whatever the outcome."""
+    server = start_or_fail(starter, what)
+    try:
+        yield server
+    finally:
+        server.cleanup()
