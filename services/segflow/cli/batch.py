@@ -115,7 +115,8 @@ def beside_job(args: argparse.Namespace, params: dict[str, str], settings: dict)
         from ..batch.stage import start_afresh
         endpoint = settings.get("s3_endpoint")
         start_afresh(open_location(source, endpoint), open_location(args.batch_output, endpoint))
-    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    from ..launcher.processes import stop_group
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         yield
         print("segflow: the job finished; waiting for the batch stage to process the final epoch",
@@ -124,16 +125,5 @@ def beside_job(args: argparse.Namespace, params: dict[str, str], settings: dict)
         if code != 0:
             raise SegflowError(f"the batch stage exited with code {code}; its log is above")
     finally:
-        _stop(child)
-
-
-def _stop(child: subprocess.Popen) -> None:
-    """End the stage's process by its PID: SIGTERM (it stops between runs), then SIGKILL."""
-    if child.poll() is not None:
-        return
-    child.terminate()
-    try:
-        child.wait(STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
+        # its process group: the stage and its Spark JVM (SIGTERM stops the stage between runs)
+        stop_group(child, grace=STOP_GRACE)

@@ -13,7 +13,6 @@ import os
 import pickle
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -70,7 +69,9 @@ def _read_address(process: subprocess.Popen) -> str:
     return line.split()[3]
 
 
-def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
+def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
+    """Stop a child started with ``start_new_session=True`` and everything it started
+    (workers, a Spark JVM): SIGTERM to its process group, SIGKILL after ``grace`` seconds."""
     if process.poll() is None:
         try:
             os.killpg(process.pid, signal.SIGTERM)
@@ -110,7 +111,7 @@ def run_processes(spec: JobSpec, workers: int, settings: CheckpointSettings | No
             json.dump({"coordinator": address, "pid": coordinator.pid, "job": settings.job_name}, f)
         return _watch(address, coordinator, on_progress, on_event)
     finally:
-        _stop(coordinator)
+        stop_group(coordinator)
         if os.path.exists(registry):
             os.remove(registry)
 
