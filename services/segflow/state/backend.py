@@ -47,6 +47,13 @@ class StateBackend(abc.ABC):
         return None
 
 
+def without_password(url: str) -> str:
+    """``url`` with its password masked, for messages (store and connector URLs may carry
+    credentials)."""
+    password = urlparse(url).password
+    return url if password is None else url.replace(f":{password}@", ":***@", 1)
+
+
 def open_backend(url: str, s3_endpoint: str | None = None) -> StateBackend:
     parsed = urlparse(url)
     if parsed.scheme == "file":

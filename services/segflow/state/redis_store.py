@@ -37,7 +37,7 @@ from redis.exceptions import (AuthenticationError, AuthorizationError, Connectio
 from redis.retry import Retry
 
 from ..errors import SegflowError
-from .backend import StateBackend, StateStoreError
+from .backend import StateBackend, StateStoreError, without_password
 
 NAMESPACE = "segflow:"
 _GLOB_SPECIAL = frozenset("*?[]\\")
@@ -46,6 +46,26 @@ _GLOB_SPECIAL = frozenset("*?[]\\")
 def escape_glob(text: str) -> str:
     """``text`` as a Redis glob pattern that matches only itself."""
     return "".join("\\" + c if c in _GLOB_SPECIAL else c for c in text)
+
+
+def failing_fast_client(url: str, connect_timeout: float, timeout: float, decode_responses: bool,
+                        protocol: int | None) -> redis.Redis:
+    """A client that never retries on its own (redis-py retries by default), so that an
+    outage surfaces at once and the caller decides: the state store fails the checkpoint,
+    the Redis Streams connectors defer a commit or fail a replica. ``protocol``: the RESP
+    version (None: redis-py's default). Raises what ``redis.Redis.from_url`` raises for a
+    bad URL (ValueError, RedisError)."""
+    return redis.Redis.from_url(
+        url,
+        socket_connect_timeout=connect_timeout,
+        socket_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+        retry_on_error=[],
+        protocol=protocol,
+        decode_responses=decode_responses,
+        health_check_interval=0,
+        driver_info=None,  # no CLIENT SETINFO round trip on every connect
+    )
 
 
 class RedisBackend(StateBackend):
@@ -69,23 +89,14 @@ class RedisBackend(StateBackend):
         self.address = f"{parsed.hostname}:{port}"
         self.db = int(db)
         # Never echo a password in messages.
-        self._shown = url if parsed.password is None else url.replace(f":{parsed.password}@", ":***@", 1)
+        self._shown = without_password(url)
         if connect_timeout is not None:
             self.connect_timeout = connect_timeout
         if timeout is not None:
             self.timeout = timeout
         try:
-            self._client = redis.Redis.from_url(
-                url,
-                socket_connect_timeout=self.connect_timeout,
-                socket_timeout=self.timeout,
-                retry=Retry(NoBackoff(), 0),
-                retry_on_error=[],
-                protocol=2,
-                decode_responses=False,
-                health_check_interval=0,
-                driver_info=None,  # no CLIENT SETINFO round trip on every connect
-            )
+            self._client = failing_fast_client(url, self.connect_timeout, self.timeout,
+                                               decode_responses=False, protocol=2)
         except (ValueError, RedisError) as exc:
             raise SegflowError(f"bad Redis state URL {self._shown!r}: {exc}") from exc
 

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlparse
 
 from ...errors import PipelineError
+from ...state.backend import without_password
 from ..elements import Batch
 from ..executor import SourceOperator
 from .sources import Pace
@@ -63,21 +64,15 @@ return 1
 """
 
 
-def _shown(url: str) -> str:
-    """``url`` without its password, for messages."""
-    password = urlparse(url).password
-    return url if password is None else url.replace(f":{password}@", ":***@", 1)
-
-
 def check_redis_url(url: str, what: str) -> None:
     """Raise :class:`PipelineError` unless ``url`` looks like ``redis://host:port/db``."""
     parsed = urlparse(url)
     try:
         parsed.port
     except ValueError:
-        raise PipelineError(f"{what}: bad port in the Redis URL {_shown(url)!r}") from None
+        raise PipelineError(f"{what}: bad port in the Redis URL {without_password(url)!r}") from None
     if parsed.scheme not in ("redis", "rediss") or not parsed.hostname or not (parsed.path.strip("/") or "0").isdigit():
-        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, got {_shown(url)!r}")
+        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, got {without_password(url)!r}")
 
 
 def entry_key(entry_id: str) -> tuple[int, int]:
@@ -101,19 +96,16 @@ class RedisStreams:
     timeout = 10.0
 
     def __init__(self, url: str, role: str):
-        import redis
-        from redis.backoff import NoBackoff
         from redis.exceptions import RedisError
-        from redis.retry import Retry
+
+        from ...state.redis_store import failing_fast_client
 
         parsed = urlparse(url)
-        self.where = f"{role} at {_shown(url)}"
+        self.where = f"{role} at {without_password(url)}"
         self.address = f"{parsed.hostname}:{parsed.port or 6379}"
         try:
-            self.client = redis.Redis.from_url(
-                url, socket_connect_timeout=self.connect_timeout, socket_timeout=self.timeout,
-                retry=Retry(NoBackoff(), 0), retry_on_error=[], decode_responses=True,
-                health_check_interval=0, driver_info=None)
+            self.client = failing_fast_client(url, self.connect_timeout, self.timeout,
+                                              decode_responses=True, protocol=None)
         except (ValueError, RedisError) as exc:
             raise ConnectorError(f"{self.where}: bad Redis URL: {exc}") from exc
 
