@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..elements import Batch
 from ..operator import Delegating, Operator, Output, UserCall
 from ..rescale import split_by_key
+from ..sentinels import NOTHING
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
 
@@ -29,7 +30,7 @@ class Fold(Operator):
     nothing is emitted for an empty stream.
     """
 
-    _NOTHING = object()
+    _NOTHING = NOTHING
     state_fields = ("acc",)
 
     def snapshot(self) -> dict:

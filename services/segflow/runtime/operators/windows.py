@@ -20,8 +20,7 @@ from ..elements import Batch
 from ..hashing import stable_hash
 from ..operator import Delegating, Operator, Output, UserCall
 from ..rescale import earliest_watermark, split_by_key
-
-_NO_KEY = object()
+from ..sentinels import NO_KEY
 
 
 class WindowOperator(Operator):
@@ -53,7 +52,7 @@ class WindowOperator(Operator):
         return Batch(items, None if all(s is None for s in stamps) else stamps)
 
     def split(self, item: Any) -> tuple[Any, Any]:
-        return (item[0], item[1]) if self.keyed else (_NO_KEY, item)
+        return (item[0], item[1]) if self.keyed else (NO_KEY, item)
 
     def process(self, batch: Batch) -> Output:
         stamps = batch.timestamps
