@@ -7,15 +7,14 @@ from kubernetes.client.rest import ApiException
 
 from segflow.batch import progress
 from segflow.batch.location import open_location
-from segflow.coordinator.client import request_savepoint
 from segflow.errors import SegflowError
 
 from . import manifests, metrics
 from .kube import Kube, now
 from .observe import pod_view
-from .reconcile import (CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, after_savepoint,
-                        decide)
-from .spec import InvalidSpec, JobSpec, parse
+from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
+from .savepoint_requests import SavepointRequests
+from .spec import InvalidSpec, StreamJobSpec, parse
 from .watcher import CoordinatorWatcher
 
 log = logging.getLogger("segflow.operator")
@@ -27,6 +26,7 @@ class JobLoop:
         self.namespace = namespace
         self.name = name
         self.watcher = CoordinatorWatcher()
+        self.savepoints = SavepointRequests()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
 
     def close(self) -> None:
@@ -51,13 +51,14 @@ class JobLoop:
                             and not p.deleting), None)
         address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
         update = self.watcher.follow(address)
-        decision = decide(spec, status, Observed(pods, update, now()))
+        observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
+        decision = decide(spec, status, observed)
         if spec.batch_stage is not None:
             self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
-        self._apply(body, spec, status, decision, pods)
+        self._apply(body, spec, status, decision)
 
-    def _batch_status(self, spec: JobSpec, decision: Decision) -> None:
+    def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:
         """``status.batchStage`` from the stage's progress record. The operator reads the
         record where the sidecar writes it (its output: S3 on a real cluster, so the
         operator needs read access to that bucket), rather than asking the sidecar: the
@@ -71,8 +72,10 @@ class JobLoop:
         except (SegflowError, ValueError) as exc:      # unreadable now: keep the last status, say why
             log.warning("%s/%s: cannot read the batch stage's progress: %s", self.namespace, self.name, exc)
 
-    def _apply(self, body: dict, spec: JobSpec, status: dict, decision: Decision, pods: tuple) -> None:
-        merged = {**status, **decision.status}
+    def _apply(self, body: dict, spec: StreamJobSpec, status: dict, decision: Decision) -> None:
+        """Acts on the decision. A savepoint is asked for only after the status records
+        that it was, so an operator restarted in between asks again rather than forgets."""
+        requested = []
         for action in decision.actions:
             if isinstance(action, DeletePods):
                 for name in action.names:
@@ -86,26 +89,12 @@ class JobLoop:
                 for index in action.indices:
                     self.kube.create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
             elif isinstance(action, Savepoint):
-                self._record(body, status, decision)
-                return self._savepoint(body, spec, status, merged, action, pods)
+                requested.append(action)
         self._record(body, status, decision)
-
-    def _savepoint(self, body: dict, spec: JobSpec, status: dict, merged: dict, action: Savepoint,
-                   pods: tuple) -> None:
-        """``status`` as read (what the patch is computed against), ``merged`` with this
-        step's decisions applied (what the next decision builds on)."""
-        address = f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}"
-        try:
-            savepoint_id = request_savepoint(address, timeout=120)
-        except SegflowError as exc:
-            metrics.SAVEPOINT_FAILURES.inc()
-            self.kube.event(body, "SavepointFailed", str(exc), warning=True)
-            return
-        metrics.SAVEPOINTS.inc()
-        revision = int(merged.get("revision", 0))
-        mine = [p for p in pods if p.revision == revision and not p.deleting]
-        follow = after_savepoint(action.then, savepoint_id, spec, merged, mine, now(), action.nonce)
-        self._apply(body, spec, status, follow, pods)
+        revision = int({**status, **decision.status}.get("revision", 0))
+        for action in requested:
+            self.savepoints.start(f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}", action.then,
+                                  action.nonce, revision)
 
     def _record(self, body: dict, status: dict, decision: Decision) -> None:
         """Write what changed to the status (and emit the decision's events)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from .spec import JobSpec
+from .spec import StreamJobSpec
 
 COORDINATOR_PORT = 7070
 APP = "segflow"
@@ -50,7 +50,7 @@ def _metadata(body: dict, name: str, role: str, extra: dict | None = None) -> di
             "ownerReferences": [owner_reference(body)]}
 
 
-def config_map(body: dict, spec: JobSpec) -> dict:
+def config_map(body: dict, spec: StreamJobSpec) -> dict:
     description = {"module": spec.module, "function": spec.function, "parameters": spec.parameters,
                    "parallelism": spec.parallelism, "checkpointing": spec.checkpointing.__dict__}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(body, config_name(body["metadata"]["name"]),
@@ -74,7 +74,7 @@ def services(body: dict) -> list[dict]:
 _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 
 
-def _checkpoint_args(spec: JobSpec, restore: str) -> list[str]:
+def _checkpoint_args(spec: StreamJobSpec, restore: str) -> list[str]:
     c = spec.checkpointing
     args = ["--checkpoint-protocol", c.protocol]
     if c.enabled:
@@ -86,7 +86,7 @@ def _checkpoint_args(spec: JobSpec, restore: str) -> list[str]:
     return args
 
 
-def _pod(body: dict, spec: JobSpec, name: str, role: str, revision: int, args: list[str],
+def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str],
          extra_labels: dict | None = None, resources: dict | None = None) -> dict:
     container = {"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
                  "command": ["segflow"], "args": args, "env": [_POD_IP_ENV],
@@ -99,7 +99,7 @@ def _pod(body: dict, spec: JobSpec, name: str, role: str, revision: int, args: l
                      "terminationGracePeriodSeconds": 10, "automountServiceAccountToken": False}}
 
 
-def coordinator_pod(body: dict, spec: JobSpec, revision: int, restore: str) -> dict:
+def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str) -> dict:
     """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start)."""
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
@@ -118,7 +118,7 @@ def coordinator_pod(body: dict, spec: JobSpec, revision: int, restore: str) -> d
 BATCH_STAGE_CONTAINER = "batch-stage"
 
 
-def batch_stage_container(spec: JobSpec, fresh: bool) -> dict:
+def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
     """The sidecar running ``segflow batch-stage`` beside the coordinator. It exits once
     the job's final epoch is processed, so a finished job's pod ends; a pod lost before
     that is redeployed with the coordinator, and the new sidecar continues from the
@@ -138,7 +138,7 @@ def batch_stage_container(spec: JobSpec, fresh: bool) -> dict:
             "command": ["segflow"], "args": args, "terminationMessagePolicy": "FallbackToLogsOnError"}
 
 
-def worker_pod(body: dict, spec: JobSpec, revision: int, index: int, coordinator_ip: str) -> dict:
+def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str) -> dict:
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)"]

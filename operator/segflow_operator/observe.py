@@ -3,11 +3,11 @@ reconcile logic decides on."""
 from __future__ import annotations
 
 from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.v1 import control_pb2 as cpb
 
 from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL
 from .reconcile import CoordinatorView, PodView
 
-_UPDATE_PHASES = {1: "WAITING_FOR_WORKERS", 2: "RUNNING", 3: "SUCCEEDED", 4: "FAILED", 5: "RECOVERING"}
 
 
 def pod_view(pod: dict) -> PodView:
@@ -32,5 +32,6 @@ def pod_view(pod: dict) -> PodView:
 def coordinator_view(update) -> CoordinatorView:
     """A ``segflow.v1.JobUpdate`` message -> its view."""
     numbered = update.last_checkpoint if update.last_checkpoint != FINAL_CHECKPOINT else 0
-    return CoordinatorView(phase=_UPDATE_PHASES.get(update.phase, "WAITING_FOR_WORKERS"),
+    phase = cpb.JobUpdate.Phase.Name(update.phase)
+    return CoordinatorView(phase="WAITING_FOR_WORKERS" if phase == "PHASE_UNSPECIFIED" else phase,
                            recoveries=update.recoveries, last_checkpoint=numbered, error=update.error)

@@ -37,7 +37,7 @@ class BatchStage:
 
 
 @dataclass(frozen=True)
-class JobSpec:
+class StreamJobSpec:
     image: str
     module: str
     function: str = "build"
@@ -50,7 +50,6 @@ class JobSpec:
     savepoint_nonce: int = 0
     restart_nonce: int = 0
     restore_from: str = ""
-    final_savepoint: bool = False
     pull_policy: str = "IfNotPresent"
     batch_stage: BatchStage | None = None
 
@@ -70,7 +69,7 @@ class JobSpec:
         return self.checkpointing.enabled
 
 
-def parse(spec: dict) -> JobSpec:
+def parse(spec: dict) -> StreamJobSpec:
     """The spec of a StreamJob (defaults applied by the API server, or here for an
     older object), checked for what the schema cannot say."""
     job = spec.get("job") or {}
@@ -95,13 +94,13 @@ def parse(spec: dict) -> JobSpec:
         raise InvalidSpec(f"checkpointing.protocol {checkpointing.protocol!r} needs checkpointing.stateUrl "
                           "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
-    parsed = JobSpec(
+    parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
         parameters=dict(parameters), parallelism=parallelism, resources=spec.get("resources") or {},
         checkpointing=checkpointing, state=spec.get("state", "running"),
         upgrade_mode=spec.get("upgradeMode", "savepoint"),
         savepoint_nonce=int(spec.get("savepointTriggerNonce", 0)), restart_nonce=int(spec.get("restartNonce", 0)),
-        restore_from=str(spec.get("restoreFrom", "") or ""), final_savepoint=bool(spec.get("finalSavepointOnDelete")),
+        restore_from=str(spec.get("restoreFrom", "") or ""),
         pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage)
     if parsed.restore_from and not parsed.stateful:
         raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")

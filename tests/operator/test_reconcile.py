@@ -2,7 +2,7 @@
 import pytest
 
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
-                                        Savepoint, after_savepoint, decide)
+                                        Savepoint, SavepointView, decide)
 from segflow_operator.spec import parse
 
 BASE = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount", "parameters": {"input": "/in"}},
@@ -117,18 +117,36 @@ def test_savepoint_upgrade_of_a_job_that_is_not_running_falls_back_to_the_last_c
     assert Deploy(2, "auto") in d.actions
 
 
+def in_progress(then, nonce=0, revision=1):
+    return {"savepointInProgress": {"then": then, "nonce": nonce, "revision": revision, "since": "t0"}}
+
+
+def taken(then, savepoint_id, nonce=0, revision=1):
+    return SavepointView(then, nonce, revision, savepoint_id=savepoint_id)
+
+
+def test_a_savepoint_is_asked_for_and_recorded_as_in_progress_in_the_same_step():
+    old, new = spec(), spec(parallelism=3)
+    d = decide(new, deployed(old), Observed(pods(), CoordinatorView("RUNNING"), now="t1"))
+    assert d.actions == [Savepoint("127.9.0.2", "redeploy")]
+    assert d.status["savepointInProgress"] == {"then": "redeploy", "nonce": 0, "revision": 1, "since": "t1"}
+
+
 def test_after_a_redeploy_savepoint_the_new_revision_restores_it():
-    s = spec(parallelism=3)
-    d = after_savepoint("redeploy", 14, s, deployed(spec()), list(pods()), "now")
+    old, new = spec(), spec(parallelism=3)
+    d = decide(new, deployed(old, **in_progress("redeploy")),
+               Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("redeploy", 14)))
     assert d.actions == [DeletePods(tuple(p.name for p in pods())), Deploy(2, "14")]
     assert d.status["deployed"]["parallelism"] == 3 and d.status["savepoint"]["id"] == 14
+    assert d.status["savepointInProgress"] is None
 
 
 def test_suspend_takes_a_savepoint_then_resume_restores_it():
     s = spec(state="suspended")
     d = decide(s, deployed(spec()), Observed(pods(), CoordinatorView("RUNNING")))
     assert d.actions == [Savepoint("127.9.0.2", "suspend")]
-    done = after_savepoint("suspend", 5, s, deployed(spec()), list(pods()), "now")
+    done = decide(s, {**deployed(spec()), **d.status},
+                  Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("suspend", 5)))
     assert done.status["phase"] == "Suspended" and done.status["resumeFrom"] == "5"
     resumed = decide(spec(), {**deployed(spec(), revision=1), **done.status}, Observed())
     assert resumed.actions == [Deploy(2, "5")]
@@ -139,10 +157,49 @@ def test_a_savepoint_nonce_is_served_once():
     s = spec(savepointTriggerNonce=3)
     d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
     assert Savepoint("127.9.0.2", "record", 3) in d.actions
-    done = after_savepoint("record", 8, s, deployed(s), [], "now", 3)
+    done = decide(s, {**deployed(s), **d.status},
+                  Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("record", 8, nonce=3)))
     assert done.status["lastSavepointNonce"] == 3 and done.actions == []
-    served = decide(s, {**deployed(s), **done.status}, Observed(pods(), CoordinatorView("RUNNING")))
+    served = decide(s, {**deployed(s), **done.status, "savepointInProgress": None},
+                    Observed(pods(), CoordinatorView("RUNNING")))
     assert not any(isinstance(a, Savepoint) for a in served.actions)
+
+
+def test_while_a_savepoint_is_taken_no_other_is_asked_for_and_lost_workers_are_replaced():
+    s = spec(state="suspended", savepointTriggerNonce=2)
+    status = deployed(spec(), **in_progress("suspend"))
+    lost_one = pods()[:2]
+    d = decide(s, status, Observed(lost_one, CoordinatorView("RUNNING"), savepoint=SavepointView("suspend", 0, 1)))
+    assert d.actions == [CreateWorkers(1, (1,), "127.9.0.2")]
+    assert "savepointInProgress" not in d.status and d.status["phase"] == "Running"
+
+
+def test_a_savepoint_asked_for_by_an_operator_that_restarted_is_asked_for_again():
+    s = spec(state="suspended")
+    status = deployed(spec(), **in_progress("suspend"))
+    again = decide(s, status, Observed(pods(), CoordinatorView("RUNNING")))
+    assert Savepoint("127.9.0.2", "suspend") in again.actions
+    stopped = decide(s, status, Observed(pods(), CoordinatorView("RECOVERING")))
+    assert stopped.status["savepointInProgress"] is None
+    assert any(e.reason == "SavepointFailed" and e.warning for e in stopped.events)
+
+
+def test_a_failed_savepoint_is_reported_and_its_nonce_asked_for_again_at_the_next_step():
+    s = spec(savepointTriggerNonce=4)
+    failed = SavepointView("record", 4, 1, error="savepoint failed: the state store is unreachable")
+    d = decide(s, deployed(s, **in_progress("record", 4)), Observed(pods(), CoordinatorView("RUNNING"),
+                                                                     savepoint=failed))
+    assert d.status["savepointInProgress"] is None and "lastSavepointNonce" not in d.status
+    assert [e.message for e in d.events if e.reason == "SavepointFailed"] == [failed.error]
+    retry = decide(s, {**deployed(s), **d.status}, Observed(pods(), CoordinatorView("RUNNING")))
+    assert Savepoint("127.9.0.2", "record", 4) in retry.actions
+
+
+def test_a_savepoint_of_a_replaced_revision_is_forgotten():
+    s = spec()
+    d = decide(s, deployed(s, revision=2, **in_progress("record", 1, revision=1)),
+               Observed(pods(revision=2), CoordinatorView("RUNNING")))
+    assert d.status["savepointInProgress"] is None and not any(isinstance(a, Savepoint) for a in d.actions)
 
 
 def test_a_savepoint_nonce_without_checkpointing_is_refused_with_an_event():

@@ -1,0 +1,61 @@
+"""What a reconcile step asks the I/O side to do, and the status and events it records.
+
+The status is the operator's memory: ``revision`` counts deployments (a redeploy starts a
+new one and the pods of older ones are deleted), ``deployed`` says what the current
+revision runs, nonces record which savepoint trigger was served, and
+``savepointInProgress`` records a savepoint that was asked for before it is asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Deploy:
+    revision: int
+    restore: str               # checkpoint id, "auto" or "" (from the start)
+
+
+@dataclass(frozen=True)
+class CreateWorkers:
+    revision: int
+    indices: tuple[int, ...]
+    coordinator_ip: str
+
+
+@dataclass(frozen=True)
+class DeletePods:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    """Start a savepoint through the coordinator, without waiting for it; ``then`` says
+    what follows once it succeeded: record it (a nonce), suspend, or redeploy from it."""
+    coordinator_ip: str
+    then: str                  # record | suspend | redeploy
+    nonce: int = 0
+
+
+@dataclass(frozen=True)
+class Event:
+    reason: str
+    message: str
+    warning: bool = False
+
+
+@dataclass
+class Decision:
+    actions: list = field(default_factory=list)
+    status: dict = field(default_factory=dict)       # merged into .status
+    events: list = field(default_factory=list)
+
+    def phase(self, current: str, phase: str, message: str, warning: bool = False) -> None:
+        self.status["phase"] = phase
+        self.status["message"] = message
+        if phase != current:
+            self.events.append(Event(phase, message, warning))
+
+    def delete(self, pods: list) -> None:
+        if pods:
+            self.actions.append(DeletePods(tuple(p.name for p in pods)))

@@ -1,0 +1,14 @@
+"""A new revision of the job: the one way every reconciler deploys."""
+from __future__ import annotations
+
+from ..spec import StreamJobSpec
+from .actions import Decision, Deploy
+
+
+def deploy(d: Decision, spec: StreamJobSpec, revision: int, restore: str, current: str, message: str,
+           phase: str = "Deploying") -> None:
+    d.actions.append(Deploy(revision, restore))
+    d.status.update({"revision": revision, "readyReplicas": 0, "coordinatorIP": "", "lastError": "",
+                     "deployed": {"hash": spec.deployment_hash(), "parallelism": spec.parallelism,
+                                  "restoredFrom": restore}})
+    d.phase(current, phase, message, warning=phase == "Recovering")

@@ -1,0 +1,93 @@
+"""Deploy, suspend, resume and upgrade: the reconcilers that start a new revision of the
+job or end the current one."""
+from __future__ import annotations
+
+from .actions import Decision, Savepoint
+from .deployment import deploy
+from .savepoints import request
+from .situation import RUNNING_PHASES, Situation
+
+
+def finished(s: Situation, d: Decision) -> bool:
+    """A completed or failed job stays so until its spec changes; a failed one's workers
+    (restarted on failure) are stopped, its coordinator pod keeps the message."""
+    if s.current not in ("Completed", "Failed") or s.changed:
+        return False
+    if s.current == "Failed":
+        d.delete([p for p in s.mine if p.role == "worker" and p.phase in ("Pending", "Running")])
+    return True
+
+
+def suspend(s: Situation, d: Decision) -> bool:
+    spec = s.spec
+    if spec.state != "suspended":
+        return False
+    if s.current == "Suspended" or not s.mine:
+        d.delete(s.mine)
+        if s.current != "Suspended":
+            d.status["resumeFrom"] = "auto" if spec.stateful else ""
+        d.phase(s.current, "Suspended", "suspended")
+        return True
+    if s.savepoint_in_progress:
+        return False                       # whichever savepoint runs, suspend after it
+    if spec.stateful and spec.upgrade_mode != "stateless" and s.running:
+        request(d, s, Savepoint(s.coordinator.ip, "suspend"))
+        return True
+    d.delete(s.mine)
+    d.status["resumeFrom"] = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
+    d.phase(s.current, "Suspended", "suspended without a savepoint (the job was not running)")
+    return True
+
+
+def start(s: Situation, d: Decision) -> bool:
+    """The first deployment, or a resume after a suspension."""
+    if s.revision != 0 and s.current != "Suspended":
+        return False
+    resuming = s.current == "Suspended"
+    restore = str(s.status.get("resumeFrom", "")) if resuming else s.spec.restore_from
+    if resuming:
+        message = f"resuming from savepoint {restore}" if restore else "resuming from the start"
+    else:
+        message = f"deploying, restoring checkpoint {restore}" if restore else "deploying"
+    deploy(d, s.spec, s.revision + 1, restore, s.current, message)
+    return True
+
+
+def upgrade(s: Situation, d: Decision) -> bool:
+    """The deployed spec differs from the wanted one: redeploy as upgradeMode says.
+    ``savepoint`` needs a running job; otherwise it falls back to the last checkpoint."""
+    spec = s.spec
+    if not s.changed or s.savepoint_in_progress:
+        return False
+    if spec.stateful and spec.upgrade_mode == "savepoint" and s.running:
+        request(d, s, Savepoint(s.coordinator.ip, "redeploy"))
+        return True
+    d.delete(s.mine)
+    restore = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
+    deploy(d, spec, s.revision + 1, restore, s.current,
+           "redeploying the changed spec" + (" from its last checkpoint" if restore else " from the start"))
+    return True
+
+
+def coordinator_gone(s: Situation, d: Decision) -> bool:
+    """The coordinator pod is missing or ended without telling us the job's outcome."""
+    coordinator = s.coordinator
+    if coordinator is not None and coordinator.phase not in ("Failed", "Succeeded"):
+        return False
+    if coordinator is not None and coordinator.phase == "Succeeded":
+        d.phase(s.current, "Completed", "the job finished")
+        return True
+    if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128:
+        message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"
+        d.status["lastError"] = message
+        d.phase(s.current, "Failed", message, warning=True)
+        return True
+    if s.current not in RUNNING_PHASES:
+        return True
+    d.delete(s.mine)
+    restore = "auto" if s.spec.stateful else ""
+    d.status["recoveriesBase"] = int(s.status.get("recoveries", s.status.get("recoveriesBase", 0))) + 1
+    how = "from the last complete checkpoint" if restore else "from the start (no checkpointing)"
+    deploy(d, s.spec, s.revision + 1, restore, s.current, f"the coordinator was lost; redeploying {how}",
+           "Recovering")
+    return True

@@ -1,0 +1,72 @@
+"""Savepoints, trigger-then-observe: a reconcile step asks for a savepoint and records
+that it did (``savepointInProgress``); later steps observe the request's outcome and apply
+what was to follow (record a nonce, suspend, redeploy). No step waits for the coordinator,
+so pods are repaired and the status kept true while a savepoint is being taken, and an
+operator restarted meanwhile asks again instead of forgetting it."""
+from __future__ import annotations
+
+from .actions import Decision, Event, Savepoint
+from .deployment import deploy
+from .situation import Situation
+
+
+def request(d: Decision, s: Situation, action: Savepoint) -> None:
+    """Ask for a savepoint, and remember that it was asked for."""
+    d.actions.append(action)
+    d.status["savepointInProgress"] = {"then": action.then, "nonce": action.nonce, "revision": s.revision,
+                                       "since": s.observed.now}
+
+
+def observe(s: Situation, d: Decision) -> bool:
+    """Follows the savepoint in progress; True when its outcome decided this step."""
+    wanted = s.savepoint_in_progress
+    if wanted is None:
+        return False
+    view = s.observed.savepoint
+    if int(wanted.get("revision", 0)) != s.revision:
+        d.status["savepointInProgress"] = None        # its revision was replaced meanwhile
+        return False
+    if view is None:                                   # asked by an operator process that is gone
+        if s.running:
+            d.actions.append(Savepoint(s.coordinator.ip, wanted["then"], int(wanted.get("nonce", 0))))
+        else:
+            d.status["savepointInProgress"] = None
+            d.events.append(Event("SavepointFailed", "the job stopped running before the savepoint was taken",
+                                  warning=True))
+        return False
+    if view.pending:
+        return False
+    d.status["savepointInProgress"] = None
+    if view.error:
+        d.events.append(Event("SavepointFailed", view.error, warning=True))
+        return False
+    _after(s, d, view.then, view.savepoint_id, view.nonce)
+    return True
+
+
+def _after(s: Situation, d: Decision, then: str, savepoint_id: int, nonce: int) -> None:
+    d.status["savepoint"] = {"id": savepoint_id, "time": s.observed.now, "nonce": nonce}
+    d.events.append(Event("Savepoint", f"savepoint {savepoint_id} taken"))
+    if then == "record":
+        d.status["lastSavepointNonce"] = nonce
+        return
+    d.delete(s.mine)
+    if then == "suspend":
+        d.status["resumeFrom"] = str(savepoint_id)
+        d.phase(s.current, "Suspended", f"suspended at savepoint {savepoint_id}")
+    else:
+        deploy(d, s.spec, s.revision + 1, str(savepoint_id), s.current,
+               f"redeploying the changed spec from savepoint {savepoint_id}")
+
+
+def by_nonce(s: Situation, d: Decision) -> None:
+    """``savepointTriggerNonce`` changed: take one savepoint for it."""
+    spec = s.spec
+    if spec.savepoint_nonce == int(s.status.get("lastSavepointNonce", 0)) or s.savepoint_in_progress:
+        return
+    if not spec.stateful:
+        d.status["lastSavepointNonce"] = spec.savepoint_nonce
+        d.events.append(Event("SavepointRefused", "savepointTriggerNonce changed but the job runs without "
+                              "checkpointing (protocol none): nothing to save", warning=True))
+    elif s.running:
+        request(d, s, Savepoint(s.coordinator.ip, "record", spec.savepoint_nonce))

@@ -1,0 +1,56 @@
+"""One StreamJob as a reconcile step sees it: the spec, the status (the operator's
+memory) and what is observed, with the facts every reconciler derives from them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..spec import StreamJobSpec
+from .views import CoordinatorView, Observed, PodView
+
+RUNNING_PHASES = ("Deploying", "Running", "Recovering")
+
+
+@dataclass(frozen=True)
+class Situation:
+    spec: StreamJobSpec
+    status: dict
+    observed: Observed
+
+    @property
+    def current(self) -> str:
+        """The phase the status shows now."""
+        return self.status.get("phase", "")
+
+    @property
+    def revision(self) -> int:
+        return int(self.status.get("revision", 0))
+
+    @cached_property
+    def mine(self) -> list[PodView]:
+        """The current revision's pods that are not being deleted."""
+        return [p for p in self.observed.pods if p.revision == self.revision and not p.deleting]
+
+    @cached_property
+    def coordinator(self) -> PodView | None:
+        return next((p for p in self.mine if p.role == "coordinator"), None)
+
+    @property
+    def update(self) -> CoordinatorView | None:
+        """The coordinator's latest update, if the current revision has a coordinator."""
+        return self.observed.coordinator if self.coordinator is not None else None
+
+    @property
+    def running(self) -> bool:
+        """The job runs and its coordinator can be asked for a savepoint."""
+        update = self.update
+        return update is not None and update.phase == "RUNNING" and self.coordinator.ip != ""
+
+    @property
+    def changed(self) -> bool:
+        """The wanted spec differs from the deployed one."""
+        return (self.status.get("deployed") or {}).get("hash") != self.spec.deployment_hash()
+
+    @property
+    def savepoint_in_progress(self) -> dict | None:
+        return self.status.get("savepointInProgress") or None

@@ -1,0 +1,53 @@
+"""What the reconcilers decide on: views of the job's pods, of its coordinator's latest
+update and of the savepoint request in flight, built from Kubernetes objects and gRPC
+messages by ``observe`` and ``savepoints`` (the I/O side)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PodView:
+    name: str
+    role: str                  # coordinator | worker
+    revision: int
+    index: int = 0
+    phase: str = "Pending"     # Pending | Running | Succeeded | Failed
+    ip: str = ""
+    ready: bool = False
+    deleting: bool = False
+    exit_code: int | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CoordinatorView:
+    """The latest update streamed by the job's coordinator."""
+    phase: str                 # WAITING_FOR_WORKERS | RUNNING | RECOVERING | SUCCEEDED | FAILED
+    recoveries: int = 0
+    last_checkpoint: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class SavepointView:
+    """The savepoint request this operator process has in flight for the job (the one the
+    status's ``savepointInProgress`` names). ``savepoint_id`` once it succeeded, ``error``
+    once it failed, neither while the coordinator is still taking it."""
+    then: str
+    nonce: int
+    revision: int
+    savepoint_id: int = 0
+    error: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return not self.savepoint_id and not self.error
+
+
+@dataclass(frozen=True)
+class Observed:
+    pods: tuple[PodView, ...] = ()
+    coordinator: CoordinatorView | None = None
+    now: str = ""              # RFC 3339, for timestamps written to the status
+    savepoint: SavepointView | None = None
