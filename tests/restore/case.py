@@ -48,7 +48,8 @@ class RestoreCase:
     """``make(site)`` builds the operator; ``events`` draws what it is fed. A source also
     has ``data`` (drawn, then written by ``prepare(site)`` where it must live outside);
     a sink's output is what ``observe(site, log)`` finds published. ``needs`` names the
-    servers it uses ("redis", "s3")."""
+    servers it uses ("redis", "s3"); ``examples`` how many inputs hypothesis tries (fewer for
+    cases that talk to a server)."""
 
     name: str
     operator: type[Operator]
@@ -58,3 +59,4 @@ class RestoreCase:
     prepare: Callable[[Site], None] = lambda site: None
     observe: Callable[[Site, list], Any] = recorded
     needs: tuple[str, ...] = ()
+    examples: int = 40

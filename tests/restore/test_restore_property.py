@@ -6,7 +6,7 @@ crashed instance went on past its snapshot. Its state never holds a bare ``objec
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .case import Site
@@ -38,13 +38,17 @@ def _built(case, site):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(draw=st.data())
-def test_a_restored_operator_continues_exactly_like_an_uninterrupted_one(case, draw, request):
+def test_a_restored_operator_continues_exactly_like_an_uninterrupted_one(case, request):
     servers = {}
     if "redis" in case.needs:
         servers["redis_url"] = request.getfixturevalue("redis_server").url
     if "s3" in case.needs:
         servers["s3_endpoint"] = request.getfixturevalue("s3_server").endpoint
-    whole, resumed = run_both(case, draw.draw, servers)
-    assert resumed == whole
+
+    @settings(max_examples=case.examples, deadline=None, database=None)
+    @given(draw=st.data())
+    def restores_equivalently(draw):
+        whole, resumed = run_both(case, draw.draw, servers)
+        assert resumed == whole
+
+    restores_equivalently()
