@@ -43,19 +43,35 @@ def outputs(output):
     return {name: collections.Counter(read_lines(os.path.join(output, name))) for name in oracle_lines(0)}
 
 
-@pytest.mark.parametrize("protocol", ["aligned", "unaligned"])
-def test_a_job_killed_whole_continues_in_new_processes_from_its_latest_checkpoint(tmp_path, protocol):
+def take_savepoint(state_dir) -> str:
+    """Once the job has checkpointed: a savepoint of it (``segflow savepoint``), its id."""
+    assert wait_for(lambda: complete_checkpoints(state_dir), timeout=30), "no checkpoint completed"
+    save = subprocess.run([SEGFLOW, "savepoint", "families"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert save.returncode == 0, save.stderr
+    return save.stdout.strip()
+
+
+def latest_checkpoint(state_dir) -> str:
+    """Once the job has checkpointed: ``latest``, for ``--restore``."""
+    assert wait_for(lambda: complete_checkpoints(state_dir), timeout=30), "no checkpoint completed"
+    return "latest"
+
+
+@pytest.mark.parametrize("protocol, restore_point", [("aligned", latest_checkpoint), ("unaligned", latest_checkpoint),
+                                                      ("aligned", take_savepoint)],
+                         ids=["aligned-latest", "unaligned-latest", "aligned-savepoint"])
+def test_a_job_killed_whole_continues_in_new_processes_from_a_checkpoint(tmp_path, protocol, restore_point):
     output, state_dir = tmp_path / "out", tmp_path / "state"
-    rng = random.Random(protocol)
+    rng = random.Random(f"{protocol} {restore_point.__name__}")
     first = subprocess.Popen(run_args(output, f"file://{state_dir}", protocol), cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert wait_for(lambda: complete_checkpoints(state_dir), timeout=30), "no checkpoint completed"
         time.sleep(rng.uniform(0.0, 1.0))
+        restore = restore_point(state_dir)
     finally:
         kill_tree(first)
     assert outputs(output)["total"] == collections.Counter(), "the job finished before it was killed"
-    rerun = subprocess.run(run_args(output, f"file://{state_dir}", protocol, "--restore", "latest"), cwd=ROOT,
+    rerun = subprocess.run(run_args(output, f"file://{state_dir}", protocol, "--restore", restore), cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert outputs(output) == oracle_lines(EVENTS)
