@@ -1,7 +1,7 @@
 """Restore equivalence through the public API, in new processes: a paced job with one
-branch per operator family (jobs/families.py), and an iteration (recovery/jobs/iterative.py), is stopped at a random moment after it has
-checkpointed, and processes that never saw its state continue it; every sink's output must
-equal the plain-Python oracle, line for line.
+branch per operator family (jobs/families.py), and an iteration (recovery/jobs/iterative.py),
+is stopped at a random moment after it has checkpointed, and processes that never saw its
+state continue it; every sink's output must equal the plain-Python oracle, line for line.
 
 Aligned and unaligned checkpoints (the latter with in-flight channel state) restore the
 whole job: every process is SIGKILLed, and ``segflow run --restore latest`` starts new
