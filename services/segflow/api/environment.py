@@ -9,10 +9,9 @@ from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
+from ..runtime.sentinels import NOTHING
 from .location import caller_location
 from .stream import KeyedStream, Stream
-
-_UNSET = object()
 
 
 @dataclass
@@ -69,10 +68,10 @@ class StreamOutput:
     def __init__(self, env: "StreamEnvironment", sink_id: int):
         self.env = env
         self.sink_id = sink_id
-        self._value: Any = _UNSET
+        self._value: Any = NOTHING     # a marker that survives copies and pickles
 
     def get(self) -> list:
-        if self._value is _UNSET:
+        if self._value is NOTHING:
             raise SegflowError("the job has not run yet: call env.execute() before output.get()")
         return self._value
 

@@ -32,4 +32,4 @@ class Sentinel:
 
 
 NO_KEY = Sentinel("NO_KEY")      # the one key of a non-keyed window operator
-NOTHING = Sentinel("NOTHING")    # "no accumulator yet" / "no initial value given"
+NOTHING = Sentinel("NOTHING")    # no value yet: no accumulator, no initial value, no job result

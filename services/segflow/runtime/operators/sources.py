@@ -142,11 +142,14 @@ class TextFileSource(SourceOperator):
         super().open(ctx)
         self.end = byte_range(os.path.getsize(self.path), ctx.index, ctx.replicas)[1]
 
+    def _start(self) -> int:
+        """Where reading (re)starts: the restored position, else this replica's range."""
+        if self.resume_at is not None:
+            return self.resume_at
+        return byte_range(os.path.getsize(self.path), self.ctx.index, self.ctx.replicas)[0]
+
     def _reader(self) -> Iterator[tuple[int, bytes, list[str]]]:
-        start = self.resume_at
-        if start is None:
-            start = byte_range(os.path.getsize(self.path), self.ctx.index, self.ctx.replicas)[0]
-        return LineReader(self.path, start, self.end).chunks()
+        return LineReader(self.path, self._start(), self.end).chunks()
 
     def poll(self, max_items: int) -> Batch | None:
         if self.chunks is None:
@@ -165,6 +168,8 @@ class TextFileSource(SourceOperator):
 
     def position(self) -> int:
         """Byte offset of the next line this replica has not emitted."""
+        if self.chunks is None:       # nothing read since the start or the restore
+            return self._start()
         if self.offset >= len(self.pending):
             return self.region_start + len(self.region) + 1
         at = -1
@@ -200,7 +205,8 @@ class CsvSource(TextFileSource):
         if self.has_headers:
             with open(self.path, encoding="utf-8", newline="") as f:
                 self.header = next(csv.reader(f, delimiter=self.delimiter), [])
-            self.skip_first = ctx.index == 0 and not self.restored
+            if not self.restored:    # a restored source has the snapshot's skip_first
+                self.skip_first = ctx.index == 0
 
     def poll(self, max_items: int) -> Batch | None:
         batch = super().poll(max_items)
