@@ -92,12 +92,7 @@ def test_a_job_killed_whole_continues_in_new_processes_from_a_checkpoint(tmp_pat
     assert outputs(output) == oracle_lines(EVENTS)
 
 
-UNALIGNED_LOOPS = pytest.mark.xfail(
-    strict=True, reason="known bug: an unaligned checkpoint of a job with an iteration completes only when the "
-                        "job ends (tests/recovery/jobs/iterative.py: chk-1 stays incomplete for the whole run)")
-
-
-@pytest.mark.parametrize("protocol", ["aligned", pytest.param("unaligned", marks=UNALIGNED_LOOPS)])
+@pytest.mark.parametrize("protocol", ["aligned", "unaligned"])
 def test_an_iteration_killed_whole_continues_in_new_processes_from_its_latest_checkpoint(tmp_path, protocol):
     """The loop's state, its leader and the records in flight around the loop come back."""
     output = tmp_path / "out"

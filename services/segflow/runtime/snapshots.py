@@ -49,9 +49,9 @@ class CheckpointBook:
     """The checkpoints in progress at one replica."""
 
     def __init__(self, protocol: str, channels: list[Channel], back_edges: set[int]):
-        self.protocol = protocol
         self.channels = set(channels)
-        self.aligned = set() if protocol == "unaligned" else {c for c in channels if c[0] not in back_edges}
+        self.regular = {c for c in channels if c[0] not in back_edges}
+        self.aligned = set() if protocol == "unaligned" else self.regular
         self.recorded = self.channels - self.aligned
         self.terminated: set[Channel] = set()
         self.active: dict[int, InProgress] = {}
@@ -67,9 +67,9 @@ class CheckpointBook:
         return cp
 
     def regular_inputs_closed(self) -> bool:
-        """No barrier can reach this replica through a regular channel any more."""
-        regular = self.aligned if self.protocol != "unaligned" else self.channels
-        return bool(regular) and regular <= self.terminated or not self.channels
+        """No barrier can reach this replica through a regular channel any more (a loop
+        back-edge only carries back the barriers this replica sent into the loop)."""
+        return bool(self.regular) and self.regular <= self.terminated or not self.channels
 
     def recording(self, channel: Channel) -> list[InProgress]:
         return [cp for cp in self.active.values() if cp.snapshotted and channel in cp.waiting_recorded]
