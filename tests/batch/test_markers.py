@@ -3,7 +3,7 @@ final epoch, and a fresh run clears the markers of replicas the job no longer ha
 import json
 import os
 
-from segflow.batch.plan import committed_through, parse_markers
+from segflow.runtime.operators.two_phase import committed_through, parse_markers
 from segflow.jobs.loader import run_job
 from segflow.runtime.snapshots import FINAL_CHECKPOINT
 from support.lambda_oracle import STREAM

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from segflow.batch import progress
-from segflow.batch.plan import (EpochRange, MarkerError, committed_through, leftovers, next_range, parse_markers,
-                                partition, parts_in)
+from segflow.batch.plan import EpochRange, leftovers, next_range, partition, parts_in
+from segflow.runtime.operators.two_phase import MarkerError, committed_through, parse_markers
 from segflow.runtime.snapshots import FINAL_CHECKPOINT
 
 

@@ -40,7 +40,10 @@ def oracle(path: str) -> collections.Counter:
 
 def read_parts(directory: str) -> list[tuple[str, int]]:
     rows = []
-    for name in sorted(os.listdir(directory)):
+    names = sorted(os.listdir(directory))
+    assert "_SUCCESS" in names, "a finished job's output is marked complete"
+    names.remove("_SUCCESS")
+    for name in names:
         assert name.startswith("part-"), f"unexpected file {name} in the output directory"
         with open(os.path.join(directory, name), encoding="utf-8") as f:
             for line in f:

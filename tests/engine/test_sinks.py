@@ -38,9 +38,11 @@ def test_for_each_runs_in_every_replica_and_sees_every_record(parallelism):
 
 
 def read_parts(directory, parallelism, suffix):
-    """The part files' lines, after checking there is exactly one part per replica."""
+    """The part files' lines, after checking there is exactly one part per replica and
+    the output is marked complete."""
     names = sorted(os.listdir(directory))
-    assert names == [f"part-{i:05d}{suffix}" for i in range(parallelism)]
+    assert names == ["_SUCCESS"] + [f"part-{i:05d}{suffix}" for i in range(parallelism)]
+    names.remove("_SUCCESS")
     return [line for name in names
             for line in open(os.path.join(directory, name), encoding="utf-8").read().splitlines()]
 

@@ -4,8 +4,10 @@ A missing server program FAILS the tests that need it, saying what to run; it ne
 Every server is stopped by its PID at the end, whatever the outcome.
 """
 import pytest
+import redis
 
-from support.servers import serving, start_or_fail, start_redis, start_s3
+from segflow.state import open_backend
+from support.servers import new_bucket, serving, start_or_fail, start_redis, start_s3
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +38,22 @@ def own_redis():
 def own_s3():
     """A moto S3 server of this test alone, for tests that stop it."""
     yield from serving(start_s3, "moto S3 server")
+
+
+@pytest.fixture(params=["file", "redis", "s3"])
+def backend(request, tmp_path):
+    """An empty state store of each kind: a directory, the shared Redis (flushed), a new
+    bucket on the shared moto server."""
+    kind = request.param
+    if kind == "file":
+        store = open_backend(f"file://{tmp_path}/state")
+    elif kind == "redis":
+        server = request.getfixturevalue("redis_server")
+        with redis.Redis.from_url(server.url) as raw:
+            raw.flushdb()
+        store = open_backend(server.url)
+    else:
+        server = request.getfixturevalue("s3_server")
+        store = open_backend(f"s3://{new_bucket()}/state", s3_endpoint=server.endpoint)
+    yield store
+    store.close()

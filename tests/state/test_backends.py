@@ -3,7 +3,6 @@
 Redis is Debian's redis-server and S3 is moto's server, both started on loopback by the
 fixtures in conftest.py; outage tests stop, restart or pause servers of their own.
 """
-import itertools
 import os
 import threading
 import time
@@ -18,34 +17,11 @@ from segflow.state.local import LocalBackend
 from segflow.state.redis_store import RedisBackend, escape_glob
 from segflow.state.s3 import S3Backend
 from support import servers
-
-_bucket_numbers = itertools.count()
-
-
-def new_bucket() -> str:
-    return f"segflow-test-{os.getpid()}-{next(_bucket_numbers)}"
-
+from support.servers import new_bucket
 
 def raw_s3(endpoint: str, region: str = "us-east-1"):
     return boto3.client("s3", endpoint_url=endpoint, region_name=region,
                         aws_access_key_id="segflow", aws_secret_access_key="segflow")
-
-
-@pytest.fixture(params=["file", "redis", "s3"])
-def backend(request, tmp_path):
-    kind = request.param
-    if kind == "file":
-        store = open_backend(f"file://{tmp_path}/state")
-    elif kind == "redis":
-        server = request.getfixturevalue("redis_server")
-        with redis.Redis.from_url(server.url) as raw:
-            raw.flushdb()
-        store = open_backend(server.url)
-    else:
-        server = request.getfixturevalue("s3_server")
-        store = open_backend(f"s3://{new_bucket()}/state", s3_endpoint=server.endpoint)
-    yield store
-    store.close()
 
 
 def assert_quick_failure(call, seconds: float = 5.0) -> StateStoreError:

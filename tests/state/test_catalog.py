@@ -54,3 +54,24 @@ def test_auto_restores_the_latest_or_starts_afresh(catalog):
     assert catalog.resolve("auto") == 2
     with pytest.raises(SegflowError, match="'latest' or 'auto'"):
         catalog.resolve("newest")
+
+
+def test_unfinished_checkpoints_are_removed_from_every_kind_of_store(backend):
+    """What the coordinator does when a job ends: only complete checkpoints stay (a final
+    snapshot that never completed too), and the next run numbers after what is left."""
+    catalog = Catalog(backend, "job")
+    checkpoint(catalog, 1)
+    checkpoint(catalog, 2, complete=False)
+    catalog.write(2, 1, 1, b"another replica's part")
+    checkpoint(catalog, 3)
+    checkpoint(catalog, 4, complete=False)
+    catalog.write(FINAL_CHECKPOINT, 1, 0, b"final state, never completed")
+    other = Catalog(backend, "other-job")
+    checkpoint(other, 7, complete=False)
+
+    assert catalog.remove_unfinished() == [2, 4, FINAL_CHECKPOINT]
+    assert catalog.complete_ids() == [1, 3] and catalog.highest_id() == 3
+    assert sorted(backend.list("jobs/job/")) == ["jobs/job/chk-00000001/_COMPLETE", "jobs/job/chk-00000001/b1.r0",
+                                                 "jobs/job/chk-00000003/_COMPLETE", "jobs/job/chk-00000003/b1.r0"]
+    assert other.highest_id() == 7
+    assert catalog.remove_unfinished() == []

@@ -6,6 +6,7 @@ then SIGKILL after a grace period). Nothing here is ever killed by name.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -26,6 +27,14 @@ class ServerMissing(RuntimeError):
 
 class ServerFailed(RuntimeError):
     """The server did not come up."""
+
+
+_bucket_numbers = itertools.count()
+
+
+def new_bucket() -> str:
+    """An S3 bucket name of its own for one test (the moto server is shared)."""
+    return f"segflow-test-{os.getpid()}-{next(_bucket_numbers)}"
 
 
 def free_port() -> int:

@@ -5,22 +5,18 @@ publish while its store is down, so a part of epoch K says nothing about the oth
 replicas. Each replica therefore records ``_committed/part-NNNNN`` = ``{"epoch": K,
 "replicas": n}`` once every epoch up to K of its own is published
 (:class:`segflow.runtime.operators.two_phase.PartSink`). Epoch K is *committed* when all n
-replicas have a marker with epoch >= K; only committed epochs are processed.
+replicas have a marker with epoch >= K (``committed_through`` in ``two_phase``, where the
+sinks use it too); only committed epochs are processed.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-from ..runtime.operators.two_phase import marker_replica, published_part
+from ..runtime.operators.two_phase import published_part
 from ..runtime.snapshots import FINAL_CHECKPOINT
 
 _PARTITION = re.compile(r"^epochs=(\d+)-(?:\d+|end)/")
-
-
-class MarkerError(ValueError):
-    """A commit marker that cannot be read: the output is not a segflow sink's."""
 
 
 @dataclass(frozen=True)
@@ -36,31 +32,6 @@ class EpochRange:
 
     def __contains__(self, epoch: int) -> bool:
         return self.first <= epoch <= self.last
-
-
-def parse_markers(markers: dict[str, bytes]) -> dict[int, tuple[int, int]]:
-    """``{name: contents}`` of the ``_committed/`` entries -> ``{replica: (epoch, replicas)}``."""
-    parsed = {}
-    for name, data in markers.items():
-        replica = marker_replica(name)
-        if replica is None:
-            continue
-        try:
-            marker = json.loads(data)
-            parsed[replica] = (int(marker["epoch"]), int(marker["replicas"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise MarkerError(f"commit marker {name} is not JSON {{\"epoch\": K, \"replicas\": n}}: {exc}") from exc
-    return parsed
-
-
-def committed_through(markers: dict[int, tuple[int, int]]) -> int:
-    """The newest epoch every replica has published (0: none yet)."""
-    if not markers:
-        return 0
-    replicas = max(n for _, n in markers.values())
-    if any(r not in markers for r in range(replicas)):
-        return 0
-    return min(markers[r][0] for r in range(replicas))
 
 
 def next_range(committed: int, processed: int) -> EpochRange | None:

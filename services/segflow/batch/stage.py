@@ -22,11 +22,11 @@ from typing import Callable
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, load_job
 from ..observability.logs import event
-from ..runtime.operators.two_phase import COMMITTED
+from ..runtime.operators.two_phase import COMMITTED, MarkerError, committed_through, parse_markers
 from ..state.backend import StateBackend
 from . import progress as record
 from .parquet import write_parquet
-from .plan import EpochRange, MarkerError, committed_through, leftovers, next_range, parse_markers, partition, parts_in
+from .plan import EpochRange, leftovers, next_range, partition, parts_in
 from .records import read_lines, to_dataframe
 
 log = logging.getLogger("segflow.batch")

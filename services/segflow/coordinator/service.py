@@ -25,7 +25,7 @@ from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
-from ..runtime.snapshots import FINAL_CHECKPOINT
+from ..runtime.snapshots import FINAL_CHECKPOINT, checkpoint_label
 from ..state import StateStoreError, open_backend
 from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
@@ -379,6 +379,21 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         except StateStoreError as exc:
             event(log, logging.WARNING, "could not remove old checkpoints", error=str(exc))
 
+    def remove_unfinished_checkpoints(self) -> None:
+        """The job has ended and its workers are stopped: a checkpoint still in progress
+        can never complete, so its parts go (a restore never takes them, but they would
+        mislead whoever reads the store)."""
+        if self.catalog is None or self.uncoordinated:
+            return
+        try:
+            removed = self.catalog.remove_unfinished()
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not remove unfinished checkpoints", error=str(exc))
+            return
+        if removed:
+            event(log, logging.INFO, "unfinished checkpoints removed",
+                  checkpoints=[checkpoint_label(c) for c in removed])
+
     def _retry_final(self) -> None:
         with self.lock:
             if self.state.phase is Phase.RUNNING and not self.state.commit_sent and \
@@ -521,4 +536,5 @@ def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings
         if servicer.spawner is not None:
             servicer.spawner.stop_all()
         server.stop(grace=2).wait()
+        servicer.remove_unfinished_checkpoints()
     return 0 if servicer.state.phase is Phase.SUCCEEDED else 1

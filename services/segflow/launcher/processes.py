@@ -30,6 +30,7 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 
 STARTUP_TIMEOUT = 60.0
+EXIT_TIMEOUT = 15.0       # seconds a coordinator may take to tidy up after the job is over
 
 
 @dataclass
@@ -109,11 +110,24 @@ def run_processes(spec: JobSpec, workers: int, settings: CheckpointSettings | No
         os.makedirs(os.path.dirname(registry), exist_ok=True)
         with open(registry, "w") as f:
             json.dump({"coordinator": address, "pid": coordinator.pid, "job": settings.job_name}, f)
-        return _watch(address, coordinator, on_progress, on_event)
+        try:
+            return _watch(address, coordinator, on_progress, on_event)
+        finally:
+            _let_exit(coordinator)
     finally:
         stop_group(coordinator)
         if os.path.exists(registry):
             os.remove(registry)
+
+
+def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> None:
+    """Once the job is over, the coordinator stops its workers and removes unfinished
+    checkpoints from the state store before it exits: give it the time to, rather than
+    stopping it at once."""
+    try:
+        coordinator.wait(timeout)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -> DistributedResult:

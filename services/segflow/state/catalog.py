@@ -23,19 +23,25 @@ class Catalog:
         self.backend = backend
         self.job = job_name
 
+    def _listing(self) -> tuple[dict[int, list[str]], set[int]]:
+        """Every checkpoint's keys (the final one too), and the ids that are complete."""
+        parts: dict[int, list[str]] = {}
+        complete = set()
+        for key in self.backend.list(checkpoint_prefix(self.job)):
+            match = _CHECKPOINT.match(key)
+            if match:
+                checkpoint_id = int(match.group(1))
+                parts.setdefault(checkpoint_id, []).append(key)
+                if key.endswith("/_COMPLETE"):
+                    complete.add(checkpoint_id)
+        return parts, complete
+
     def _ids(self) -> tuple[set[int], set[int]]:
         """Numbered checkpoints only: the job's final snapshot (taken when it finished) is
         never restored, and counting it would number the next run's checkpoints past it,
         where the sinks' final commit could not reach their epochs."""
-        every, complete = set(), set()
-        for key in self.backend.list(checkpoint_prefix(self.job)):
-            match = _CHECKPOINT.match(key)
-            if match and int(match.group(1)) != FINAL_CHECKPOINT:
-                checkpoint_id = int(match.group(1))
-                every.add(checkpoint_id)
-                if key.endswith("/_COMPLETE"):
-                    complete.add(checkpoint_id)
-        return every, complete
+        parts, complete = self._listing()
+        return set(parts) - {FINAL_CHECKPOINT}, complete - {FINAL_CHECKPOINT}
 
     def highest_id(self) -> int:
         every, _ = self._ids()
@@ -105,6 +111,15 @@ class Catalog:
         """Local checkpoints and log segments no recovery can need any more."""
         self.backend.delete([self._local(p, i) for p, i in sorted(checkpoints)] +
                             [self._local(p, i) + ".log" for p, i in sorted(segments)])
+
+    def remove_unfinished(self) -> list[int]:
+        """Delete the checkpoints without a ``_COMPLETE`` marker (the job's final one too):
+        called when the job has ended, so a checkpoint still in progress then can never
+        complete, and its parts would only mislead a reader of the store."""
+        parts, complete = self._listing()
+        unfinished = sorted(set(parts) - complete)
+        self.backend.delete([key for checkpoint_id in unfinished for key in parts[checkpoint_id]])
+        return unfinished
 
     def collect_garbage(self, retain: int) -> list[int]:
         """Keep the ``retain`` newest complete checkpoints and every savepoint; delete

@@ -1,6 +1,7 @@
 """State in a local directory: one file per key, written atomically by rename."""
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from typing import Iterable
@@ -62,6 +63,9 @@ class LocalBackend(StateBackend):
         return sorted(keys)
 
     def delete(self, keys: Iterable[str]) -> None:
+        """Remove the keys, then the directories that held them if that left them empty
+        (a deleted checkpoint leaves no empty directory behind)."""
+        parents = set()
         for key in keys:
             try:
                 os.remove(self._path(key))
@@ -69,3 +73,10 @@ class LocalBackend(StateBackend):
                 pass
             except OSError as exc:
                 raise StateStoreError(f"cannot delete {key} under {self.root}: {exc}") from exc
+            parents.add(os.path.dirname(self._path(key)))
+        for parent in parents - {self.root}:
+            try:
+                os.rmdir(parent)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                    raise StateStoreError(f"cannot remove the directory {parent}: {exc}") from exc

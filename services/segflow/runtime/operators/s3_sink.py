@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 
 from ...errors import PipelineError
 from ...observability.logs import event
-from .two_phase import COMMITTED, ConnectorError, PartSink, log
+from .two_phase import COMMITTED, SUCCESS, ConnectorError, PartSink, log
 
 if TYPE_CHECKING:
     from .s3_objects import S3Objects
@@ -80,6 +80,12 @@ class S3Sink(PartSink):
 
     def _put_marker(self, name: str, data: bytes) -> None:
         self.store.put(name, data)
+
+    def _get_marker(self, name: str) -> bytes | None:
+        return self.store.get(name)
+
+    def _remove_success(self) -> None:
+        self.store.delete([SUCCESS])
 
     def _write(self, rendered: str) -> None:
         self.buffer += rendered.encode("utf-8")

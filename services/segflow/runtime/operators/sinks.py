@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..elements import Batch
 from ..operator import Operator, Output, UserCall
 from ..snapshots import FINAL_CHECKPOINT
-from .two_phase import COMMITTED, PartSink
+from .two_phase import COMMITTED, SUCCESS, PartSink
 
 
 class CollectSink(Operator):
@@ -97,11 +97,26 @@ class FileSink(PartSink):
             return []
 
     def _put_marker(self, name: str, data: bytes) -> None:
-        os.makedirs(self._path(COMMITTED), exist_ok=True)
-        temporary = self._path(f"{COMMITTED}.{os.path.basename(name)}.tmp")
+        target = self._path(name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        # Hidden, beside the target, and per replica: replicas may race to write _SUCCESS.
+        temporary = os.path.join(os.path.dirname(target), f".{os.path.basename(name)}.{self.ctx.index}.tmp")
         with open(temporary, "wb") as f:
             f.write(data)
-        os.replace(temporary, self._path(name))
+        os.replace(temporary, target)
+
+    def _get_marker(self, name: str) -> bytes | None:
+        try:
+            with open(self._path(name), "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def _remove_success(self) -> None:
+        try:
+            os.remove(self._path(SUCCESS))
+        except FileNotFoundError:
+            pass
 
     def _open_storage(self) -> None:
         os.makedirs(self.directory, exist_ok=True)

@@ -189,7 +189,12 @@ _SUFFIXES = {"text": ".txt", "csv": ".csv", "jsonl": ".jsonl"}
 _PART = re.compile(r"^part-(\d{5})[.-]")
 _PUBLISHED = re.compile(r"^part-(\d{5})-(?:e(\d+)|end)\.")
 COMMITTED = "_committed/"
+SUCCESS = "_SUCCESS"
 _MARKER = re.compile(r"^_committed/part-(\d{5})$")
+
+
+class MarkerError(ValueError):
+    """A commit marker that cannot be read: the output is not a segflow sink's."""
 
 
 def commit_marker(replica: int) -> str:
@@ -201,6 +206,31 @@ def marker_replica(name: str) -> int | None:
     """The replica of a commit marker's name, None for other names."""
     match = _MARKER.match(name)
     return int(match.group(1)) if match else None
+
+
+def parse_markers(markers: dict[str, bytes]) -> dict[int, tuple[int, int]]:
+    """``{name: contents}`` of the ``_committed/`` entries -> ``{replica: (epoch, replicas)}``."""
+    parsed = {}
+    for name, data in markers.items():
+        replica = marker_replica(name)
+        if replica is None:
+            continue
+        try:
+            marker = json.loads(data)
+            parsed[replica] = (int(marker["epoch"]), int(marker["replicas"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MarkerError(f"commit marker {name} is not JSON {{\"epoch\": K, \"replicas\": n}}: {exc}") from exc
+    return parsed
+
+
+def committed_through(markers: dict[int, tuple[int, int]]) -> int:
+    """The newest epoch every replica has published (0: none yet)."""
+    if not markers:
+        return 0
+    replicas = max(n for _, n in markers.values())
+    if any(r not in markers for r in range(replicas)):
+        return 0
+    return min(markers[r][0] for r in range(replicas))
 
 
 def published_part(name: str) -> tuple[int, int] | None:
@@ -234,7 +264,14 @@ class PartSink(EpochSink):
     A part of epoch K existing says nothing about the other replicas (they publish
     independently, and an unreachable store defers a publish); the markers let a reader
     (the batch stage, :mod:`segflow.batch.plan`) know which epochs are complete in every
-    replica. A marker is replaced whole (rename, or one PutObject)."""
+    replica. A marker is replaced whole (rename, or one PutObject).
+
+    The whole output is final once ``_SUCCESS`` exists (as in Hadoop and Spark): written by
+    the replica that finds every replica done (with checkpoints: every marker at the job's
+    final epoch; without: every replica's part written), and removed whenever a replica
+    opens, so a failed or running job's output never has one. Without it, what is there is
+    not the job's whole output: with checkpoints, the parts of committed epochs are final
+    (the markers say which), and hidden ``.part-*`` files are uncommitted leftovers."""
 
     def __init__(self, fmt: str, formatter: Callable | None, delimiter: str = ","):
         super().__init__()
@@ -256,8 +293,29 @@ class PartSink(EpochSink):
         raise NotImplementedError
 
     def _put_marker(self, name: str, data: bytes) -> None:
-        """Replace the marker ``name`` whole with ``data``."""
+        """Replace the marker ``name`` (a commit marker, or ``_SUCCESS``) whole with ``data``."""
         raise NotImplementedError
+
+    def _get_marker(self, name: str) -> bytes | None:
+        """The contents of the marker ``name``, None if there is none."""
+        raise NotImplementedError
+
+    def _remove_success(self) -> None:
+        """Remove ``_SUCCESS`` if it is there."""
+        raise NotImplementedError
+
+    def open(self, ctx) -> None:
+        super().open(ctx)
+        self._remove_success()
+
+    def on_end(self) -> Output:
+        super().on_end()
+        if not self.ctx.transactional:
+            names = set(self._names())
+            mine = self._part_name(None)[len(f"part-{self.ctx.index:05d}"):]
+            if all(f"part-{r:05d}{mine}" in names for r in range(self.ctx.replicas)):
+                self._succeeded(None)
+        return None
 
     def _committed(self, checkpoint_id: int) -> None:
         if self.marked == checkpoint_id:
@@ -265,6 +323,16 @@ class PartSink(EpochSink):
         marker = json.dumps({"epoch": checkpoint_id, "replicas": self.ctx.replicas}).encode()
         self._put_marker(commit_marker(self.ctx.index), marker)
         self.marked = checkpoint_id
+        if checkpoint_id == FINAL_CHECKPOINT:
+            markers = {name: self._get_marker(name) or b"" for name in self._marker_names()}
+            if committed_through(parse_markers(markers)) == FINAL_CHECKPOINT:
+                self._succeeded(FINAL_CHECKPOINT)
+
+    def _succeeded(self, epoch: int | None) -> None:
+        """Every replica's output is complete: say so. Replicas that find it at once each
+        write the same contents."""
+        done = {"replicas": self.ctx.replicas, "checkpointed": epoch is not None}
+        self._put_marker(SUCCESS, json.dumps(done, sort_keys=True).encode())
 
     def _part_name(self, epoch: int | None) -> str:
         """The part of ``epoch`` (``None``: the single part of a run without checkpoints)."""
