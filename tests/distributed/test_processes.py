@@ -103,7 +103,8 @@ def test_slow_sink_keeps_worker_memory_bounded_and_loses_nothing(tmp_path, spawn
     produced = 150000 * 2000
     ceiling = 200 * 2**20
     assert peak < ceiling, f"a worker reached {peak / 2**20:.0f} MiB for {produced / 2**20:.0f} MiB of data"
-    got = sorted(int(line) for part in output.iterdir() for line in part.read_text().split())
+    assert (output / "_SUCCESS").exists()
+    got = sorted(int(line) for part in output.glob("part-*") for line in part.read_text().split())
     assert got == list(range(150000))
 
 
