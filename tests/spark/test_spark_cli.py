@@ -34,6 +34,8 @@ def parts(directory: str) -> dict[str, list[str]]:
     """Each part file's lines, sorted (line order within a part is not part of the contract)."""
     found = {}
     for name in sorted(os.listdir(directory)):
+        if name == "_SUCCESS":
+            continue
         with open(os.path.join(directory, name), encoding="utf-8") as f:
             found[name] = sorted(f.read().splitlines())
     return found

@@ -2,8 +2,9 @@
 
 File sinks write what the engine writes without checkpoints: one
 ``part-NNNNN.<ext>`` per partition (an empty one for an empty partition), rendered by the
-engine's own formatter so both engines' files are byte-compatible. A run first removes
-the part files of earlier runs, as the engine does.
+engine's own formatter so both engines' files are byte-compatible, and ``_SUCCESS`` once
+every partition is written. A run first removes the part files and ``_SUCCESS`` of earlier
+runs, as the engine does.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Iterator
 
 from ..runtime.operators.sinks import FileSink, ForEachSink
+from ..runtime.operators.two_phase import SUCCESS, success_marker
 from .errors import guarded_call
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def write_parts(rdd: "RDD", sink: FileSink) -> None:
     render = guarded_call(sink.name, sink.location, sink.render)
     os.makedirs(directory, exist_ok=True)
     for name in os.listdir(directory):
-        if _OLD_PART.match(name):
+        if _OLD_PART.match(name) or name == SUCCESS:
             os.remove(os.path.join(directory, name))
 
     def write(index: int, records: Iterator) -> Iterator:
@@ -53,3 +55,5 @@ def write_parts(rdd: "RDD", sink: FileSink) -> None:
         os.replace(temporary, os.path.join(directory, f"part-{index:05d}{suffix}"))
         return iter(())
     rdd.mapPartitionsWithIndex(write).count()
+    with open(os.path.join(directory, SUCCESS), "wb") as f:
+        f.write(success_marker(rdd.getNumPartitions(), checkpointed=False))

@@ -208,6 +208,11 @@ def marker_replica(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def success_marker(replicas: int, checkpointed: bool) -> bytes:
+    """The contents of ``_SUCCESS`` (the Spark engine writes the same for its parts)."""
+    return json.dumps({"checkpointed": checkpointed, "replicas": replicas}, sort_keys=True).encode()
+
+
 def parse_markers(markers: dict[str, bytes]) -> dict[int, tuple[int, int]]:
     """``{name: contents}`` of the ``_committed/`` entries -> ``{replica: (epoch, replicas)}``."""
     parsed = {}
@@ -331,8 +336,7 @@ class PartSink(EpochSink):
     def _succeeded(self, epoch: int | None) -> None:
         """Every replica's output is complete: say so. Replicas that find it at once each
         write the same contents."""
-        done = {"replicas": self.ctx.replicas, "checkpointed": epoch is not None}
-        self._put_marker(SUCCESS, json.dumps(done, sort_keys=True).encode())
+        self._put_marker(SUCCESS, success_marker(self.ctx.replicas, epoch is not None))
 
     def _part_name(self, epoch: int | None) -> str:
         """The part of ``epoch`` (``None``: the single part of a run without checkpoints)."""
