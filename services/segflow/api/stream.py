@@ -166,7 +166,9 @@ class Stream:
         """Key records by ``key(record)`` without moving them (they must already be
         partitioned by that key, e.g. by a parallel source that splits on it)."""
         _callable("key_by", key)
-        return self._chain(_named("key_by", key), lambda: sl.KeyBy(key), keyed=True)  # type: ignore[return-value]
+        keyed = self._chain(_named("key_by", key), lambda: sl.KeyBy(key), keyed=True)
+        keyed.block.keys_in_place = True
+        return keyed  # type: ignore[return-value]
 
     def group_by(self, key: Callable) -> "KeyedStream":
         """Partition records by ``key(record)``: records with equal keys meet in one replica."""
@@ -475,9 +477,12 @@ class KeyedStream(Stream):
                            stateful=True)._untimed()
 
     def window(self, window: "WindowDescription") -> "KeyedWindowedStream":
-        """Windows per key."""
+        """Windows per key. After ``key_by`` (records keyed where they are) the records are
+        first partitioned by the key, as ``group_by`` does: a window per key and replica
+        would emit one partial result per replica that saw the key."""
         from .windowed import KeyedWindowedStream
-        return KeyedWindowedStream(self, window)
+        keyed = self._split("group_by", Strategy.HASH, keyed=True) if self.block.keys_in_place else self
+        return KeyedWindowedStream(keyed, window)  # type: ignore[arg-type]
 
     def unkey(self) -> Stream:
         """A plain stream of the ``(key, value)`` pairs (nothing moves)."""

@@ -85,6 +85,7 @@ class BlockSpec:
     is_source: bool = False
     scope: int | None = None        # the iteration scope the block belongs to
     keyed: bool = False             # its records are (key, value) partitioned by key
+    keys_in_place: bool = False     # keyed by key_by without moving: a key may be on every replica
     timestamped: bool = False
     closed: bool = False
 
