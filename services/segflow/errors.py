@@ -29,16 +29,17 @@ class UserFunctionError(JobFailed):
     """
 
     def __init__(self, operator: str, location: str, replica: str, position: int,
-                 record: object, cause: BaseException):
+                 record: object, cause: BaseException, context: str = ""):
         self.operator = operator
         self.location = location
         self.replica = replica
         self.position = position
         self.record = record
         self.cause = cause
+        self.context = context
         shown = repr(record)
         if len(shown) > 200:
             shown = shown[:197] + "..."
         super().__init__(
             f"{operator} (defined at {location}) raised {type(cause).__name__}: {cause}\n"
-            f"  on record #{position} of replica {replica}: {shown}")
+            f"  on record #{position} of replica {replica}{f' ({context})' if context else ''}: {shown}")

@@ -235,3 +235,21 @@ def test_bad_batch_modes_are_refused():
         BatchMode.fixed(0)
     with pytest.raises(ValueError, match="size >= 1 and timeout > 0"):
         BatchMode.adaptive(10, 0)
+
+
+@pytest.mark.parametrize("build,where", [
+    (lambda env: env.from_iterable([("a", 5), ("b", 15), ("b", 16)]).add_timestamps(lambda r: r[1])
+     .group_by(lambda r: r[0]).window(EventTimeWindow.tumbling(10)).map(lambda w: 1 // (len(w) - 2)),
+     "window [10, 20) of key 'b'"),
+    (lambda env: env.from_iterable([("a", 5), ("a", 8), ("a", 30)]).add_timestamps(lambda r: r[1])
+     .group_by(lambda r: r[0]).window(EventTimeWindow.session(5)).map(lambda w: 1 // (len(w) - 2)),
+     "window [5, 13) of key 'a'"),
+    (lambda env: env.from_iterable([1, 2, 3]).add_timestamps(lambda x: x * 10)
+     .window_all(EventTimeWindow.sliding(20, 10)).map(lambda w: 1 // (len(w) - 1)), "window [0, 20)"),
+    (lambda env: env.from_iterable([("k", 1), ("k", 0)]).group_by(lambda r: r[0])
+     .window(CountWindow.tumbling(2)).map(lambda w: 1 // w[1][1]), "count window of key 'k'"),
+])
+def test_a_failing_window_function_names_its_window_and_key(build, where):
+    error = failure(build)
+    assert error.context == where and f"({where})" in str(error)
+    assert isinstance(error.cause, ZeroDivisionError)

@@ -145,10 +145,10 @@ class UserCall:
                 raise self.error(again, i, item) from again
         raise self.error(exc, 0, "(the failure did not repeat when the batch was retried)") from exc
 
-    def error(self, exc: BaseException, offset: int, item: Any) -> UserFunctionError:
+    def error(self, exc: BaseException, offset: int, item: Any, context: str = "") -> UserFunctionError:
         ctx = getattr(self.op, "ctx", None)
         return UserFunctionError(self.op.name, self.op.location, ctx.name if ctx else "?",
-                                 self.seen + offset, item, exc)
+                                 self.seen + offset, item, exc, context)
 
 
 def function_name(fn: Any) -> str:

@@ -34,15 +34,21 @@ class WindowOperator(Operator):
         self.out_items: list = []
         self.out_stamps: list = []
 
-    def emit(self, key: Any, values: list, ts: Any) -> None:
+    def emit(self, key: Any, values: list, ts: Any, start: Any = None, end: Any = None) -> None:
+        """Aggregate one window ``[start, end)`` (bounds unknown for count windows)."""
         try:
             result = self.aggregate(values)
         except Exception as exc:
-            raise self.call.error(exc, 0, values) from exc
+            raise self.call.error(exc, 0, values, self.describe(key, start, end)) from exc
         results = result if self.flat else (result,)
         for r in results:
             self.out_items.append((key, r) if self.keyed else r)
             self.out_stamps.append(ts)
+
+    def describe(self, key: Any, start: Any, end: Any) -> str:
+        """The window, for error messages: its bounds and, per key, its key."""
+        bounds = "count window" if end is None else f"window [{start}, {end})"
+        return f"{bounds} of key {key!r}" if self.keyed else bounds
 
     def drain(self) -> Output:
         if not self.out_items:
@@ -164,7 +170,7 @@ class TimeWindows(WindowOperator):
         ends = self.ends
         while ends and (limit is None or ends[0][0] <= limit):
             end, _, key, start = heapq.heappop(ends)
-            self.emit(key, self.windows.pop((key, start)), end)
+            self.emit(key, self.windows.pop((key, start)), end, start, end)
 
     def on_watermark(self, ts: Any) -> Output:
         self.watermark = ts
@@ -221,7 +227,7 @@ class SessionWindows(WindowOperator):
 
     def _close(self, key: Any, session: list) -> None:
         records = sorted(session[2], key=lambda r: r[0])
-        self.emit(key, [v for _, v in records], session[1] + self.gap)
+        self.emit(key, [v for _, v in records], session[1] + self.gap, session[0], session[1] + self.gap)
 
     def on_watermark(self, ts: Any) -> Output:
         self.watermark = ts
