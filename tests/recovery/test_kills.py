@@ -12,6 +12,7 @@ import time
 import psutil
 import pytest
 
+from recovery.jobs.join_families import oracle_lines as join_families_oracle
 from support.processes import ROOT, SEGFLOW
 
 JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
@@ -137,6 +138,15 @@ def test_hash_join(tmp_path, state_url, protocol):
         lefts[i % 500].append(f"L{i}")
     expected = [f"{l}\tR{j}" for j in range(3000) for l in lefts.get(j % 700, [])]
     assert collections.Counter(read_lines(output)) == collections.Counter(expected)
+
+
+def test_join_and_window_families_that_no_example_runs(tmp_path, state_url):
+    """Interval and window joins, left and outer joins, non-keyed count and session
+    windows: aligned checkpoints, three worker kills, every sink equal to plain Python."""
+    output = tmp_path / "out"
+    run_with_kills("join_families.py", {"output": output}, state_url, "aligned", seed=5)
+    for sink, lines in join_families_oracle(6000).items():
+        assert collections.Counter(read_lines(output / sink)) == lines, sink
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
