@@ -108,3 +108,22 @@ def test_interval_join_of_out_of_order_records(parallelism):
 def test_interval_join_with_an_empty_side(parallelism):
     got = run(lambda env: stamped_pairs(env, [], 0).interval_join(stamped_pairs(env, [("b", 1)], 0), 5, 5), parallelism)
     assert got == []
+
+
+def test_interval_join_state_stays_bounded_by_the_watermark():
+    """Records no later record can pair with are dropped at each watermark: the buffers
+    hold the last ``upper`` (left) and ``lower`` (right) of event time, however long the
+    stream; out-of-order records still find their partners."""
+    from segflow.runtime.elements import Batch
+    from segflow.runtime.operators.joins import IntervalJoin
+    join, pairs = IntervalJoin(5, 20, keyed=False), 0
+    for start in range(0, 10_000, 100):
+        times = list(range(start + 99, start - 1, -1))          # each batch in reverse order
+        for side in (0, 1):
+            out = join.process_input(side, Batch(times, times))
+            pairs += len(out.items) if out else 0
+        join.on_watermark(start + 100)
+        left, right = (join.buffers[s][None] for s in (0, 1))
+        assert left.times == sorted(left.times) and min(left.times) >= start + 100 - 20
+        assert min(right.times) >= start + 100 - 5
+    assert pairs == sum(min(t + 20, 9_999) - max(t - 5, 0) + 1 for t in range(10_000))

@@ -6,6 +6,7 @@ joins.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from typing import Any
 
@@ -115,10 +116,46 @@ class SortMergeJoin(Operator):
         return Batch(out) if out else None
 
 
+class TimeIndex:
+    """The buffered records of one key and side, sorted by timestamp: a range of times is
+    found and an expired prefix dropped by bisection, never by a scan of the buffer."""
+
+    __slots__ = ("times", "values")
+
+    def __init__(self) -> None:
+        self.times: list = []
+        self.values: list = []
+
+    def add(self, t: Any, value: Any) -> None:
+        times = self.times
+        if not times or t >= times[-1]:          # records mostly come in time order
+            times.append(t)
+            self.values.append(value)
+        else:
+            i = bisect_right(times, t)
+            times.insert(i, t)
+            self.values.insert(i, value)
+
+    def between(self, low: Any, high: Any) -> tuple[list, list]:
+        """Times and values of the records at ``low <= t <= high``."""
+        i, j = bisect_left(self.times, low), bisect_right(self.times, high)
+        return self.times[i:j], self.values[i:j]
+
+    def drop_before(self, limit: Any) -> bool:
+        """Drop the records at ``t < limit``; whether none is left."""
+        k = bisect_left(self.times, limit)
+        del self.times[:k], self.values[:k]
+        return not self.times
+
+
 class IntervalJoin(Operator):
     """Pairs a left record at ``t`` with every right record at ``q``, ``t - lower <= q <=
-    t + upper`` (inner only). Output is timestamped ``max(t, q)``; buffers are pruned by
-    the watermark."""
+    t + upper`` (inner only). Output is timestamped ``max(t, q)``.
+
+    Each side keeps its records per key in a :class:`TimeIndex`: a record finds its
+    partners by two bisections, and a watermark ``w`` drops the left records at ``t + upper
+    < w`` and the right ones at ``q + lower < w`` (no later record can pair with them) by
+    one bisection per key, so the cost does not grow with the buffers or the watermarks."""
 
     state_fields = ("buffers",)
 
@@ -133,35 +170,32 @@ class IntervalJoin(Operator):
             raise ValueError("interval_join needs timestamped streams on both sides: call add_timestamps first")
         mine = self.buffers[input_index]
         other = self.buffers[1 - input_index]
+        left_side = input_index == 0
+        # A left record at t meets right ones at [t - lower, t + upper]; a right one at q
+        # meets left ones at [q - upper, q + lower].
+        before, after = (self.lower, self.upper) if left_side else (self.upper, self.lower)
+        keyed = self.keyed
         out, stamps = [], []
-        lower, upper = self.lower, self.upper
         for item, t in zip(batch.items, batch.timestamps):
-            key, value = item if self.keyed else (None, item)
-            mine.setdefault(key, []).append((t, value))
-            for q, o in other.get(key, ()):
-                if input_index == 0:
-                    ok, pair = t - lower <= q <= t + upper, (value, o)
-                else:
-                    ok, pair = q - lower <= t <= q + upper, (o, value)
-                if ok:
-                    out.append((key, pair) if self.keyed else pair)
-                    stamps.append(max(t, q))
+            key, value = item if keyed else (None, item)
+            index = mine.get(key)
+            if index is None:
+                index = mine[key] = TimeIndex()
+            index.add(t, value)
+            partners = other.get(key)
+            if partners is None:
+                continue
+            times, values = partners.between(t - before, t + after)
+            for q, o in zip(times, values):
+                pair = (value, o) if left_side else (o, value)
+                out.append((key, pair) if keyed else pair)
+                stamps.append(t if t >= q else q)
         return Batch(out, stamps) if out else None
 
     def on_watermark(self, ts: Any) -> Output:
-        left, right = self.buffers
-        for key in list(left):
-            kept = [(t, v) for t, v in left[key] if t + self.upper >= ts]
-            if kept:
-                left[key] = kept
-            else:
-                del left[key]
-        for key in list(right):
-            kept = [(q, v) for q, v in right[key] if q + self.lower >= ts]
-            if kept:
-                right[key] = kept
-            else:
-                del right[key]
+        for buffers, reach in zip(self.buffers, (self.upper, self.lower)):
+            for key in [k for k, index in buffers.items() if index.drop_before(ts - reach)]:
+                del buffers[key]
         return None
 
     def on_end(self) -> Output:
