@@ -14,6 +14,7 @@ from .api.windowed import KeyedWindowedStream, WindowedStream
 from .api.windows import CountWindow, EventTimeWindow, ProcessingTimeWindow
 from .errors import JobFailed, JobLoadError, PipelineError, SegflowError, UserFunctionError
 from .plan.graph import BatchMode
+from .runtime.operators.windows import Window, WindowResult
 
 __version__ = "0.1.0"
 
@@ -21,5 +22,5 @@ __all__ = [
     "BatchMode", "Config", "CountWindow", "EventTimeWindow", "IterationState", "JobFailed",
     "JobLoadError", "KeyedStream", "KeyedWindowedStream", "PipelineError", "ProcessingTimeWindow",
     "SegflowError", "Stream", "StreamEnvironment", "StreamOutput", "UserFunctionError",
-    "WindowedStream",
+    "Window", "WindowResult", "WindowedStream",
 ]

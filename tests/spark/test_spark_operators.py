@@ -101,6 +101,13 @@ PIPELINES = {
     "window_join": lambda env: (lambda a, b: a.key_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)).join(
         b.filter(lambda i: i % 4 == 0).key_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45))))(
         *stamped(env).split(2)).collect(),
+    "window_metadata": lambda env: (lambda a, b, d: a.group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(50))
+        .process(lambda w, v: (w.start, w.end, w.key, sum(v))).drop_key().concat(
+        b.window_all(EventTimeWindow.session(7)).with_window().count().map(tuple)).concat(
+        stamped(env).window_all(CountWindow.tumbling(9)).process(lambda w, v: (w.start, w.end, max(v)))).concat(
+        d.filter(lambda i: i % 2 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)).cogroup(
+            stamped(env).filter(lambda i: i % 5 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)),
+            lambda w, l, r: (w.start, w.key, sum(l), sum(r))).drop_key()))(*stamped(env).split(3)).collect(),
     "parallel_watermarks": lambda env: (env.generate(lambda i: i, count=600)   # each replica's times rise
                                         .add_timestamps(lambda x: x, lambda x, t: t - 2 if x % 5 == 0 else None)
                                         .group_by(lambda x: x % 5).window(EventTimeWindow.tumbling(100))

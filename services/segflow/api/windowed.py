@@ -3,34 +3,52 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..errors import PipelineError
 from ..plan.graph import Strategy
-from ..runtime.operators.windows import TagInputs, window_join_pairs
+from ..runtime.operators.windows import (TagInputs, WindowAware, WindowResult, apply_window_function,
+                                         window_join_pairs)
 from .stream import KeyedStream, Stream, _callable, _named
 from .windows import WindowDescription
-
-if TYPE_CHECKING:
-    pass
 
 
 class WindowedStream:
     """A stream grouped into windows; every aggregation below returns a plain stream
-    (keyed, with ``(key, result)`` records, for :class:`KeyedWindowedStream`)."""
+    (keyed, with ``(key, result)`` records, for :class:`KeyedWindowedStream`).
 
-    def __init__(self, stream: Stream, window: WindowDescription):
+    Window functions see the window's records; :meth:`process` also gets the
+    :class:`~segflow.Window` itself (``start``, ``end``, ``key``), and after
+    :meth:`with_window` every aggregation's result comes as ``WindowResult(window, value)``
+    (as Flink's ProcessWindowFunction context or SQL's ``window_start``/``window_end``)."""
+
+    def __init__(self, stream: Stream, window: WindowDescription, emit_window: bool = False):
         if not isinstance(window, WindowDescription):
             raise PipelineError("window needs CountWindow, EventTimeWindow or ProcessingTimeWindow")
         self.stream = stream
         self.window = window
+        self.emit_window = emit_window
 
-    def _aggregate(self, name: str, aggregate: Callable[[list], Any]) -> Stream:
+    def with_window(self) -> "WindowedStream":
+        """The same windows, whose aggregations emit ``WindowResult(window, value)``."""
+        return type(self)(self.stream, self.window, emit_window=True)
+
+    def _aggregate(self, name: str, aggregate: Callable) -> Stream:
         stream, window = self.stream, self.window
         keyed = stream.keyed
+        if self.emit_window:
+            base = aggregate
+            aggregate = WindowAware(lambda w, values: WindowResult(
+                w, apply_window_function(base, w.key, w.start, w.end, values)))
         out = stream._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed), stateful=True)
         out.block.timestamped = True
         return out
+
+    def process(self, fn: Callable) -> Stream:
+        """``fn(window, records)`` per window, with the :class:`~segflow.Window`
+        (``start``, ``end``, ``key``)."""
+        _callable("window process", fn)
+        return self._aggregate(_named("process", fn), WindowAware(fn))
 
     def first(self) -> Stream:
         return self._aggregate("first", lambda values: values[0])
@@ -64,19 +82,31 @@ class WindowedStream:
     def join(self, other: "WindowedStream") -> Stream:
         """Window by window, every pair ``(l, r)`` of the two streams' records (both must
         use the same window description)."""
+        return self._merged(other, "join", window_join_pairs, flat=True)
+
+    def cogroup(self, other: "WindowedStream", fn: Callable) -> Stream:
+        """Window by window, ``fn(window, left records, right records)`` (both streams
+        windowed the same way; a side without records in the window gets ``[]``)."""
+        _callable("window cogroup", fn)
+
+        def grouped(window, tagged: list) -> Any:
+            return fn(window, [v for side, v in tagged if side == 0], [v for side, v in tagged if side == 1])
+        return self._merged(other, _named("cogroup", fn), WindowAware(grouped), flat=False)
+
+    def _merged(self, other: "WindowedStream", name: str, aggregate: Callable, flat: bool) -> Stream:
         if isinstance(other, WindowedStream) and other.stream.keyed != self.stream.keyed:
-            raise PipelineError("a window join needs both streams keyed (.group_by(key).window(...)) or "
+            raise PipelineError(f"a window {name} needs both streams keyed (.group_by(key).window(...)) or "
                                 "neither (.window_all(...))")
         if type(other) is not type(self) or other.window != self.window:
-            raise PipelineError("a window join needs two streams windowed the same way "
+            raise PipelineError(f"a window {name} needs two streams windowed the same way "
                                 f"(got {self.window.name} and {getattr(other, 'window', other)!r})")
         keyed = self.stream.keyed
         window = self.window
         strategy = Strategy.HASH if keyed else Strategy.FORWARD
         merged = self.stream.env._merge(
-            "window_join", [self.stream, other.stream], [strategy, strategy],
+            f"window_{name}", [self.stream, other.stream], [strategy, strategy],
             lambda: TagInputs(keyed), keyed=keyed, max_parallelism=None if keyed else 1)
-        out = merged._chain(f"{window.name}.join", lambda: window.make(window_join_pairs, keyed, flat=True),
+        out = merged._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed, flat=flat),
                             stateful=True)
         out.block.timestamped = True
         return out
@@ -85,5 +115,5 @@ class WindowedStream:
 class KeyedWindowedStream(WindowedStream):
     """Windows per key of a :class:`KeyedStream`."""
 
-    def __init__(self, stream: KeyedStream, window: WindowDescription):
-        super().__init__(stream, window)
+    def __init__(self, stream: KeyedStream, window: WindowDescription, emit_window: bool = False):
+        super().__init__(stream, window, emit_window)

@@ -16,15 +16,16 @@ from itertools import count
 from operator import itemgetter
 from typing import Any, Callable, Iterator
 
+from ..runtime.operators.windows import apply_window_function
 from .errors import PartitionFn
 from .flows import Mark
 
 Aggregate = Callable[[list], Any]
 
 
-def _results(aggregate: Aggregate, flat: bool, keyed: bool, key: Any, values: list) -> list:
+def _results(aggregate: Aggregate, flat: bool, keyed: bool, key: Any, values: list, start: Any, end: Any) -> list:
     """The window's output records: one, or several for a window join (``flat``)."""
-    result = aggregate(values)
+    result = apply_window_function(aggregate, key, start, end, values)
     results = result if flat else (result,)
     return [(key, r) for r in results] if keyed else list(results)
 
@@ -41,10 +42,11 @@ def count_windows(size: int, step: int, aggregate: Aggregate, keyed: bool, flat:
         def fire(key: Any, window: list) -> list:
             window[1] = 0
             known = [t for _, t in window[0] if t is not None]
-            ts = max(known) if known else None
+            first, last = (min(known), max(known)) if known else (None, None)
+            ts = last
             if ts is not None and watermark is not None and watermark > ts:
                 ts = watermark
-            out = _results(aggregate, flat, keyed, key, [v for v, _ in window[0]])
+            out = _results(aggregate, flat, keyed, key, [v for v, _ in window[0]], first, last)
             return [(ts, r) for r in out] if stamped else out
 
         for e in elements:
@@ -82,7 +84,7 @@ def time_windows(size: Any, step: Any, aggregate: Aggregate, keyed: bool, flat: 
             out = []
             while ends and (limit is None or ends[0][0] <= limit):
                 end, _, key, start = heappop(ends)
-                out += [(end, r) for r in _results(aggregate, flat, keyed, key, values.pop((key, start)))]
+                out += [(end, r) for r in _results(aggregate, flat, keyed, key, values.pop((key, start)), start, end)]
             return out
 
         for e in elements:
@@ -121,7 +123,8 @@ def session_windows(gap: Any, aggregate: Aggregate, keyed: bool, flat: bool) -> 
 
         def close(key: Any, session: list) -> list:
             ordered = [v for _, v in sorted(session[2], key=by_time)]
-            return [(session[1] + gap, r) for r in _results(aggregate, flat, keyed, key, ordered)]
+            end = session[1] + gap
+            return [(end, r) for r in _results(aggregate, flat, keyed, key, ordered, session[0], end)]
 
         for e in elements:
             if type(e) is Mark:

@@ -14,13 +14,49 @@ import heapq
 import math
 import time
 from collections import deque
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 from ..elements import Batch
 from ..hashing import stable_hash
 from ..operator import Delegating, Operator, Output, UserCall
 from ..rescale import earliest_watermark, split_by_key
 from ..sentinels import NO_KEY
+
+
+@dataclass(frozen=True)
+class Window:
+    """The window a window function is applied to: ``[start, end)`` in event (or
+    processing) time, and its key (``None`` for ``window_all``). For count windows,
+    ``start`` and ``end`` are the first and last of its records' timestamps (both ``None``
+    for records without timestamps), so ``end`` is inclusive there."""
+    start: Any
+    end: Any
+    key: Any = None
+
+
+class WindowResult(NamedTuple):
+    """A window aggregation's result with its window (``.with_window()``)."""
+    window: Window
+    value: Any
+
+
+class WindowAware:
+    """Marks a window function that takes the window first: ``fn(window, values)``."""
+
+    def __init__(self, fn: Callable[[Window, list], Any]):
+        self.fn = fn
+
+    def __call__(self, window: Window, values: list) -> Any:
+        return self.fn(window, values)
+
+
+def apply_window_function(aggregate: Callable, key: Any, start: Any, end: Any, values: list) -> Any:
+    """``aggregate(values)``, or ``aggregate(Window(start, end, key), values)`` for a
+    :class:`WindowAware` one; the engine and the Spark translation both call this."""
+    if isinstance(aggregate, WindowAware):
+        return aggregate(Window(start, end, key), values)
+    return aggregate(values)
 
 
 class WindowOperator(Operator):
@@ -37,7 +73,7 @@ class WindowOperator(Operator):
     def emit(self, key: Any, values: list, ts: Any, start: Any = None, end: Any = None) -> None:
         """Aggregate one window ``[start, end)`` (bounds unknown for count windows)."""
         try:
-            result = self.aggregate(values)
+            result = apply_window_function(self.aggregate, key if self.keyed else None, start, end, values)
         except Exception as exc:
             raise self.call.error(exc, 0, values, self.describe(key, start, end)) from exc
         results = result if self.flat else (result,)
@@ -47,8 +83,10 @@ class WindowOperator(Operator):
 
     def describe(self, key: Any, start: Any, end: Any) -> str:
         """The window, for error messages: its bounds and, per key, its key."""
-        bounds = "count window" if end is None else f"window [{start}, {end})"
-        return f"{bounds} of key {key!r}" if self.keyed else bounds
+        return self._keyed(key, f"window [{start}, {end})")
+
+    def _keyed(self, key: Any, window: str) -> str:
+        return f"{window} of key {key!r}" if self.keyed else window
 
     def drain(self) -> Output:
         if not self.out_items:
@@ -109,10 +147,14 @@ class CountWindows(WindowOperator):
         values, stamps, _ = state
         state[2] = 0
         known = [s for s in stamps if s is not None]
-        ts = max(known) if known else None
+        first, last = (min(known), max(known)) if known else (None, None)
+        ts = last
         if ts is not None and self.watermark is not None and self.watermark > ts:
             ts = self.watermark
-        self.emit(key, list(values), ts)
+        self.emit(key, list(values), ts, first, last)
+
+    def describe(self, key: Any, start: Any, end: Any) -> str:
+        return self._keyed(key, "count window")
 
     def on_watermark(self, ts: Any) -> Output:
         self.watermark = ts
