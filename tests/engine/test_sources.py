@@ -1,12 +1,13 @@
 """Sources: a Python iterator (one replica), a parallel iterator (one per replica), text
 and CSV files split by byte ranges, and the deterministic, rate-limited generator."""
 import csv
+import json
 import time
 
 import pytest
 from conftest import bag, run
 
-from segflow.runtime.operators.sources import LineReader
+from segflow.runtime.operators.sources import BadInputLine, LineReader
 
 
 def lines_of(text):
@@ -107,3 +108,34 @@ def test_the_generator_rate_is_for_the_whole_source(parallelism):
     elapsed = time.monotonic() - started
     assert sorted(got, key=int) == [str(i) for i in range(60)]
     assert 0.5 <= elapsed < 5
+
+
+JSON_LINES = ['{"id": 1, "tags": ["a"]}', "", '  ', "[2, 3]", '"four"', "5.5", "null", '{"nested": {"x": "é"}}']
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 3, 5])
+def test_json_lines_give_one_value_per_line_and_skip_blank_lines(tmp_path, parallelism):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(JSON_LINES * 30) + "\n", encoding="utf-8")
+    got = run(lambda env: env.read_jsonl(str(path)), parallelism)
+    want = [json.loads(line) for line in JSON_LINES * 30 if line.strip()]
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, want))
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_a_bad_json_line_names_the_file_and_its_line_number(tmp_path, parallelism):
+    path = tmp_path / "in.jsonl"
+    lines = ['{"n": %d}' % i for i in range(400)]
+    lines[287] = '{"n": 287,}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(BadInputLine, match=rf"{path} line 288: not JSON .*\{{\"n\": 287,\}}") as caught:
+        run(lambda env: env.read_jsonl(str(path)), parallelism)
+    assert caught.value.line == 288
+
+
+def test_a_bad_csv_line_names_the_file_and_its_line_number(tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("a,b\n1,2\n3,4\n5," + "6" * (csv.field_size_limit() + 1) + "\n7,8\n", encoding="utf-8")
+    with pytest.raises(BadInputLine, match=rf"{path} line 4: not CSV") as caught:
+        run(lambda env: env.read_csv(str(path)))
+    assert caught.value.line == 4

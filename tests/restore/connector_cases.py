@@ -6,6 +6,7 @@ is what it published in the end, read back from its storage in epoch order."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 
 import redis
@@ -15,7 +16,8 @@ from segflow.runtime.operators.redis_streams import RedisStreamSink, RedisStream
 from segflow.runtime.operators.s3_objects import S3Objects
 from segflow.runtime.operators.s3_sink import S3Sink
 from segflow.runtime.operators.sinks import FileSink
-from segflow.runtime.operators.sources import CsvSource, GeneratorSource, IterableSource, ParallelSource, \
+from segflow.runtime.operators.sources import CsvSource, GeneratorSource, IterableSource, JsonLinesSource, \
+    ParallelSource, \
     TextFileSource
 from segflow.runtime.operators.two_phase import published_part
 
@@ -41,6 +43,11 @@ def write_lines(site: Site) -> None:
     text_lines, newline_at_end = site.data
     with open(input_path(site), "w", encoding="utf-8", newline="") as f:
         f.write("\n".join(text_lines) + ("\n" if newline_at_end else ""))
+
+
+def write_json_lines(site: Site) -> None:
+    with open(input_path(site), "w", encoding="utf-8", newline="") as f:
+        f.write("".join((json.dumps(v) if v is not None else "") + "\n" for v in site.data))
 
 
 def write_csv(site: Site) -> None:
@@ -77,6 +84,9 @@ SOURCES = [
                 data=st.integers(0, 20)),
     RestoreCase("read_text", TextFileSource, lambda s: TextFileSource(input_path(s)), polls(),
                 data=st.tuples(lines, st.booleans()), prepare=write_lines),
+    RestoreCase("read_jsonl", JsonLinesSource, lambda s: JsonLinesSource(input_path(s)), polls(),
+                data=st.lists(st.one_of(st.none(), small_ints, st.lists(small_ints, max_size=2)), max_size=12),
+                prepare=write_json_lines),
     *[RestoreCase(f"read_csv[{'headers' if headers else 'no headers'}]", CsvSource,
                   lambda s, h=headers: CsvSource(input_path(s), ",", h), polls(), data=rows, prepare=write_csv)
       for headers in (True, False)],

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segflow.runtime.operators.sources import LineReader, byte_range
-from segflow.spark.sources import read_csv, read_lines
+from segflow.runtime.operators.sources import BadInputLine, LineReader, byte_range
+from segflow.spark.sources import read_csv, read_jsonl, read_lines
 
 PIECES = st.sampled_from(["a", "bb", " ", "\n", "\r\n", "\r", "é", "\xff", "x\ty", ""])
 
@@ -34,3 +35,17 @@ def test_csv_rows_skip_the_header_once_and_empty_lines(tmp_path):
     assert rows == [{"name": "x, y", "n": "1"}, {"name": "z", "n": "2"}, {"name": "w", "n": "3"}]
     assert [row for index in range(2) for row in read_csv(str(path), ",", False, index, 2)] == [
         ["name", "n"], ["x, y", "1"], ["z", "2"], ["w", "3"]]
+
+
+def test_json_lines_per_replica_are_the_engines_and_a_bad_line_is_named_alike(tmp_path):
+    path = tmp_path / "in.jsonl"
+    lines = ['{"n": %d}' % i if i % 7 else "" for i in range(300)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for replicas in (1, 2, 3):
+        values = [v for index in range(replicas) for v in read_jsonl(str(path), index, replicas)]
+        assert values == [{"n": i} for i in range(300) if i % 7]
+    lines[151] = "{oops"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(BadInputLine, match="line 152: not JSON"):
+        for index in range(3):
+            list(read_jsonl(str(path), index, 3))

@@ -123,6 +123,13 @@ class StreamEnvironment:
         self._require_file("read_text", path)
         return self._source(f"read_text({path})", lambda: src.TextFileSource(path))
 
+    def read_jsonl(self, path: str) -> Stream:
+        """One JSON value per line (blank lines skipped); replicas read disjoint byte ranges.
+        A line that is not JSON fails the job with the file and line number."""
+        path = os.fspath(path)
+        self._require_file("read_jsonl", path)
+        return self._source(f"read_jsonl({path})", lambda: src.JsonLinesSource(path))
+
     def read_csv(self, path: str, delimiter: str = ",", has_headers: bool = True) -> Stream:
         """CSV rows (dicts by header name, or lists without headers), read in parallel."""
         path = os.fspath(path)

@@ -19,6 +19,22 @@ def read_lines(path: str, index: int, replicas: int) -> Iterator[str]:
     """The lines of replica ``index``: those starting in ``[size*index//replicas,
     size*(index+1)//replicas)``. A line loses its ``\\n`` and then a ``\\r`` before it;
     bytes that are not UTF-8 become U+FFFD."""
+    return (line for _, line in _offset_lines(path, index, replicas))
+
+
+def read_jsonl(path: str, index: int, replicas: int) -> Iterator:
+    """The JSON values of replica ``index``'s lines, as the engine's source reads them."""
+    offsets: list[int] = []
+
+    def lines() -> Iterator[str]:
+        for offset, line in _offset_lines(path, index, replicas):
+            offsets.append(offset)
+            yield line
+    return src.parse_json_lines(path, lines(), offsets.__getitem__)
+
+
+def _offset_lines(path: str, index: int, replicas: int) -> Iterator[tuple[int, str]]:
+    """``(byte offset, line)`` of replica ``index``'s lines (see :func:`read_lines`)."""
     size = os.path.getsize(path)
     start, end = size * index // replicas, size * (index + 1) // replicas
     with open(path, "rb") as f:
@@ -30,10 +46,11 @@ def read_lines(path: str, index: int, replicas: int) -> Iterator[str]:
             raw = f.readline()
             if not raw:
                 return
+            start_of_line = position
             position += len(raw)
             if raw.endswith(b"\n"):
                 raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
-            yield raw.decode("utf-8", "replace")
+            yield start_of_line, raw.decode("utf-8", "replace")
 
 
 def read_csv(path: str, delimiter: str, has_headers: bool, index: int, replicas: int) -> Iterator:
@@ -63,6 +80,9 @@ def source_rdd(sc: "SparkContext", op: Operator, replicas: int) -> "RDD":
     if kind is src.TextFileSource:
         path = op.path
         return slots.mapPartitionsWithIndex(lambda i, _: read_lines(path, i, replicas))
+    if kind is src.JsonLinesSource:
+        path = op.path
+        return slots.mapPartitionsWithIndex(lambda i, _: read_jsonl(path, i, replicas))
     if kind is src.GeneratorSource:       # bounded (see translate.refuse); a rate limit changes no record
         make, total = op.make, op.count
         return slots.mapPartitionsWithIndex(lambda i, _: map(make, range(i, total, replicas)))

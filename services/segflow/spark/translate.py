@@ -209,7 +209,8 @@ def step(op: Operator, stamped: bool) -> Step:
 
 # Operators the runner translates itself: sources, sinks, multi-input heads, the stages of
 # keyed pre-aggregations and the parts of iterations.
-_BY_RUNNER = (src.IterableSource, src.ParallelSource, src.TextFileSource, src.CsvSource, src.GeneratorSource,
+_BY_RUNNER = (src.IterableSource, src.ParallelSource, src.TextFileSource, src.JsonLinesSource, src.CsvSource,
+              src.GeneratorSource,
               sinks.CollectSink, sinks.ForEachSink, sinks.FileSink, two.Concat, two.HashJoin, two.SortMergeJoin,
               two.IntervalJoin, two.Zip, TagInputs, agg.LocalCount, agg.LocalKeyedFold, agg.KeyedSum,
               loops.IterationStart, loops.IterationEnd, loops.IterationLeader)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import time
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
+from ...errors import JobFailed
 from ..elements import Batch
 from ..executor import SourceOperator
 from ..operator import Output
@@ -170,12 +172,22 @@ class TextFileSource(SourceOperator):
         """Byte offset of the next line this replica has not emitted."""
         if self.chunks is None:       # nothing read since the start or the restore
             return self._start()
-        if self.offset >= len(self.pending):
+        return self._line_offset(self.offset)
+
+    def _line_offset(self, index: int) -> int:
+        """Byte offset of the line ``pending[index]`` (past the region: where the next starts)."""
+        if index >= len(self.pending):
             return self.region_start + len(self.region) + 1
         at = -1
-        for _ in range(self.offset):
+        for _ in range(index):
             at = self.region.index(b"\n", at + 1)
         return self.region_start + at + 1
+
+    def bad_line(self, index: int, what: str, cause: Exception) -> "BadInputLine":
+        """The error for line ``pending[index]``, with its 1-based line number in the file
+        (counted only now: a replica reads from the middle of the file)."""
+        return BadInputLine(self.path, line_number(self.path, self._line_offset(index)), what,
+                            self.pending[index], cause)
 
     def snapshot(self) -> dict:
         return {"position": self.position()}
@@ -184,6 +196,47 @@ class TextFileSource(SourceOperator):
         self.resume_at = state["position"]
         self.chunks = None
         self.pending, self.offset = [], 0
+
+
+def line_number(path: str, offset: int) -> int:
+    """The 1-based number of the line that starts at byte ``offset`` of the file."""
+    with open(path, "rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+def parse_json_lines(path: str, lines: Iterable[str], offset_of: Callable[[int], int]) -> Iterator[Any]:
+    """The JSON values of ``lines``, blank ones skipped; a bad line raises
+    :class:`BadInputLine`, with its number from ``offset_of(i)``, the byte offset of the
+    i-th line (asked only then). The engine's and the Spark translation's one reader."""
+    loads = json.loads
+    for i, line in enumerate(lines):
+        if not line or line.isspace():
+            continue
+        try:
+            yield loads(line)
+        except ValueError as exc:
+            raise BadInputLine(path, line_number(path, offset_of(i)), "JSON", line, exc) from exc
+
+
+class BadInputLine(JobFailed):
+    """A line of an input file that cannot be read as its format says."""
+
+    def __init__(self, path: str, line: int, what: str, text: str, cause: Exception):
+        shown = text if len(text) <= 120 else text[:117] + "..."
+        super().__init__(f"{path} line {line}: not {what} ({cause}): {shown!r}; fix or remove the line")
+        self.path, self.line = path, line
+
+
+class JsonLinesSource(TextFileSource):
+    """One JSON value per line of a file (``.jsonl``), read in parallel like text; blank
+    lines are skipped and a bad line fails the job naming the file and line number."""
+
+    def poll(self, max_items: int) -> Batch | None:
+        first = self.offset
+        batch = super().poll(max_items)
+        if batch is None:
+            return None
+        return Batch(list(parse_json_lines(self.path, batch.items, lambda i: self._line_offset(first + i))))
 
 
 class CsvSource(TextFileSource):
@@ -209,6 +262,7 @@ class CsvSource(TextFileSource):
                 self.skip_first = ctx.index == 0
 
     def poll(self, max_items: int) -> Batch | None:
+        first = self.offset
         batch = super().poll(max_items)
         if batch is None:
             return None
@@ -216,11 +270,23 @@ class CsvSource(TextFileSource):
         if self.skip_first and lines:
             lines = lines[1:]
             self.skip_first = False
-        rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=self.delimiter)) if lines else []
+        try:
+            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=self.delimiter)) if lines else []
+        except csv.Error as exc:
+            raise self._bad_row(first, batch.items, exc) from exc
         if self.header is not None:
             header = self.header
             rows = [dict(zip(header, row)) for row in rows]
         return Batch(rows)
+
+    def _bad_row(self, first: int, lines: list[str], cause: csv.Error) -> BadInputLine:
+        """The line of ``lines`` (from ``pending[first]``) that the CSV reader refuses."""
+        for i, line in enumerate(lines):
+            try:
+                list(csv.reader([line], delimiter=self.delimiter, strict=True))
+            except csv.Error as again:
+                return self.bad_line(first + i, "CSV", again)
+        return self.bad_line(first, "CSV", cause)
 
     def snapshot(self) -> dict:
         return {**super().snapshot(), "skip_first": self.skip_first}
