@@ -14,6 +14,7 @@ from .api.windowed import KeyedWindowedStream, WindowedStream
 from .api.windows import CountWindow, EventTimeWindow, ProcessingTimeWindow
 from .errors import JobFailed, JobLoadError, PipelineError, SegflowError, UserFunctionError
 from .plan.graph import BatchMode
+from .runtime.operators.time import WatermarkStrategy
 from .runtime.operators.windows import Window, WindowResult
 
 __version__ = "0.1.0"
@@ -22,5 +23,5 @@ __all__ = [
     "BatchMode", "Config", "CountWindow", "EventTimeWindow", "IterationState", "JobFailed",
     "JobLoadError", "KeyedStream", "KeyedWindowedStream", "PipelineError", "ProcessingTimeWindow",
     "SegflowError", "Stream", "StreamEnvironment", "StreamOutput", "UserFunctionError",
-    "Window", "WindowResult", "WindowedStream",
+    "WatermarkStrategy", "Window", "WindowResult", "WindowedStream",
 ]

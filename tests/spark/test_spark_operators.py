@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from segflow import CountWindow, EventTimeWindow
+from segflow import CountWindow, EventTimeWindow, WatermarkStrategy
 from segflow.datagen.nexmark import mix
 
 WORDS = ["a b c", "b c", "", "c d e a", "a"] * 40
@@ -108,6 +108,11 @@ PIPELINES = {
         d.filter(lambda i: i % 2 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)).cogroup(
             stamped(env).filter(lambda i: i % 5 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)),
             lambda w, l, r: (w.start, w.key, sum(l), sum(r))).drop_key()))(*stamped(env).split(3)).collect(),
+    "watermark_strategy": lambda env: (env.from_iterable([i // 10 * 10 + 9 - i % 10 for i in range(300)])
+                                       .add_timestamps(lambda t: t, WatermarkStrategy.bounded_out_of_orderness(10)
+                                                       .every(20))
+                                       .window_all(EventTimeWindow.sliding(60, 30)).process(
+                                           lambda w, v: (w.start, len(v), sum(v))).collect()),
     "parallel_watermarks": lambda env: (env.generate(lambda i: i, count=600)   # each replica's times rise
                                         .add_timestamps(lambda x: x, lambda x, t: t - 2 if x % 5 == 0 else None)
                                         .group_by(lambda x: x % 5).window(EventTimeWindow.tumbling(100))

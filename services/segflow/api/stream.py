@@ -17,6 +17,7 @@ from ..plan.graph import BatchMode, BlockSpec, OperatorSpec, Strategy
 from ..runtime.operator import Operator, function_name
 from ..runtime.operators import aggregate as agg
 from ..runtime.operators import stateless as sl
+from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
 from ..runtime.operators.sinks import CollectSink, FileSink, ForEachSink
 from .location import caller_location
 
@@ -300,13 +301,16 @@ class Stream:
         return WindowedStream(self._single(f"window_all({window.name})"), window)
 
     # -------------------------------------------------------------- event time
-    def add_timestamps(self, timestamp: Callable, watermark: Callable | None = None) -> "Stream":
-        """Give each record the event time ``timestamp(record)``; after a record,
-        ``watermark(record, ts)`` may return a watermark (no later record is older)."""
+    def add_timestamps(self, timestamp: Callable, watermark: Callable | WatermarkStrategy | None = None) -> "Stream":
+        """Give each record the event time ``timestamp(record)``. Watermarks (no later
+        record is older) come from a :class:`~segflow.WatermarkStrategy` (bounded
+        out-of-orderness, monotonous, emission interval, idleness), or from
+        ``watermark(record, ts)``, which may return one after any record."""
         _callable("add_timestamps", timestamp)
+        if watermark is not None and not isinstance(watermark, WatermarkStrategy):
+            _callable("add_timestamps' watermark", watermark)
         if self.keyed:
             raise PipelineError("add_timestamps works on a non-keyed stream: call it before group_by")
-        from ..runtime.operators.time import AddTimestamps
         out = self._chain(_named("add_timestamps", timestamp), lambda: AddTimestamps(timestamp, watermark))
         out.block.timestamped = True
         return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from ..runtime.elements import (END, FLUSH, TERMINATE, Barrier, Batch, EndOfStream,
-                                FlushBatch, IterationUpdate, Terminate, Watermark)
+from ..runtime.elements import (END, FLUSH, IDLE, TERMINATE, Barrier, Batch, EndOfStream,
+                                FlushBatch, Idle, IterationUpdate, Terminate, Watermark)
 from ..runtime.uncoordinated import Piggybacked
 from ..v1 import data_pb2 as pb
 
@@ -41,6 +41,8 @@ def encode(element: Any, seq: int) -> pb.Frame:
         return pb.Frame(seq=seq, terminate=pb.Terminate())
     if kind is FlushBatch:
         return pb.Frame(seq=seq, flush=pb.FlushBatch())
+    if kind is Idle:
+        return pb.Frame(seq=seq, idle=pb.Idle())
     if kind is Barrier:
         return pb.Frame(seq=seq, barrier=pb.Barrier(
             checkpoint_id=element.checkpoint_id,
@@ -77,6 +79,8 @@ def _decode_body(frame: pb.Frame) -> Any:
             return TERMINATE
         if body == "flush":
             return FLUSH
+        if body == "idle":
+            return IDLE
         if body == "barrier":
             meta = frame.barrier.meta
             return Barrier(frame.barrier.checkpoint_id, pickle.loads(meta) if meta else None)

@@ -42,6 +42,12 @@ class Watermark(Control):
 
 
 @dataclass(frozen=True, slots=True)
+class Idle(Control):
+    """The stream has had no records for a while: a receiver aligning watermarks leaves
+    this sender out until it sends a watermark again (Flink's idle watermark status)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FlushBatch(Control):
     """Ask batchers downstream to send what they hold (adaptive batching)."""
 
@@ -87,3 +93,4 @@ class IterationUpdate(Control):
 END = EndOfStream()
 TERMINATE = Terminate()
 FLUSH = FlushBatch()
+IDLE = Idle()

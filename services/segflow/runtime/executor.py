@@ -14,7 +14,7 @@ import cloudpickle
 from ..plan.graph import BlockSpec
 from .channels import Cancelled, Inbox
 from .context import set_iteration_state
-from .elements import (END, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch,
+from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch, Idle,
                        IterationUpdate, Terminate, Watermark)
 from .operator import Operator, ReplicaContext
 from .routing import Router
@@ -53,11 +53,12 @@ class Completed:
 class InputState:
     """What the StartBlock tracks about one input of the block."""
 
-    __slots__ = ("senders", "watermarks", "ended", "terminated", "replay", "feedback", "cache")
+    __slots__ = ("senders", "watermarks", "idle", "ended", "terminated", "replay", "feedback", "cache")
 
     def __init__(self, senders: list[int], replay: bool, feedback: bool):
         self.senders = senders
         self.watermarks: dict[int, Any] = {}
+        self.idle: set[int] = set()          # senders whose watermarks are not waited for
         self.ended = 0
         self.terminated = 0
         self.replay = replay
@@ -69,10 +70,11 @@ class InputState:
         return len(self.senders)
 
     def snapshot(self) -> tuple:
-        return (self.watermarks, self.ended, self.terminated, self.cache)
+        return (self.watermarks, self.ended, self.terminated, self.cache, self.idle)
 
     def restore(self, state: tuple) -> None:
-        self.watermarks, self.ended, self.terminated, self.cache = state
+        self.watermarks, self.ended, self.terminated, self.cache = state[:4]
+        self.idle = set(state[4]) if len(state) > 4 else set()     # snapshots before idleness had none
 
 
 class ReplicaExecutor:
@@ -373,7 +375,13 @@ class ReplicaExecutor:
         kind = type(element)
         if kind is Watermark:
             state.watermarks[sender] = element.ts
+            state.idle.discard(sender)
             self._advance_frontier()
+        elif kind is Idle:
+            state.idle.add(sender)
+            self._advance_frontier()
+            if all(s.feedback or s.replay or len(s.idle) == s.count for s in self.inputs):
+                self._control(0, IDLE)
         elif kind is EndOfStream:
             state.ended += 1
             if all(s.ended >= s.count for s in self.inputs):
@@ -399,9 +407,12 @@ class ReplicaExecutor:
         for s in self.inputs:
             if s.feedback or s.replay:
                 continue
-            if len(s.watermarks) < s.count:
+            waiting = [w for sender, w in s.watermarks.items() if sender not in s.idle]
+            if len(waiting) + len(s.idle) < s.count:
                 return
-            m = min(s.watermarks.values())
+            if not waiting:
+                continue
+            m = min(waiting)
             low = m if low is None or m < low else low
         if low is not None and (self.frontier is None or low > self.frontier):
             self.frontier = low

@@ -21,7 +21,7 @@ from ..runtime.operators import joins as two
 from ..runtime.operators import sinks
 from ..runtime.operators import sources as src
 from ..runtime.operators import stateless as sl
-from ..runtime.operators.time import AddTimestamps
+from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
 from ..runtime.operators.windows import CountWindows, ProcessingTime, SessionWindows, TagInputs, TimeWindows
 from . import windows
 from .errors import PartitionFn, UnsupportedOnSpark
@@ -165,9 +165,13 @@ def fold_by_key(fn: Callable, init: Any) -> PartitionFn:
 
 
 # ------------------------------------------------------------------------ event time
-def add_timestamps(stamp: Callable, watermark: Callable | None, stamped: bool) -> PartitionFn:
-    """Stamp records; a watermark the user's function returns follows its record."""
+def add_timestamps(stamp: Callable, watermark: Callable | None, strategy: WatermarkStrategy | None,
+                   stamped: bool) -> PartitionFn:
+    """Stamp records; a watermark the user's function returns follows its record, and a
+    strategy's follows each record that advances it (bounded input: idleness means
+    nothing here)."""
     def run(elements: Iterator) -> Iterator:
+        largest = emitted = None
         for e in elements:
             if type(e) is Mark:
                 yield e
@@ -175,7 +179,13 @@ def add_timestamps(stamp: Callable, watermark: Callable | None, stamped: bool) -
             x = e[1] if stamped else e
             ts = stamp(x)
             yield (ts, x)
-            if watermark is not None:
+            if strategy is not None:
+                largest = ts if largest is None or ts > largest else largest
+                w = strategy.next_watermark(largest, emitted)
+                if w is not None:
+                    emitted = w
+                    yield Mark(w)
+            elif watermark is not None:
                 w = watermark(x, ts)
                 if w is not None:
                     yield Mark(w)
@@ -194,7 +204,7 @@ def step(op: Operator, stamped: bool) -> Step:
     if kind is agg.KeyedFold:
         return Step(then(records_of(stamped), fold_by_key(op.fn, op.init)), False)
     if kind is AddTimestamps:
-        return Step(add_timestamps(op.timestamp, op.watermark, stamped), True)
+        return Step(add_timestamps(op.timestamp, op.watermark, op.strategy, stamped), True)
     if kind is CountWindows:
         return Step(windows.count_windows(op.size, op.step, op.aggregate, op.keyed, op.flat, stamped), stamped)
     if kind in (TimeWindows, SessionWindows):

@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15segflow/v1/data.proto\x12\nsegflow.v1\"\x9b\x01\n\x0c\x43hannelHello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x11\n\tsrc_block\x18\x03 \x01(\r\x12\x13\n\x0bsrc_replica\x18\x04 \x01(\r\x12\x11\n\tdst_block\x18\x05 \x01(\r\x12\x13\n\x0b\x64st_replica\x18\x06 \x01(\r\x12\x11\n\tdst_input\x18\x07 \x01(\r\"w\n\x0bRecordBatch\x12&\n\x08\x65ncoding\x18\x01 \x01(\x0e\x32\x14.segflow.v1.Encoding\x12\x0f\n\x07records\x18\x02 \x01(\x0c\x12\x12\n\ntimestamps\x18\x03 \x01(\x0c\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0c\n\x04\x62orn\x18\x05 \x01(\x01\"\x17\n\tWatermark\x12\n\n\x02ts\x18\x01 \x01(\x0c\"\x0c\n\nFlushBatch\"\r\n\x0b\x45ndOfStream\"\x0b\n\tTerminate\".\n\x07\x42\x61rrier\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\x04\x12\x0c\n\x04meta\x18\x02 \x01(\x0c\"S\n\x0fIterationUpdate\x12\r\n\x05scope\x18\x01 \x01(\r\x12\x11\n\titeration\x18\x02 \x01(\r\x12\r\n\x05state\x18\x03 \x01(\x0c\x12\x0f\n\x07proceed\x18\x04 \x01(\x08\"\x95\x03\n\x05\x46rame\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12)\n\x05hello\x18\x02 \x01(\x0b\x32\x18.segflow.v1.ChannelHelloH\x00\x12(\n\x05\x62\x61tch\x18\x03 \x01(\x0b\x32\x17.segflow.v1.RecordBatchH\x00\x12*\n\twatermark\x18\x04 \x01(\x0b\x32\x15.segflow.v1.WatermarkH\x00\x12\'\n\x05\x66lush\x18\x05 \x01(\x0b\x32\x16.segflow.v1.FlushBatchH\x00\x12\x30\n\rend_of_stream\x18\x06 \x01(\x0b\x32\x17.segflow.v1.EndOfStreamH\x00\x12*\n\tterminate\x18\x07 \x01(\x0b\x32\x15.segflow.v1.TerminateH\x00\x12&\n\x07\x62\x61rrier\x18\x08 \x01(\x0b\x32\x13.segflow.v1.BarrierH\x00\x12\x30\n\titeration\x18\t \x01(\x0b\x32\x1b.segflow.v1.IterationUpdateH\x00\x12\x15\n\rprotocol_meta\x18\x0f \x01(\x0c\x42\x06\n\x04\x62ody\"\x1f\n\rChannelClosed\x12\x0e\n\x06\x66rames\x18\x01 \x01(\x04*1\n\x08\x45ncoding\x12\x18\n\x14\x45NCODING_UNSPECIFIED\x10\x00\x12\x0b\n\x07PICKLE5\x10\x01\x32\x46\n\tDataPlane\x12\x39\n\x07\x43hannel\x12\x11.segflow.v1.Frame\x1a\x19.segflow.v1.ChannelClosed(\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15segflow/v1/data.proto\x12\nsegflow.v1\"\x9b\x01\n\x0c\x43hannelHello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06job_id\x18\x02 \x01(\t\x12\x11\n\tsrc_block\x18\x03 \x01(\r\x12\x13\n\x0bsrc_replica\x18\x04 \x01(\r\x12\x11\n\tdst_block\x18\x05 \x01(\r\x12\x13\n\x0b\x64st_replica\x18\x06 \x01(\r\x12\x11\n\tdst_input\x18\x07 \x01(\r\"w\n\x0bRecordBatch\x12&\n\x08\x65ncoding\x18\x01 \x01(\x0e\x32\x14.segflow.v1.Encoding\x12\x0f\n\x07records\x18\x02 \x01(\x0c\x12\x12\n\ntimestamps\x18\x03 \x01(\x0c\x12\r\n\x05\x63ount\x18\x04 \x01(\r\x12\x0c\n\x04\x62orn\x18\x05 \x01(\x01\"\x17\n\tWatermark\x12\n\n\x02ts\x18\x01 \x01(\x0c\"\x0c\n\nFlushBatch\"\r\n\x0b\x45ndOfStream\"\x0b\n\tTerminate\".\n\x07\x42\x61rrier\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\x04\x12\x0c\n\x04meta\x18\x02 \x01(\x0c\"S\n\x0fIterationUpdate\x12\r\n\x05scope\x18\x01 \x01(\r\x12\x11\n\titeration\x18\x02 \x01(\r\x12\r\n\x05state\x18\x03 \x01(\x0c\x12\x0f\n\x07proceed\x18\x04 \x01(\x08\"\xb7\x03\n\x05\x46rame\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12)\n\x05hello\x18\x02 \x01(\x0b\x32\x18.segflow.v1.ChannelHelloH\x00\x12(\n\x05\x62\x61tch\x18\x03 \x01(\x0b\x32\x17.segflow.v1.RecordBatchH\x00\x12*\n\twatermark\x18\x04 \x01(\x0b\x32\x15.segflow.v1.WatermarkH\x00\x12\'\n\x05\x66lush\x18\x05 \x01(\x0b\x32\x16.segflow.v1.FlushBatchH\x00\x12\x30\n\rend_of_stream\x18\x06 \x01(\x0b\x32\x17.segflow.v1.EndOfStreamH\x00\x12*\n\tterminate\x18\x07 \x01(\x0b\x32\x15.segflow.v1.TerminateH\x00\x12&\n\x07\x62\x61rrier\x18\x08 \x01(\x0b\x32\x13.segflow.v1.BarrierH\x00\x12\x30\n\titeration\x18\t \x01(\x0b\x32\x1b.segflow.v1.IterationUpdateH\x00\x12 \n\x04idle\x18\n \x01(\x0b\x32\x10.segflow.v1.IdleH\x00\x12\x15\n\rprotocol_meta\x18\x0f \x01(\x0c\x42\x06\n\x04\x62ody\"\x06\n\x04Idle\"\x1f\n\rChannelClosed\x12\x0e\n\x06\x66rames\x18\x01 \x01(\x04*1\n\x08\x45ncoding\x12\x18\n\x14\x45NCODING_UNSPECIFIED\x10\x00\x12\x0b\n\x07PICKLE5\x10\x01\x32\x46\n\tDataPlane\x12\x39\n\x07\x43hannel\x12\x11.segflow.v1.Frame\x1a\x19.segflow.v1.ChannelClosed(\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'segflow.v1.data_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ENCODING']._serialized_start=957
-  _globals['_ENCODING']._serialized_end=1006
+  _globals['_ENCODING']._serialized_start=999
+  _globals['_ENCODING']._serialized_end=1048
   _globals['_CHANNELHELLO']._serialized_start=38
   _globals['_CHANNELHELLO']._serialized_end=193
   _globals['_RECORDBATCH']._serialized_start=195
@@ -50,9 +50,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ITERATIONUPDATE']._serialized_start=431
   _globals['_ITERATIONUPDATE']._serialized_end=514
   _globals['_FRAME']._serialized_start=517
-  _globals['_FRAME']._serialized_end=922
-  _globals['_CHANNELCLOSED']._serialized_start=924
-  _globals['_CHANNELCLOSED']._serialized_end=955
-  _globals['_DATAPLANE']._serialized_start=1008
-  _globals['_DATAPLANE']._serialized_end=1078
+  _globals['_FRAME']._serialized_end=956
+  _globals['_IDLE']._serialized_start=958
+  _globals['_IDLE']._serialized_end=964
+  _globals['_CHANNELCLOSED']._serialized_start=966
+  _globals['_CHANNELCLOSED']._serialized_end=997
+  _globals['_DATAPLANE']._serialized_start=1050
+  _globals['_DATAPLANE']._serialized_end=1120
 # @@protoc_insertion_point(module_scope)

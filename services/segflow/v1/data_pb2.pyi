@@ -84,7 +84,7 @@ class IterationUpdate(_message.Message):
     def __init__(self, scope: _Optional[int] = ..., iteration: _Optional[int] = ..., state: _Optional[bytes] = ..., proceed: _Optional[bool] = ...) -> None: ...
 
 class Frame(_message.Message):
-    __slots__ = ("seq", "hello", "batch", "watermark", "flush", "end_of_stream", "terminate", "barrier", "iteration", "protocol_meta")
+    __slots__ = ("seq", "hello", "batch", "watermark", "flush", "end_of_stream", "terminate", "barrier", "iteration", "idle", "protocol_meta")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     HELLO_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +94,7 @@ class Frame(_message.Message):
     TERMINATE_FIELD_NUMBER: _ClassVar[int]
     BARRIER_FIELD_NUMBER: _ClassVar[int]
     ITERATION_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_META_FIELD_NUMBER: _ClassVar[int]
     seq: int
     hello: ChannelHello
@@ -104,8 +105,13 @@ class Frame(_message.Message):
     terminate: Terminate
     barrier: Barrier
     iteration: IterationUpdate
+    idle: Idle
     protocol_meta: bytes
-    def __init__(self, seq: _Optional[int] = ..., hello: _Optional[_Union[ChannelHello, _Mapping]] = ..., batch: _Optional[_Union[RecordBatch, _Mapping]] = ..., watermark: _Optional[_Union[Watermark, _Mapping]] = ..., flush: _Optional[_Union[FlushBatch, _Mapping]] = ..., end_of_stream: _Optional[_Union[EndOfStream, _Mapping]] = ..., terminate: _Optional[_Union[Terminate, _Mapping]] = ..., barrier: _Optional[_Union[Barrier, _Mapping]] = ..., iteration: _Optional[_Union[IterationUpdate, _Mapping]] = ..., protocol_meta: _Optional[bytes] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., hello: _Optional[_Union[ChannelHello, _Mapping]] = ..., batch: _Optional[_Union[RecordBatch, _Mapping]] = ..., watermark: _Optional[_Union[Watermark, _Mapping]] = ..., flush: _Optional[_Union[FlushBatch, _Mapping]] = ..., end_of_stream: _Optional[_Union[EndOfStream, _Mapping]] = ..., terminate: _Optional[_Union[Terminate, _Mapping]] = ..., barrier: _Optional[_Union[Barrier, _Mapping]] = ..., iteration: _Optional[_Union[IterationUpdate, _Mapping]] = ..., idle: _Optional[_Union[Idle, _Mapping]] = ..., protocol_meta: _Optional[bytes] = ...) -> None: ...
+
+class Idle(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class ChannelClosed(_message.Message):
     __slots__ = ("frames",)

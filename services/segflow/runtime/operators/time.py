@@ -1,20 +1,76 @@
 """Event time: assigning timestamps and generating watermarks in band."""
 from __future__ import annotations
 
+import math
+import time
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..elements import Batch, Watermark
+from ...errors import PipelineError
+from ..elements import IDLE, Batch, Watermark
 from ..operator import Operator, Output, UserCall
 
 
-class AddTimestamps(Operator):
-    """Stamps records with ``timestamp(record)``; ``watermark(record, ts)`` may return a
-    watermark, which is emitted right after that record (the batch is cut there)."""
+@dataclass(frozen=True)
+class WatermarkStrategy:
+    """How ``add_timestamps`` makes watermarks from the timestamps it assigns, as Flink's
+    WatermarkStrategy: the watermark trails the largest timestamp seen by ``bound``
+    (records may come that much out of order; later ones are late), is emitted after a
+    batch (never after every record) and, with :meth:`every`, only when it reaches the
+    next multiple of ``interval``. With :meth:`with_idleness`, a stream without records
+    for that many seconds of wall-clock time is idle: operators that align watermarks
+    across inputs stop waiting for it until it sends records again."""
 
-    def __init__(self, timestamp: Callable, watermark: Callable | None):
+    bound: Any = 0
+    interval: Any = None
+    idleness: float | None = None
+
+    @classmethod
+    def bounded_out_of_orderness(cls, bound: Any) -> "WatermarkStrategy":
+        if not bound >= 0:
+            raise PipelineError(f"the out-of-orderness bound must be >= 0, got {bound!r}")
+        return cls(bound=bound)
+
+    @classmethod
+    def monotonous(cls) -> "WatermarkStrategy":
+        """Timestamps never decrease: the watermark is the largest timestamp seen."""
+        return cls(bound=0)
+
+    def every(self, interval: Any) -> "WatermarkStrategy":
+        if not interval > 0:
+            raise PipelineError(f"the watermark interval must be positive, got {interval!r}")
+        return replace(self, interval=interval)
+
+    def with_idleness(self, seconds: float) -> "WatermarkStrategy":
+        if not seconds > 0:
+            raise PipelineError(f"the idleness timeout must be positive (seconds), got {seconds!r}")
+        return replace(self, idleness=seconds)
+
+    def next_watermark(self, largest: Any, emitted: Any) -> Any:
+        """The watermark to emit after seeing ``largest`` (``emitted``: the last one sent,
+        None for none), or None when it would not advance."""
+        candidate = largest - self.bound
+        if self.interval is not None:
+            candidate = math.floor(candidate / self.interval) * self.interval
+        return candidate if emitted is None or candidate > emitted else None
+
+
+class AddTimestamps(Operator):
+    """Stamps records with ``timestamp(record)``. Watermarks come from a
+    :class:`WatermarkStrategy`, or from ``watermark(record, ts)``, which may return one to
+    emit right after that record (the batch is cut there)."""
+
+    state_fields = ("largest", "emitted")
+
+    def __init__(self, timestamp: Callable, watermark: Callable | WatermarkStrategy | None):
         self.timestamp = timestamp
-        self.watermark = watermark
+        self.strategy = watermark if isinstance(watermark, WatermarkStrategy) else None
+        self.watermark = None if self.strategy is not None else watermark
         self.call = UserCall(self)
+        self.largest: Any = None      # the largest timestamp seen (strategies)
+        self.emitted: Any = None      # the last watermark emitted (strategies)
+        self.idle = False
+        self.last_record = time.monotonic()
 
     def process(self, batch: Batch) -> Output:
         items = batch.items
@@ -22,6 +78,8 @@ class AddTimestamps(Operator):
             stamps = [self.timestamp(x) for x in items]
         except Exception as exc:
             self.call.fail(exc, items, self.timestamp)
+        if self.strategy is not None:
+            return self._by_strategy(Batch(items, stamps))
         if self.watermark is None:
             self.call.seen += len(items)
             return Batch(items, stamps)
@@ -42,3 +100,29 @@ class AddTimestamps(Operator):
         if start < len(items):
             out.append(Batch(items[start:], stamps[start:]))
         return out
+
+    def _by_strategy(self, batch: Batch) -> Output:
+        self.call.seen += len(batch.items)
+        if not batch.items:
+            return batch
+        self.last_record = time.monotonic()
+        top = max(batch.timestamps)
+        if self.largest is None or top > self.largest:
+            self.largest = top
+        w = self.strategy.next_watermark(self.largest, self.emitted)
+        if w is None and self.idle:
+            w = self.emitted           # active again: a watermark tells the receivers so
+        self.idle = False
+        if w is None:
+            return batch
+        self.emitted = w
+        return [batch, Watermark(w)]
+
+    def on_tick(self, now: float) -> Output:
+        strategy = self.strategy
+        if strategy is None or strategy.idleness is None or self.idle:
+            return None
+        if now - self.last_record < strategy.idleness:
+            return None
+        self.idle = True
+        return [IDLE]
