@@ -6,7 +6,7 @@ Input: ``events`` events of the deterministic Nexmark generator (segflow.datagen
 Writes ``auction<TAB>bidder<TAB>price_in_euro_cents<TAB>date_time`` per bid
 (price * 0.908, rounded down to a cent).
 """
-from segflow.datagen.nexmark import Bid, event
+from segflow.datagen.nexmark import bids_of
 
 EURO_PER_DOLLAR_MILLIS = 908
 
@@ -15,8 +15,7 @@ def to_euro(bid):
     return (bid.auction, bid.bidder, bid.price * EURO_PER_DOLLAR_MILLIS // 1000, bid.date_time)
 
 
-def build(env, output, events="50000"):
-    (env.generate(event, count=int(events))
-        .filter(lambda e: isinstance(e, Bid))
+def build(env, output, events="50000", rate=""):
+    (bids_of(env, events, rate)
         .map(to_euro)
         .write_text(output, lambda b: "\t".join(map(str, b))))

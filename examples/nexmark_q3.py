@@ -6,14 +6,14 @@ Joins people living in OR, ID or CA with the auctions of category 1 they opened
 (auction.seller == person.id), a hash join shipped by key. Writes
 ``name<TAB>city<TAB>state<TAB>auction`` per match.
 """
-from segflow.datagen.nexmark import Auction, Person, event
+from segflow.datagen.nexmark import Auction, Person, events_of
 
 STATES = ("OR", "ID", "CA")
 CATEGORY = 1
 
 
-def build(env, output, events="50000"):
-    people, auctions = env.generate(event, count=int(events)).split(2)
+def build(env, output, events="50000", rate=""):
+    people, auctions = events_of(env, events, rate).split(2)
     local = people.filter(lambda e: isinstance(e, Person) and e.state in STATES)
     chosen = auctions.filter(lambda e: isinstance(e, Auction) and e.category == CATEGORY)
     (chosen.join(local, lambda a: a.seller, lambda p: p.id)

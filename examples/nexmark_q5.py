@@ -7,7 +7,7 @@ Bids are counted per auction over event-time windows of ``size`` ms sliding ever
 Writes ``auction<TAB>bids`` per window (windows without bids write nothing).
 """
 from segflow import EventTimeWindow
-from segflow.datagen.nexmark import Bid, event, watermark_every
+from segflow.datagen.nexmark import bids_of, watermark_every
 
 
 def hottest(bids):
@@ -17,10 +17,9 @@ def hottest(bids):
     return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def build(env, output, events="50000", size="10000", step="2000"):
+def build(env, output, events="50000", size="10000", step="2000", rate=""):
     size_ms, step_ms = int(size), int(step)
-    (env.generate(event, count=int(events))
-        .filter(lambda e: isinstance(e, Bid))
+    (bids_of(env, events, rate)
         .add_timestamps(lambda b: b.date_time, watermark_every(step_ms))
         .window_all(EventTimeWindow.sliding(size_ms, step_ms))
         .map(hottest)

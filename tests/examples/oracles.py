@@ -148,6 +148,18 @@ def nexmark_q5(params):
     return lines
 
 
+def _sql(query):
+    """An oracle of the DuckDB queries (tests/nexmark/oracle.py)."""
+    def oracle(params):
+        from nexmark.oracle import nexmark_lines
+        return nexmark_lines(query, int(params.get("events", 50000)))
+    oracle.__name__ = f"nexmark_{query}"
+    return oracle
+
+
+nexmark_q0, nexmark_q2, nexmark_q4, nexmark_q6, nexmark_q7 = (_sql(q) for q in ("q0", "q2", "q4", "q6", "q7"))
+
+
 def nexmark_q8(params):
     size = int(params.get("size", 5000))
     evs = _events(params)

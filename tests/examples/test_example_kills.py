@@ -13,8 +13,9 @@ from recovery.test_kills import JOBS, run_with_kills
 SLOWED = os.path.join(JOBS, "slowed_example.py")
 # Records per second per source replica: about 5 s of input for each example with the
 # parameters of example_runs.SMALLER (loops then iterate over it for a while more).
-RATES = {"connected_components": 90, "enum_triangles": 180, "kmeans": 200, "nexmark_q1": 2000,
-         "nexmark_q3": 3000, "nexmark_q5": 2000, "nexmark_q8": 3000, "pagerank": 60,
+RATES = {"connected_components": 90, "enum_triangles": 180, "kmeans": 200, "nexmark_q0": 2000, "nexmark_q1": 2000,
+         "nexmark_q2": 2000, "nexmark_q3": 3000, "nexmark_q4": 2000, "nexmark_q5": 2000, "nexmark_q6": 2000,
+         "nexmark_q7": 2000, "nexmark_q8": 3000, "pagerank": 60,
          "rolling_top_words": 800, "transitive_closure": 12, "windowed_wordcount": 150,
          "wordcount_assoc": 150}
 

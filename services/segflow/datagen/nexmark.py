@@ -17,6 +17,7 @@ STATES = ("OR", "ID", "CA", "WA", "AZ", "NV", "UT", "TX")
 CITIES = ("Portland", "Boise", "Sacramento", "Seattle", "Phoenix", "Reno", "Provo", "Austin")
 CATEGORIES = 10
 HOT_AUCTIONS = 20      # bids go to one of the most recent auctions
+MAX_AUCTION_MILLIS = 30_000   # an auction is open for 10 to 30 s of event time
 
 
 class Person(NamedTuple):
@@ -87,3 +88,40 @@ def watermark_every(period_ms: int):
     def watermark(_record, ts: int) -> int | None:
         return ts if ts % period_ms < window else None
     return watermark
+
+
+def _rate(rate: str) -> float | None:
+    return float(rate) if rate else None
+
+
+def events_of(env, events: str, rate: str = ""):
+    """The stream of ``events`` generated events (``rate``: events per second, "" for no
+    cap), as the Nexmark examples take their parameters."""
+    return env.generate(event, count=int(events), rate=_rate(rate))
+
+
+def bids_of(env, events: str, rate: str = ""):
+    """The bids among ``events`` generated events."""
+    return events_of(env, events, rate).filter(lambda e: isinstance(e, Bid))
+
+
+def stream_end(events: str) -> int:
+    """The event time just after the last of ``events`` events: auctions that expire by
+    then are closed."""
+    return int(events) * MILLIS_PER_EVENT
+
+
+def winning_bids(env, events: str, rate: str = ""):
+    """``(auction, price)`` of the highest bid of each auction closed by the end of the
+    stream, among the bids in ``[auction.date_time, auction.expires)`` (Nexmark's
+    WinningBids, shared by q4 and q6): auctions and bids meet in a keyed interval join."""
+    end = stream_end(events)
+    auctions, bids = events_of(env, events, rate).split(2)
+    stamped_auctions = (auctions.filter(lambda e: isinstance(e, Auction) and e.expires <= end)
+                        .add_timestamps(lambda a: a.date_time, watermark_every(1000)).group_by(lambda a: a.id))
+    stamped_bids = (bids.filter(lambda e: isinstance(e, Bid))
+                    .add_timestamps(lambda b: b.date_time, watermark_every(1000)).group_by(lambda b: b.auction))
+    return (stamped_auctions.interval_join(stamped_bids, 0, MAX_AUCTION_MILLIS)
+            .filter(lambda key, ab: ab[1].date_time < ab[0].expires)
+            .map(lambda key, ab: (ab[0], ab[1].price))
+            .reduce(lambda best, other: best if best[1] >= other[1] else other))
