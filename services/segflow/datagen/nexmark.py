@@ -122,6 +122,5 @@ def winning_bids(env, events: str, rate: str = ""):
     stamped_bids = (bids.filter(lambda e: isinstance(e, Bid))
                     .add_timestamps(lambda b: b.date_time, watermark_every(1000)).group_by(lambda b: b.auction))
     return (stamped_auctions.interval_join(stamped_bids, 0, MAX_AUCTION_MILLIS)
-            .filter(lambda key, ab: ab[1].date_time < ab[0].expires)
-            .map(lambda key, ab: (ab[0], ab[1].price))
+            .filter_map(lambda key, ab: (ab[0], ab[1].price) if ab[1].date_time < ab[0].expires else None)
             .reduce(lambda best, other: best if best[1] >= other[1] else other))
