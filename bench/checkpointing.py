@@ -76,7 +76,7 @@ from common import ROOT, Kill, mean, median, percentile, segflow_run, workers_of
 from segflow.api.environment import AVAILABLE_PROTOCOLS  # noqa: E402
 from segflow.checkpoint.recovery_line import CheckpointRecord, recovery_line  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
-from segflow.runtime.snapshots import FINAL_CHECKPOINT  # noqa: E402
+from segflow.runtime.elements import FINAL_CHECKPOINT  # noqa: E402
 
 JOBS = os.path.join(ROOT, "bench", "jobs", "checkpoint_queries.py")
 WORDCOUNT = os.path.join(ROOT, "bench", "jobs", "wordcount_probed.py")     # examples/wordcount.py

@@ -117,7 +117,7 @@ class Probe:
     # ----------------------------------------------------- local checkpoints
     def _patch_checkpoints(self) -> None:
         from segflow.runtime.executor import ReplicaExecutor
-        from segflow.runtime.uncoordinated import process_name
+        from segflow.checkpoint.uncoordinated import process_name
         from segflow.worker.agent import CheckpointAgent
         local_checkpoint = ReplicaExecutor._local_checkpoint
         persist_local = CheckpointAgent._persist_local

@@ -8,8 +8,9 @@ pods of an older one are recognisably stale.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
-from .spec import StreamJobSpec
+from .spec import StreamJobSpec, checkpointing_shape
 
 COORDINATOR_PORT = 7070
 APP = "segflow"
@@ -52,7 +53,7 @@ def _metadata(body: dict, name: str, role: str, extra: dict | None = None) -> di
 
 def config_map(body: dict, spec: StreamJobSpec) -> dict:
     description = {"module": spec.module, "function": spec.function, "parameters": spec.parameters,
-                   "parallelism": spec.parallelism, "checkpointing": spec.checkpointing.__dict__}
+                   "parallelism": spec.parallelism, "checkpointing": checkpointing_shape(spec.checkpointing)}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(body, config_name(body["metadata"]["name"]),
                                                                            "config"),
             "data": {"job.json": json.dumps(description, sort_keys=True, indent=2)}}
@@ -74,18 +75,6 @@ def services(body: dict) -> list[dict]:
 _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 
 
-def _checkpoint_args(spec: StreamJobSpec, restore: str) -> list[str]:
-    c = spec.checkpointing
-    args = ["--checkpoint-protocol", c.protocol]
-    if c.enabled:
-        args += ["--checkpoint-interval", repr(c.interval), "--state", c.state_url, "--retain", str(c.retain)]
-        if c.s3_endpoint:
-            args += ["--s3-endpoint", c.s3_endpoint]
-        if restore:
-            args += ["--restore", restore]
-    return args
-
-
 def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str],
          extra_labels: dict | None = None, resources: dict | None = None) -> dict:
     container = {"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
@@ -103,11 +92,12 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start)."""
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
-            "--listen", f"$(POD_IP):{COORDINATOR_PORT}",
-            "--job-name", state_job_name(meta["namespace"], meta["name"])]
+            "--listen", f"$(POD_IP):{COORDINATOR_PORT}"]
     for key, value in sorted(spec.parameters.items()):
         args += ["-p", f"{key}={value}"]
-    args += _checkpoint_args(spec, restore)
+    settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
+                       restore=restore if spec.checkpointing.enabled else "")
+    args += ["--settings", settings.to_json()]
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
     if spec.batch_stage is not None:

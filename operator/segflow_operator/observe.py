@@ -2,7 +2,7 @@
 reconcile logic decides on."""
 from __future__ import annotations
 
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.v1 import control_pb2 as cpb
 
 from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL

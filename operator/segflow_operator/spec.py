@@ -5,22 +5,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from segflow.errors import SegflowError
+from segflow.settings import CheckpointSettings
+
 
 class InvalidSpec(ValueError):
     """The spec passed the schema but cannot run; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class Checkpointing:
-    protocol: str = "aligned"
-    interval: float = 5.0
-    state_url: str = ""
-    s3_endpoint: str = ""
-    retain: int = 3
-
-    @property
-    def enabled(self) -> bool:
-        return self.protocol != "none"
 
 
 @dataclass(frozen=True)
@@ -44,7 +34,7 @@ class StreamJobSpec:
     parameters: dict = field(default_factory=dict)
     parallelism: int = 1
     resources: dict = field(default_factory=dict)
-    checkpointing: Checkpointing = Checkpointing()
+    checkpointing: CheckpointSettings = CheckpointSettings()
     state: str = "running"
     upgrade_mode: str = "savepoint"
     savepoint_nonce: int = 0
@@ -57,7 +47,7 @@ class StreamJobSpec:
         """What a running deployment is made of: a change here means a redeploy."""
         shape = {"image": self.image, "module": self.module, "function": self.function,
                  "parameters": self.parameters, "parallelism": self.parallelism,
-                 "resources": self.resources, "checkpointing": self.checkpointing.__dict__,
+                 "resources": self.resources, "checkpointing": checkpointing_shape(self.checkpointing),
                  "restartNonce": self.restart_nonce}
         if self.batch_stage is not None:      # only when set: jobs without one keep their hash
             shape["batchStage"] = self.batch_stage.__dict__
@@ -67,6 +57,28 @@ class StreamJobSpec:
     def stateful(self) -> bool:
         """Savepoints and restores need checkpoints and a store for them."""
         return self.checkpointing.enabled
+
+
+def checkpointing_shape(c: CheckpointSettings) -> dict:
+    """``spec.checkpointing`` as it shapes a deployment (the job's name and restore point
+    are chosen per deployment, not by the spec)."""
+    return {"protocol": c.protocol.value, "interval": c.interval, "state_url": c.state_url,
+            "s3_endpoint": c.s3_endpoint, "retain": c.retain}
+
+
+def _checkpointing(raw: dict) -> CheckpointSettings:
+    protocol = raw.get("protocol", "aligned")
+    interval = float(raw.get("intervalSeconds", 5))
+    if interval <= 0:
+        raise InvalidSpec(f"checkpointing.intervalSeconds must be positive, not {interval}")
+    if protocol != "none" and not raw.get("stateUrl"):
+        raise InvalidSpec(f"checkpointing.protocol {protocol!r} needs checkpointing.stateUrl "
+                          "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
+    try:
+        return CheckpointSettings(protocol=protocol, interval=interval, state_url=raw.get("stateUrl", ""),
+                                  s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)))
+    except SegflowError as exc:
+        raise InvalidSpec(f"spec.checkpointing: {exc}") from None
 
 
 def parse(spec: dict) -> StreamJobSpec:
@@ -80,19 +92,10 @@ def parse(spec: dict) -> StreamJobSpec:
     parameters = job.get("parameters") or {}
     if not all(isinstance(v, str) for v in parameters.values()):
         raise InvalidSpec("spec.job.parameters values must be strings (quote numbers in YAML)")
-    raw = spec.get("checkpointing") or {}
-    checkpointing = Checkpointing(protocol=raw.get("protocol", "aligned"),
-                                  interval=float(raw.get("intervalSeconds", 5)),
-                                  state_url=raw.get("stateUrl", ""), s3_endpoint=raw.get("s3Endpoint", ""),
-                                  retain=int(raw.get("retain", 3)))
-    if checkpointing.interval <= 0:
-        raise InvalidSpec(f"checkpointing.intervalSeconds must be positive, not {checkpointing.interval}")
     parallelism = int(spec.get("parallelism", 1))
     if parallelism < 1:
         raise InvalidSpec(f"spec.parallelism must be at least 1, not {parallelism}")
-    if checkpointing.enabled and not checkpointing.state_url:
-        raise InvalidSpec(f"checkpointing.protocol {checkpointing.protocol!r} needs checkpointing.stateUrl "
-                          "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
+    checkpointing = _checkpointing(spec.get("checkpointing") or {})
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
@@ -119,7 +122,7 @@ def spark_image(job_image: str) -> str:
 
 
 def _batch_stage(raw: dict | None, job_image: str, parameters: dict,
-                 checkpointing: Checkpointing) -> BatchStage | None:
+                 checkpointing: CheckpointSettings) -> BatchStage | None:
     """``spec.batchStage``, its input defaulting to the job's ``output`` parameter (where
     the examples' sinks write), its image to :func:`spark_image` and its S3 endpoint to
     the checkpoints'."""

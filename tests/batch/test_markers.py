@@ -5,7 +5,7 @@ import os
 
 from segflow.runtime.operators.two_phase import committed_through, parse_markers
 from segflow.jobs.loader import run_job
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from support.lambda_oracle import STREAM
 
 

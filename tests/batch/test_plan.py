@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from segflow.batch import progress
 from segflow.batch.plan import EpochRange, leftovers, next_range, partition, parts_in
 from segflow.runtime.operators.two_phase import MarkerError, committed_through, parse_markers
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 
 
 def oracle_committed(markers, candidates):

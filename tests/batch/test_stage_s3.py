@@ -13,7 +13,7 @@ import time
 import pytest
 
 from segflow.batch.progress import KEY
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.state import open_backend
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
 from support.processes import ROOT

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
 from support.processes import ROOT
 

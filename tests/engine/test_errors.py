@@ -219,7 +219,9 @@ def test_a_failure_in_every_replica_stops_the_job_with_one_error():
 @pytest.mark.parametrize("settings,message", [
     ({"parallelism": 0}, "parallelism must be an integer >= 1, got 0"),
     ({"parallelism": "2"}, "parallelism must be an integer"),
-    ({"runtime": "gpu"}, "runtime must be 'threads' or 'processes'"),
+    ({"runtime": "gpu"}, "runtime must be one of auto, threads, processes"),
+    ({"runtime": "threads", "checkpoint_protocol": "aligned", "state_url": "file:///tmp/segflow-x"},
+     "checkpoints need worker processes"),
     ({"checkpoint_protocol": "magic"}, "unknown checkpoint protocol 'magic': choose one of"),
     ({"checkpoint_protocol": "aligned"}, "needs a state store: --state file:///dir"),
     ({"retain": 0}, "retain must keep at least 1 checkpoint"),

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from recovery.test_kills import JOBS, read_lines
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from support.processes import ROOT, SEGFLOW
 
 POISONED = os.path.join(JOBS, "poisoned.py")

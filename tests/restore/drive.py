@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from segflow.runtime.elements import Batch, Control, Watermark
 from segflow.runtime.operator import Operator, ReplicaContext
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 
 CHECKPOINT = 1
 

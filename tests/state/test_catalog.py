@@ -3,8 +3,8 @@ a restore resolves to, and what garbage collection keeps."""
 import pytest
 
 from segflow.errors import SegflowError
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
-from segflow.state.catalog import Catalog
+from segflow.runtime.elements import FINAL_CHECKPOINT
+from segflow.checkpoint.catalog import Catalog
 from segflow.state.local import LocalBackend
 
 

@@ -12,7 +12,7 @@ from segflow.runtime.elements import Batch
 from segflow.runtime.operator import ReplicaContext
 from segflow.runtime.operators.redis_streams import RedisStreamSink, RedisStreamSource, entry_key
 from segflow.runtime.operators.two_phase import ConnectorError
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from support.servers import free_port
 
 names = (f"s{i}" for i in itertools.count())

@@ -12,7 +12,7 @@ from segflow.runtime.elements import Batch
 from segflow.runtime.operator import ReplicaContext
 from segflow.runtime.operators.s3_sink import S3Sink
 from segflow.runtime.operators.two_phase import ConnectorError
-from segflow.runtime.snapshots import FINAL_CHECKPOINT
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.state import open_backend
 from support.servers import free_port
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..errors import PipelineError, SegflowError
@@ -10,56 +9,21 @@ from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, Ope
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
 from ..runtime.sentinels import NOTHING
+from ..settings import Config
 from .location import caller_location
 from .stream import KeyedStream, Stream
 
 
-@dataclass
-class Config:
-    """How a job runs. ``parallelism`` is the number of replicas of every parallel block."""
-
-    parallelism: int = 1
-    runtime: str = "threads"      # "threads": one process; "processes": coordinator + workers
-    planning_only: bool = False   # building to show the plan: don't touch inputs
-    checkpoint_protocol: str = "none"     # aligned | unaligned | uncoordinated | cic | none
-    checkpoint_interval: float = 5.0      # seconds between checkpoints
-    state_url: str = ""                   # file:///dir, redis://host:port/db, s3://bucket/prefix
-    s3_endpoint: str = ""
-    retain: int = 3                       # complete checkpoints kept (savepoints are kept too)
-    restore: str = ""                     # checkpoint id or "latest" to start from
-    job_name: str = ""                    # names the job's snapshots (default: module name)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.parallelism, int) or self.parallelism < 1:
-            raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
-        if self.runtime not in ("threads", "processes"):
-            raise SegflowError(f"runtime must be 'threads' or 'processes', got {self.runtime!r}")
-        check_checkpointing(self)
+ProcessRunner = Callable[[Any, Config, "Callable | None", "Callable | None"], Any]
+_process_runner: ProcessRunner
 
 
-PROTOCOLS = ("aligned", "unaligned", "uncoordinated", "cic", "none")
-AVAILABLE_PROTOCOLS = PROTOCOLS
-
-
-def check_checkpointing(config: "Config") -> None:
-    protocol = config.checkpoint_protocol
-    if protocol not in PROTOCOLS:
-        raise SegflowError(f"unknown checkpoint protocol {protocol!r}: choose one of {', '.join(PROTOCOLS)}")
-    if protocol not in AVAILABLE_PROTOCOLS:
-        raise SegflowError(f"checkpoint protocol {protocol!r} is not available yet; use "
-                           f"{', '.join(AVAILABLE_PROTOCOLS)}")
-    if protocol != "none":
-        if not config.state_url:
-            raise SegflowError(f"checkpoint protocol {protocol!r} needs a state store: --state file:///dir, "
-                               "redis://host:port/db or s3://bucket/prefix")
-        if config.checkpoint_interval <= 0:
-            raise SegflowError(f"the checkpoint interval must be > 0 s, got {config.checkpoint_interval}")
-        if config.runtime == "threads" and config.parallelism >= 1:
-            config.runtime = "processes"
-    if config.retain < 1:
-        raise SegflowError(f"retain must keep at least 1 checkpoint, got {config.retain}")
-    if config.restore and not config.state_url:
-        raise SegflowError("--restore needs the --state URL the checkpoints were written to")
+def set_process_runner(runner: ProcessRunner) -> None:
+    """The launcher sits above the API (it loads job modules, which build environments), so
+    it plugs itself in here instead of the API importing it: ``runner(job_spec, config,
+    on_progress, on_event)`` runs a job module on a coordinator and worker processes."""
+    global _process_runner
+    _process_runner = runner
 
 
 class StreamOutput:
@@ -223,16 +187,11 @@ class StreamEnvironment:
             raise SegflowError("this environment has run already; build a new one to run again")
         if not self.graph.blocks:
             raise PipelineError("the pipeline is empty: add a source, e.g. env.read_text(path)")
-        if self.config.runtime == "processes":
+        if self.config.runs_in_processes:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "
                                    "pipeline from the module): use `segflow run JOB` or segflow.jobs.run_job")
-            from ..coordinator.service import CheckpointSettings
-            from ..launcher.processes import run_processes
-            c = self.config
-            settings = CheckpointSettings(c.checkpoint_protocol, c.checkpoint_interval, c.state_url, c.s3_endpoint,
-                                          c.retain, c.job_name, c.restore)
-            self.result = run_processes(self.job_spec, c.parallelism, settings, on_progress, on_event)
+            self.result = _process_runner(self.job_spec, self.config, on_progress, on_event)
         else:
             from ..runtime.local import LocalRuntime
             self.result = LocalRuntime(self.config.parallelism).execute(self.graph, on_progress=on_progress)

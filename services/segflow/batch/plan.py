@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..runtime.elements import FINAL_CHECKPOINT
 from ..runtime.operators.two_phase import published_part
-from ..runtime.snapshots import FINAL_CHECKPOINT
 
 _PARTITION = re.compile(r"^epochs=(\d+)-(?:\d+|end)/")
 

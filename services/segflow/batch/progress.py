@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from ..runtime.snapshots import FINAL_CHECKPOINT
+from ..runtime.elements import FINAL_CHECKPOINT
 from ..state.backend import StateBackend
 from .plan import EpochRange
 

@@ -10,11 +10,12 @@ import os
 import sys
 from typing import Sequence
 
-from ..api.environment import Config
+from ..checkpoint.protocols import CheckpointProtocol
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
+from ..settings import CheckpointSettings, Config
 from . import batch
 from .progress import Progress, human
 
@@ -30,7 +31,7 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("checkpoints (exactly-once output, recovery, savepoints)")
-    group.add_argument("--checkpoint-protocol", choices=["aligned", "unaligned", "uncoordinated", "cic", "none"],
+    group.add_argument("--checkpoint-protocol", choices=[p.value for p in CheckpointProtocol],
                        default=None, help="snapshot protocol (default: none, or what the job's config says)")
     group.add_argument("--checkpoint-interval", type=float, default=None, metavar="SECONDS",
                        help="seconds between checkpoints (default: 5)")
@@ -82,7 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
     coordinator.add_argument("--spawn-workers", action="store_true",
                              help="start the workers as local processes (and again after losing one)")
-    _checkpoint_arguments(coordinator)
+    coordinator.add_argument("--settings", type=CheckpointSettings.from_json, default=CheckpointSettings(),
+                             metavar="JSON", help="checkpoint settings as CheckpointSettings.to_json() writes them "
+                                                  "(default: no checkpoints)")
     save = commands.add_parser("savepoint", help="take a savepoint of a running local job")
     save.add_argument("job_name", nargs="?", help="the running job (default: the only one)")
     save.add_argument("--coordinator", metavar="HOST:PORT", help="the job's coordinator, if not local")
@@ -102,10 +105,7 @@ def _spec(args: argparse.Namespace) -> JobSpec:
 
 def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
     progress = Progress(enabled=None if not args.quiet else False)
-    checkpointed = settings.get("checkpoint_protocol", "none") != "none"
-    if args.runtime == "threads" and checkpointed:
-        raise SegflowError("checkpoints need worker processes: drop --threads")
-    runtime = args.runtime or ("processes" if args.parallelism > 1 or checkpointed else "threads")
+    runtime = args.runtime or ("processes" if args.parallelism > 1 else "auto")
     env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
 
     def announce(text: str) -> None:
@@ -143,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         rate = read / result.seconds if result.seconds > 0 else 0.0
         extra = ""
         if getattr(result, "last_checkpoint", 0):
-            from ..runtime.snapshots import checkpoint_label
+            from ..runtime.elements import checkpoint_label
             extra = f"; last checkpoint {checkpoint_label(result.last_checkpoint)}, {result.recoveries} recoveries"
         print(f"segflow: done in {result.seconds:.2f} s, {read:,} source records "
               f"({human(rate)} records/s){extra}", file=sys.stderr)
@@ -174,14 +174,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
-    from ..coordinator.service import CheckpointSettings, serve
+    from ..coordinator.service import serve
     from ..observability.logs import configure
     configure("coordinator")
-    given = _checkpoint_settings(args)
-    config = Config(parallelism=args.workers, runtime="processes", **given)
-    settings = CheckpointSettings(config.checkpoint_protocol, config.checkpoint_interval, config.state_url,
-                                  config.s3_endpoint, config.retain, config.job_name, config.restore)
-    return serve(_spec(args), args.workers, args.listen, settings, spawn=args.spawn_workers)
+    return serve(_spec(args), args.workers, args.listen, args.settings, spawn=args.spawn_workers)
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:

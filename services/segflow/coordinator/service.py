@@ -13,26 +13,25 @@ import threading
 import time
 import uuid
 from concurrent import futures
-from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from ..api.environment import Config
+from ..checkpoint.catalog import Catalog
+from ..checkpoint.recovery_line import CheckpointRecord, recovery_line
+from ..checkpoint.retention import collectable
+from ..checkpoint.uncoordinated import process_name
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job
 from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
-from ..runtime.snapshots import FINAL_CHECKPOINT, checkpoint_label
+from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
+from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError, open_backend
-from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
-from ..checkpoint.recovery_line import CheckpointRecord, recovery_line
-from ..checkpoint.retention import collectable
-from ..runtime.uncoordinated import process_name
 from .checkpoints import CheckpointTracker
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
@@ -45,21 +44,6 @@ HEARTBEAT_TIMEOUT = 3.0
 _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.RUNNING: cpb.JobUpdate.RUNNING,
            Phase.SUCCEEDED: cpb.JobUpdate.SUCCEEDED, Phase.FAILED: cpb.JobUpdate.FAILED,
            Phase.RECOVERING: cpb.JobUpdate.RECOVERING}
-
-
-@dataclass
-class CheckpointSettings:
-    protocol: str = "none"
-    interval: float = 5.0
-    state_url: str = ""
-    s3_endpoint: str = ""
-    retain: int = 3
-    job_name: str = ""
-    restore: str = ""            # "", "latest" or a checkpoint id
-
-    @property
-    def enabled(self) -> bool:
-        return self.protocol != "none"
 
 
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
@@ -81,7 +65,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.restore_id = 0
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.savepoints: dict[int, threading.Event] = {}
-        self.uncoordinated = settings.protocol in ("uncoordinated", "cic")
+        self.uncoordinated = settings.protocol.uncoordinated
         self.records: dict[str, dict[int, CheckpointRecord]] = {}
         self.committed: dict[str, int] = {}
         self.collected: tuple[set, set] = (set(), set())   # local checkpoints, log segments deleted
@@ -141,7 +125,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
             recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
-            checkpointing=cpb.Checkpointing(protocol=s.protocol, interval_seconds=s.interval,
+            checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name),
             restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned)
@@ -505,7 +489,7 @@ def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings
           announce=sys.stdout, linger: float = 10.0) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code."""
     env, _ = build_job(spec, Config(parallelism=workers))
-    settings.job_name = settings.job_name or spec.default_name()
+    settings = settings.named(spec.default_name())
     try:
         servicer = CoordinatorServicer(spec, workers, env.graph, settings)
     except SegflowError as exc:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
 
-from ..api.environment import Config, StreamEnvironment
+from ..api.environment import StreamEnvironment
 from ..errors import JobLoadError, SegflowError
+from ..settings import Config
 
 
 @dataclass
@@ -149,7 +150,7 @@ def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
 
 
 def run_job(target: str, params: dict[str, str] | None = None, parallelism: int = 1,
-            on_progress: Callable | None = None, runtime: str = "threads",
+            on_progress: Callable | None = None, runtime: str = "auto",
             **settings: Any) -> tuple[StreamEnvironment, Any]:
     """Build and run a job; returns the environment and build's return value.
 
@@ -163,7 +164,7 @@ def run_job(target: str, params: dict[str, str] | None = None, parallelism: int 
 
 
 def run_pipeline(build: Callable[[StreamEnvironment], Any], parallelism: int = 1,
-                 runtime: str = "threads", on_progress: Callable | None = None, **settings: Any
+                 runtime: str = "auto", on_progress: Callable | None = None, **settings: Any
                  ) -> tuple[StreamEnvironment, Any]:
     """Run ``build(env)`` as a job, also on worker processes (``runtime="processes"``):
     the function is serialized with cloudpickle so every worker rebuilds the pipeline."""

@@ -21,11 +21,11 @@ from typing import Callable
 import grpc
 
 from ..coordinator.client import request_savepoint
-from ..coordinator.service import CheckpointSettings
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobSpec
+from ..settings import CheckpointSettings
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 
@@ -40,16 +40,6 @@ class DistributedResult:
     records_in: dict[int, int] = field(default_factory=dict)
     recoveries: int = 0
     last_checkpoint: int = 0
-
-
-def settings_args(settings: CheckpointSettings) -> list[str]:
-    args = ["--checkpoint-protocol", settings.protocol, "--checkpoint-interval", str(settings.interval),
-            "--retain", str(settings.retain)]
-    for flag, value in (("--state", settings.state_url), ("--s3-endpoint", settings.s3_endpoint),
-                        ("--restore", settings.restore), ("--job-name", settings.job_name)):
-        if value:
-            args += [flag, value]
-    return args
 
 
 def registry_path(job_name: str) -> str:
@@ -96,13 +86,12 @@ def run_processes(spec: JobSpec, workers: int, settings: CheckpointSettings | No
                   on_event: Callable[[str], None] | None = None) -> DistributedResult:
     if workers < 1:
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
-    settings = settings or CheckpointSettings()
-    settings.job_name = settings.job_name or spec.default_name()
+    settings = (settings or CheckpointSettings()).named(spec.default_name())
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
     coordinator = subprocess.Popen(
         segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
                              "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
-                             *settings_args(settings)],
+                             "--settings", settings.to_json()],
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
     registry = registry_path(settings.job_name)
     try:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from ..checkpoint.uncoordinated import Piggybacked
 from ..runtime.elements import (END, FLUSH, IDLE, TERMINATE, Barrier, Batch, EndOfStream,
                                 FlushBatch, Idle, IterationUpdate, Terminate, Watermark)
-from ..runtime.uncoordinated import Piggybacked
 from ..v1 import data_pb2 as pb
 
 

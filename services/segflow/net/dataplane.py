@@ -19,9 +19,9 @@ from typing import Callable, Iterator
 
 import grpc
 
+from ..checkpoint.uncoordinated import Piggybacked
 from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
-from ..runtime.uncoordinated import Piggybacked
 from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc
 from . import PROTOCOL_VERSION

@@ -76,6 +76,13 @@ class Barrier(Control):
     meta: Any = None
 
 
+FINAL_CHECKPOINT = 2 ** 62         # the barrier id of the job's end: commits whatever is still pending
+
+
+def checkpoint_label(checkpoint_id: int) -> str:
+    return "final" if checkpoint_id == FINAL_CHECKPOINT else str(checkpoint_id)
+
+
 @dataclass(frozen=True, slots=True)
 class IterationUpdate(Control):
     """The iteration leader's decision, carried in band through a loop body.

@@ -11,6 +11,8 @@ from typing import Any
 
 import cloudpickle
 
+from ..checkpoint.barriers import CheckpointBook, SnapshotSink
+from ..checkpoint.uncoordinated import LocalCheckpoints, Piggybacked
 from ..plan.graph import BlockSpec
 from .channels import Cancelled, Inbox
 from .context import set_iteration_state
@@ -18,8 +20,6 @@ from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushB
                        IterationUpdate, Terminate, Watermark)
 from .operator import Operator, ReplicaContext
 from .routing import Router
-from .snapshots import CheckpointBook, SnapshotSink
-from .uncoordinated import LocalCheckpoints, Piggybacked
 
 IDLE_TICK = 0.2
 

@@ -15,11 +15,11 @@ from concurrent import futures
 
 import grpc
 
+from ..checkpoint.catalog import Catalog
+from ..checkpoint.uncoordinated import process_name
 from ..observability.logs import event
 from ..plan.placement import ReplicaId
-from ..runtime.uncoordinated import process_name
 from ..state import StateStoreError
-from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 
 log = log_ = logging.getLogger("segflow.worker")

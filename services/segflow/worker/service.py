@@ -21,7 +21,9 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from ..api.environment import Config
+from ..checkpoint.catalog import Catalog
+from ..checkpoint.protocols import CheckpointProtocol
+from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, cut, process_name, size
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job
 from ..net import PROTOCOL_VERSION
@@ -30,18 +32,17 @@ from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
 from ..runtime.channels import Inbox, LocalOutlet
+from ..runtime.elements import FINAL_CHECKPOINT
 from ..runtime.local import INBOX_CAPACITY
 from ..runtime.pool import ExecutorPool
 from ..runtime.rescale import check_blobs, rescale_states
-from ..runtime.snapshots import FINAL_CHECKPOINT
 from ..runtime.wiring import build_executor
+from ..settings import Config
 from ..state import open_backend
-from ..state.catalog import Catalog
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
 from ..v1 import data_pb2_grpc as dpb_grpc
-from ..runtime.uncoordinated import LocalCheckpoints, LoggingOutlet, cut, process_name, size
 from .agent import CheckpointAgent
 
 log = logging.getLogger("segflow.worker")
@@ -78,8 +79,12 @@ class Attempt:
         self.pool: ExecutorPool | None = None
 
     @property
+    def protocol(self) -> CheckpointProtocol:
+        return CheckpointProtocol.parse(self.assignment.checkpointing.protocol or "none")
+
+    @property
     def two_phase(self) -> bool:
-        return self.assignment.checkpointing.protocol not in ("", "none")
+        return self.protocol.enabled
 
 
 class WorkerService:
@@ -230,14 +235,14 @@ class WorkerService:
 
         checkpointing = assignment.checkpointing
         restore = assignment.restore_checkpoint
-        uncoordinated = checkpointing.protocol in ("uncoordinated", "cic")
+        uncoordinated = attempt.protocol.uncoordinated
         processes = sorted(process_name(r.block, r.index) for r in execution.all_replicas())
         locals_: dict[ReplicaId, LocalCheckpoints] = {}
         for replica in mine:
             if uncoordinated:
                 locals_[replica] = LocalCheckpoints(
                     process_name(replica.block, replica.index), checkpointing.interval_seconds, processes,
-                    cic=checkpointing.protocol == "cic", seed=hash((replica.block, replica.index, assignment.attempt)))
+                    cic=attempt.protocol.communication_induced, seed=hash((replica.block, replica.index, assignment.attempt)))
 
         def channel(edge, sender: int, destination: int) -> tuple[str, str]:
             return process_name(edge.src, sender), process_name(edge.dst, destination)
@@ -278,7 +283,7 @@ class WorkerService:
                                   for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
                     executor.enable_local_checkpoints(locals_[rid], attempt.agent, channel_of)
                 else:
-                    executor.enable_checkpoints(checkpointing.protocol, attempt.agent)
+                    executor.enable_checkpoints(attempt.protocol, attempt.agent)
             if restore and assignment.restore_replicas:
                 self._restore_rescaled(attempt, catalog, restore, dict(assignment.restore_replicas), execution)
             elif restore:

@@ -6,9 +6,8 @@ import os
 import re
 from typing import Any, Callable
 
-from ..elements import Batch
+from ..elements import FINAL_CHECKPOINT, Batch
 from ..operator import Operator, Output, UserCall
-from ..snapshots import FINAL_CHECKPOINT
 from .two_phase import COMMITTED, SUCCESS, PartSink
 
 

@@ -19,9 +19,8 @@ from typing import Any, Callable
 
 from ...errors import JobFailed
 from ...observability.logs import event
-from ..elements import Batch
+from ..elements import FINAL_CHECKPOINT, Batch, checkpoint_label
 from ..operator import Operator, Output, UserCall
-from ..snapshots import FINAL_CHECKPOINT, checkpoint_label
 
 log = logging.getLogger("segflow.sink")
 

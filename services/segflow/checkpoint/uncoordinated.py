@@ -15,9 +15,9 @@ import random
 import time
 from typing import Any
 
-from ..checkpoint import hmnr
-from .channels import Outlet
-from .elements import Batch
+from ..runtime.channels import Outlet
+from ..runtime.elements import Batch
+from . import hmnr
 
 Channel = tuple[str, str]          # (sender process, receiver process)
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from .protocols import CheckpointProtocol
 
 Channel = tuple[int, int]          # (input index, sender replica)
-FINAL_CHECKPOINT = 2 ** 62         # the job's end: commits whatever is still pending
 
 
 class SnapshotSink(Protocol):
@@ -48,10 +49,10 @@ class InProgress:
 class CheckpointBook:
     """The checkpoints in progress at one replica."""
 
-    def __init__(self, protocol: str, channels: list[Channel], back_edges: set[int]):
+    def __init__(self, protocol: CheckpointProtocol, channels: list[Channel], back_edges: set[int]):
         self.channels = set(channels)
         self.regular = {c for c in channels if c[0] not in back_edges}
-        self.aligned = set() if protocol == "unaligned" else self.regular
+        self.aligned = set() if protocol.records_regular_channels else self.regular
         self.recorded = self.channels - self.aligned
         self.terminated: set[Channel] = set()
         self.active: dict[int, InProgress] = {}
@@ -73,25 +74,3 @@ class CheckpointBook:
 
     def recording(self, channel: Channel) -> list[InProgress]:
         return [cp for cp in self.active.values() if cp.snapshotted and channel in cp.waiting_recorded]
-
-
-def checkpoint_label(checkpoint_id: int) -> str:
-    return "final" if checkpoint_id == FINAL_CHECKPOINT else str(checkpoint_id)
-
-
-def snapshot_key(job_name: str, checkpoint_id: int, block: int, replica: int) -> str:
-    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/b{block}.r{replica}"
-
-
-def complete_key(job_name: str, checkpoint_id: int) -> str:
-    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/_COMPLETE"
-
-
-def checkpoint_prefix(job_name: str, checkpoint_id: int | None = None) -> str:
-    return f"jobs/{job_name}/" if checkpoint_id is None else f"jobs/{job_name}/chk-{checkpoint_id:08d}/"
-
-
-def decode_snapshot(blob: bytes) -> dict[str, Any]:
-    import cloudpickle  # noqa: F401 - registers nothing, but pickled closures need it importable
-    import pickle
-    return pickle.loads(blob)

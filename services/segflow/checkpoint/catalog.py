@@ -11,8 +11,9 @@ import json
 import re
 
 from ..errors import SegflowError
-from ..runtime.snapshots import FINAL_CHECKPOINT, checkpoint_prefix, complete_key, snapshot_key
-from .backend import StateBackend
+from ..runtime.elements import FINAL_CHECKPOINT
+from ..state.backend import StateBackend
+from .layout import checkpoint_prefix, complete_key, snapshot_key
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
 _SNAPSHOT = re.compile(r"/b(\d+)\.r(\d+)$")

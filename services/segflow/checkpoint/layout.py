@@ -1,0 +1,16 @@
+"""Where a job's checkpoints live in a state store: one prefix per checkpoint, one object
+per replica snapshot, and a ``_COMPLETE`` marker written last (a checkpoint without it
+never happened)."""
+from __future__ import annotations
+
+
+def snapshot_key(job_name: str, checkpoint_id: int, block: int, replica: int) -> str:
+    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/b{block}.r{replica}"
+
+
+def complete_key(job_name: str, checkpoint_id: int) -> str:
+    return f"jobs/{job_name}/chk-{checkpoint_id:08d}/_COMPLETE"
+
+
+def checkpoint_prefix(job_name: str, checkpoint_id: int | None = None) -> str:
+    return f"jobs/{job_name}/" if checkpoint_id is None else f"jobs/{job_name}/chk-{checkpoint_id:08d}/"

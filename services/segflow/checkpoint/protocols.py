@@ -1,0 +1,56 @@
+"""The checkpoint protocols segflow implements, by name.
+
+Coordinated protocols (``aligned``, ``unaligned``) take global snapshots started by the
+coordinator's barriers (seed 001); uncoordinated ones (``uncoordinated``, ``cic``) let every
+replica checkpoint on its own timer and compute a recovery line after a failure (seed 003).
+Code asks a protocol what it *is* (``coordinated``, ``records_regular_channels``), never
+compares names.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from ..errors import SegflowError
+
+
+class CheckpointProtocol(str, Enum):
+    ALIGNED = "aligned"
+    UNALIGNED = "unaligned"
+    UNCOORDINATED = "uncoordinated"
+    CIC = "cic"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, name: "str | CheckpointProtocol") -> "CheckpointProtocol":
+        try:
+            return cls(name)
+        except ValueError:
+            raise SegflowError(f"unknown checkpoint protocol {name!r}: choose one of "
+                               f"{', '.join(p.value for p in cls)}") from None
+
+    @property
+    def enabled(self) -> bool:
+        return self is not CheckpointProtocol.NONE
+
+    @property
+    def coordinated(self) -> bool:
+        """Barriers from the coordinator cut one global snapshot per checkpoint."""
+        return self in (CheckpointProtocol.ALIGNED, CheckpointProtocol.UNALIGNED)
+
+    @property
+    def uncoordinated(self) -> bool:
+        """Replicas checkpoint on their own; recovery lines are computed after a failure."""
+        return self in (CheckpointProtocol.UNCOORDINATED, CheckpointProtocol.CIC)
+
+    @property
+    def communication_induced(self) -> bool:
+        """Senders piggyback HMNR clocks and receivers take forced checkpoints (seed 003)."""
+        return self is CheckpointProtocol.CIC
+
+    @property
+    def records_regular_channels(self) -> bool:
+        """Unaligned: no channel is blocked; in-flight data of every channel is recorded."""
+        return self is CheckpointProtocol.UNALIGNED

@@ -1,0 +1,104 @@
+"""How a job runs, in one place low in the tree: the API's ``Config``, and the
+``CheckpointSettings`` that the CLI, launcher, coordinator and operator pass on.
+
+Settings cross process boundaries as one JSON object (``to_json``/``from_json``), never
+as flags parsed again at each hop, so a field added here reaches every process.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+
+from .checkpoint.protocols import CheckpointProtocol
+from .errors import SegflowError
+
+RUNTIMES = ("auto", "threads", "processes")
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """Checkpointing of one job. ``job_name`` is the job's identity in the state store:
+    its snapshots live under ``jobs/<job_name>/``."""
+
+    protocol: CheckpointProtocol = CheckpointProtocol.NONE
+    interval: float = 5.0          # seconds between checkpoints
+    state_url: str = ""            # file:///dir, redis://host:port/db, s3://bucket/prefix
+    s3_endpoint: str = ""
+    retain: int = 3                # complete checkpoints kept (savepoints are kept too)
+    job_name: str = ""
+    restore: str = ""              # "", "latest", "auto" or a checkpoint id
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
+        if self.retain < 1:
+            raise SegflowError(f"retain must keep at least 1 checkpoint, got {self.retain}")
+        if self.restore and not self.state_url:
+            raise SegflowError("--restore needs the --state URL the checkpoints were written to")
+        if not self.enabled:
+            return
+        if not self.state_url:
+            raise SegflowError(f"checkpoint protocol {self.protocol.value!r} needs a state store: --state "
+                               "file:///dir, redis://host:port/db or s3://bucket/prefix")
+        if self.interval <= 0:
+            raise SegflowError(f"the checkpoint interval must be > 0 s, got {self.interval}")
+
+    @property
+    def enabled(self) -> bool:
+        return self.protocol.enabled
+
+    def named(self, default_name: str) -> "CheckpointSettings":
+        """These settings with ``job_name`` set (to ``default_name`` if none was given)."""
+        return self if self.job_name else replace(self, job_name=default_name)
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "protocol": self.protocol.value}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "CheckpointSettings":
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SegflowError(f"checkpoint settings are not JSON ({exc}): pass what "
+                               "CheckpointSettings.to_json() wrote") from None
+        known = {f.name for f in fields(cls)}
+        if not isinstance(raw, dict) or set(raw) - known:
+            unknown = sorted(set(raw) - known) if isinstance(raw, dict) else raw
+            raise SegflowError(f"checkpoint settings have unknown fields {unknown}: expected some of "
+                               f"{sorted(known)}")
+        return cls(**raw)
+
+
+@dataclass
+class Config:
+    """How a job runs. ``parallelism`` is the number of replicas of every parallel block;
+    ``runtime`` "auto" runs in this process unless checkpoints need worker processes."""
+
+    parallelism: int = 1
+    runtime: str = "auto"         # auto | threads (one process) | processes (coordinator + workers)
+    planning_only: bool = False   # building to show the plan: don't touch inputs
+    checkpoint_protocol: str = "none"     # aligned | unaligned | uncoordinated | cic | none
+    checkpoint_interval: float = 5.0      # seconds between checkpoints
+    state_url: str = ""                   # file:///dir, redis://host:port/db, s3://bucket/prefix
+    s3_endpoint: str = ""
+    retain: int = 3                       # complete checkpoints kept (savepoints are kept too)
+    restore: str = ""                     # checkpoint id or "latest" to start from
+    job_name: str = ""                    # names the job's snapshots (default: module name)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
+            raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
+        if self.runtime not in RUNTIMES:
+            raise SegflowError(f"runtime must be one of {', '.join(RUNTIMES)}, got {self.runtime!r}")
+        checkpointing = self.checkpointing
+        if checkpointing.enabled and self.runtime == "threads":
+            raise SegflowError("checkpoints need worker processes: use runtime='processes' (or 'auto'), "
+                               "or drop --threads")
+
+    @property
+    def checkpointing(self) -> CheckpointSettings:
+        return CheckpointSettings(self.checkpoint_protocol, self.checkpoint_interval, self.state_url,
+                                  self.s3_endpoint, self.retain, self.job_name, self.restore)
+
+    @property
+    def runs_in_processes(self) -> bool:
+        return self.runtime == "processes" or (self.runtime == "auto" and self.checkpointing.enabled)
