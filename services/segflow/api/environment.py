@@ -15,7 +15,7 @@ from .stream import KeyedStream, Stream
 
 
 ProcessRunner = Callable[[Any, Config, "Callable | None", "Callable | None"], Any]
-_process_runner: ProcessRunner
+_process_runner: ProcessRunner | None = None
 
 
 def set_process_runner(runner: ProcessRunner) -> None:
@@ -191,6 +191,8 @@ class StreamEnvironment:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "
                                    "pipeline from the module): use `segflow run JOB` or segflow.jobs.run_job")
+            if _process_runner is None:
+                raise SegflowError("no process launcher is installed: import segflow (the package) first")
             self.result = _process_runner(self.job_spec, self.config, on_progress, on_event)
         else:
             from ..runtime.local import LocalRuntime

@@ -10,7 +10,7 @@ On a :class:`KeyedStream` records are ``(key, value)`` pairs and functions recei
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import PipelineError
 from ..plan.graph import BatchMode, BlockSpec, OperatorSpec, Strategy
@@ -18,7 +18,7 @@ from ..runtime.operator import Operator, function_name
 from ..runtime.operators import aggregate as agg
 from ..runtime.operators import stateless as sl
 from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
-from ..runtime.operators.sinks import CollectSink, FileSink, ForEachSink
+from ..runtime.operators.sinks import FileSink, ForEachSink
 from .location import caller_location
 
 if TYPE_CHECKING:

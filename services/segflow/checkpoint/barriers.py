@@ -19,8 +19,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .protocols import CheckpointProtocol
-
 Channel = tuple[int, int]          # (input index, sender replica)
 
 
@@ -49,10 +47,10 @@ class InProgress:
 class CheckpointBook:
     """The checkpoints in progress at one replica."""
 
-    def __init__(self, protocol: CheckpointProtocol, channels: list[Channel], back_edges: set[int]):
+    def __init__(self, channels: list[Channel], regular: set[Channel], aligned: set[Channel]):
         self.channels = set(channels)
-        self.regular = {c for c in channels if c[0] not in back_edges}
-        self.aligned = set() if protocol.records_regular_channels else self.regular
+        self.regular = regular
+        self.aligned = aligned
         self.recorded = self.channels - self.aligned
         self.terminated: set[Channel] = set()
         self.active: dict[int, InProgress] = {}

@@ -3,7 +3,7 @@
 Coordinated protocols (``aligned``, ``unaligned``) take global snapshots started by the
 coordinator's barriers (seed 001); uncoordinated ones (``uncoordinated``, ``cic``) let every
 replica checkpoint on its own timer and compute a recovery line after a failure (seed 003).
-Code asks a protocol what it *is* (``coordinated``, ``records_regular_channels``), never
+Code asks a protocol what it *is* (``coordinated``, ``uncoordinated``), never
 compares names.
 """
 from __future__ import annotations
@@ -49,8 +49,3 @@ class CheckpointProtocol(str, Enum):
     def communication_induced(self) -> bool:
         """Senders piggyback HMNR clocks and receivers take forced checkpoints (seed 003)."""
         return self is CheckpointProtocol.CIC
-
-    @property
-    def records_regular_channels(self) -> bool:
-        """Unaligned: no channel is blocked; in-flight data of every channel is recorded."""
-        return self is CheckpointProtocol.UNALIGNED

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runtime.channels import Outlet
 from ..runtime.elements import Batch
 from . import hmnr
+from .replica import ReplicaCheckpointing
+
+if TYPE_CHECKING:
+    from ..runtime.executor import ReplicaExecutor
 
 Channel = tuple[str, str]          # (sender process, receiver process)
 
@@ -137,3 +141,40 @@ class LoggingOutlet(Outlet):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class UncoordinatedCheckpoints(ReplicaCheckpointing):
+    """The replica's hooks for ``uncoordinated`` and ``cic``: checkpoint when the timer is
+    due (and, for ``cic``, before delivering an element whose HMNR data forces one),
+    count every delivered element, and take a last checkpoint at the end."""
+
+    def __init__(self, executor: "ReplicaExecutor", sink: Any, local: LocalCheckpoints,
+                 channel_of: dict[tuple[int, int], Channel]):
+        super().__init__(executor, sink)
+        self.local = local
+        self.channel_of = channel_of          # (input index, sender replica) -> process channel
+
+    def admit(self, index: int, sender: int, element: Any) -> Any:
+        meta = None
+        if type(element) is Piggybacked:
+            meta, element = element.meta, element.element
+            if self.local.must_force(meta):
+                self._checkpoint(forced=True)
+        self.local.delivered(self.channel_of[(index, sender)], element, meta)
+        return element
+
+    def on_turn(self, now: float) -> None:
+        if self.local.due(now):
+            self._checkpoint()
+
+    def on_end(self) -> None:
+        self._checkpoint()
+
+    def _checkpoint(self, forced: bool = False) -> None:
+        executor = self.executor
+        # What this replica produced before the checkpoint must count as sent: records
+        # still waiting in the batchers would be in neither the snapshot nor the log.
+        executor.router.flush()
+        state = executor.capture(self.local.index + 1)
+        index, record, segment = self.local.take(forced)
+        self.sink.local_done(executor.ctx.block, executor.ctx.index, index, state, record, segment)

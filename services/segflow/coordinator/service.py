@@ -4,7 +4,6 @@ garbage-collects old ones, and recovers lost workers from the last complete chec
 """
 from __future__ import annotations
 
-import json
 import logging
 import pickle
 import queue
@@ -18,8 +17,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.recovery_line import CheckpointRecord, recovery_line
-from ..checkpoint.retention import collectable
+from ..checkpoint.local_records import LocalCheckpointRecords
+from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job
@@ -46,6 +45,18 @@ _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.R
            Phase.RECOVERING: cpb.JobUpdate.RECOVERING}
 
 
+class PendingSavepoint:
+    """A savepoint's checkpoint round, awaited by the Savepoint RPC that started it."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+        self.error = ""
+
+    def end(self, error: str = "") -> None:
+        self.error = error
+        self.ended.set()
+
+
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def __init__(self, spec: JobSpec, workers: int, graph, settings: CheckpointSettings):
         self.spec = spec
@@ -64,11 +75,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.tracker: CheckpointTracker | None = None
         self.restore_id = 0
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
-        self.savepoints: dict[int, threading.Event] = {}
+        self.savepoints: dict[int, PendingSavepoint] = {}
         self.uncoordinated = settings.protocol.uncoordinated
-        self.records: dict[str, dict[int, CheckpointRecord]] = {}
-        self.committed: dict[str, int] = {}
-        self.collected: tuple[set, set] = (set(), set())   # local checkpoints, log segments deleted
+        self.local_records = LocalCheckpointRecords()
         self.recovery_plan: dict | None = None
         self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.metrics = None
@@ -156,18 +165,6 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._changed()
 
     # ------------------------------------------------ uncoordinated protocols
-    def _history(self) -> list[CheckpointRecord]:
-        """Every replica's initial state and its contiguous run of stored checkpoints."""
-        history = []
-        for process in self._processes():
-            slot = self.records.get(process, {})
-            history.append(CheckpointRecord(process, 0))
-            index = 1
-            while index in slot:
-                history.append(slot[index])
-                index += 1
-        return history
-
     def _processes(self) -> list[str]:
         workers = [Worker(w, 1) for w in self.state.names] or [Worker(f"w{i}", 1) for i in range(self.state.expected)]
         return sorted(process_name(r.block, r.index) for r in plan(self.graph, workers).all_replicas())
@@ -177,10 +174,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         workers = [Worker(w, 1) for w in self.state.names]
         execution = plan(self.graph, workers)
         failed = {process_name(r.block, r.index) for r in execution.all_replicas() if execution.placement[r] == lost}
-        result = recovery_line(self._history(), failed)
+        result = self.local_records.recover(self._processes(), failed)
         self.recovery_plan = {"line": result.line, "replay": result.replay}
-        for process, index in result.line.items():
-            self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i <= index}
         event(log, logging.WARNING, "recovery line", line=result.line, useless=result.useless,
               replay={f"{a}>{b}": r for (a, b), r in result.replay.items()})
 
@@ -192,17 +187,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                           index=request.index, error=request.error)
                 return cpb.Ack()
             record = pickle.loads(request.record)
-            self.records.setdefault(request.process, {})[request.index] = CheckpointRecord(
-                request.process, request.index, record["sent"], record["processed"])
-            stable = recovery_line(self._history(), set()).line
-            log.debug("stable line %s", stable)
-            advanced = False
-            for process, index in stable.items():
-                if index > self.committed.get(process, 0):
-                    self.committed[process] = index
-                    advanced = True
-                    self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
-                                                process=process))
+            advanced = self.local_records.add(CheckpointRecord(request.process, request.index, record["sent"],
+                                                               record["processed"]), self._processes())
+            for process, index in sorted(advanced.items()):
+                self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
+                                            process=process))
             if advanced:
                 self._collect_local()
         return cpb.Ack()
@@ -315,8 +304,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 threading.Timer(1.0, self._retry_final).start()
             waiter = self.savepoints.pop(outcome.checkpoint_id, None)
             if waiter is not None:
-                waiter.error = outcome.error
-                waiter.set()
+                waiter.end(outcome.error)
             return
         checkpoint_id = outcome.checkpoint_id
         meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
@@ -333,20 +321,16 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=checkpoint_id))
         waiter = self.savepoints.pop(checkpoint_id, None)
         if waiter is not None:
-            waiter.set()
+            waiter.end()
         retain = self.settings.retain
         self.store.submit(self._collect_garbage, retain)
 
     def _collect_local(self) -> None:
         """Lock held. Delete (in the background) the local checkpoints and log segments
         behind the stable line: no recovery line can go back before it."""
-        checkpoints, segments = collectable(self.records, self.committed)
-        checkpoints -= self.collected[0]
-        segments -= self.collected[1]
+        checkpoints, segments = self.local_records.newly_collectable()
         if not checkpoints and not segments:
             return
-        self.collected[0].update(checkpoints)
-        self.collected[1].update(segments)
 
         def delete() -> None:
             try:
@@ -395,15 +379,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     return cpb.SavepointReply(error="the job is over")
                 if self.state.phase is Phase.RUNNING and self.tracker.current is None:
                     checkpoint_id = self.tracker.trigger(time.monotonic())
-                    waiter = threading.Event()
-                    waiter.error = ""
-                    self.savepoints[checkpoint_id] = waiter
+                    waiter = self.savepoints[checkpoint_id] = PendingSavepoint()
                     self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
                     break
             if time.monotonic() > deadline:
                 return cpb.SavepointReply(error="timed out waiting for the checkpoint in progress")
             time.sleep(0.05)
-        waiter.wait(120)
+        waiter.ended.wait(120)
         return cpb.SavepointReply(checkpoint_id=checkpoint_id if not waiter.error else 0, error=waiter.error)
 
     def Cancel(self, request, context):

@@ -14,7 +14,6 @@ import pickle
 import signal
 import subprocess
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 

@@ -1,18 +1,16 @@
 """Runs one block replica: aligns its inputs (Noir's StartBlock), drives the operator
-chain over batches, and hands the output to the router (Noir's EndBlock). With a
-coordinated checkpointing protocol it also aligns or records barriers, takes snapshots,
-and restores from one."""
+chain over batches, and hands the output to the router (Noir's EndBlock). What a replica
+does for checkpoints is its protocol's business (segflow.checkpoint.replica): the executor
+calls the protocol's hooks and lets it capture state, forward barriers and replay."""
 from __future__ import annotations
 
 import queue
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
-from ..checkpoint.barriers import CheckpointBook, SnapshotSink
-from ..checkpoint.uncoordinated import LocalCheckpoints, Piggybacked
 from ..plan.graph import BlockSpec
 from .channels import Cancelled, Inbox
 from .context import set_iteration_state
@@ -20,6 +18,9 @@ from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushB
                        IterationUpdate, Terminate, Watermark)
 from .operator import Operator, ReplicaContext
 from .routing import Router
+
+if TYPE_CHECKING:
+    from ..checkpoint.replica import ReplicaCheckpointing
 
 IDLE_TICK = 0.2
 
@@ -108,36 +109,29 @@ class ReplicaExecutor:
         self.finished = False
         self.tick = block.batch_mode.timeout or IDLE_TICK
         self.backlog: deque = deque()       # messages to handle before the inbox
-        self.stash: dict[tuple[int, int], list] = {}
-        self.book: CheckpointBook | None = None
-        self.snapshots: SnapshotSink | None = None
         self.triggers: queue.SimpleQueue = queue.SimpleQueue()   # sources only
-        self.local: LocalCheckpoints | None = None   # uncoordinated protocols
-        self.channel_of: dict[tuple[int, int], tuple[str, str]] = {}
+        self.checkpointing: "ReplicaCheckpointing | None" = None
 
     # ----------------------------------------------------------- checkpointing
-    def enable_checkpoints(self, protocol: str, sink: SnapshotSink) -> None:
-        channels = [(i, s) for i, state in enumerate(self.inputs) for s in state.senders]
-        back_edges = {i for i, state in enumerate(self.inputs) if state.feedback}
-        self.book = CheckpointBook(protocol, channels, back_edges)
-        self.snapshots = sink
+    def input_channels(self) -> list[tuple[int, int]]:
+        return [(i, s) for i, state in enumerate(self.inputs) for s in state.senders]
 
-    def enable_local_checkpoints(self, local: LocalCheckpoints, sink, channel_of: dict) -> None:
-        """Uncoordinated protocols: checkpoint on this replica's own timer."""
-        self.local = local
-        self.snapshots = sink
-        self.channel_of = channel_of
+    def back_edge_inputs(self) -> set[int]:
+        return {i for i, state in enumerate(self.inputs) if state.feedback}
 
-    def _local_checkpoint(self, forced: bool = False) -> None:
-        local = self.local
-        # What this replica produced before the checkpoint must count as sent: records
-        # still waiting in the batchers would be in neither the snapshot nor the log.
-        self.router.flush()
+    def capture(self, checkpoint_id: int) -> bytes:
+        """The replica's state for checkpoint ``checkpoint_id`` (operators flush first)."""
         for op in self.ops:
-            op.prepare_snapshot(local.index + 1)
-        state = self._state()
-        index, record, segment = local.take(forced)
-        self.snapshots.local_done(self.ctx.block, self.ctx.index, index, state, record, segment)
+            op.prepare_snapshot(checkpoint_id)
+        return self._state()
+
+    def forward(self, element: Any) -> None:
+        """Send a control element (a barrier) through the whole chain and on."""
+        self._control(0, element)
+
+    def replay(self, messages: list) -> None:
+        """Handle these ``(index, sender, element)`` messages before the inbox."""
+        self.backlog.extend(messages)
 
     def trigger(self, checkpoint_id: int) -> None:
         """From the worker's thread: start a checkpoint (sources, and replicas that no
@@ -161,17 +155,14 @@ class ReplicaExecutor:
             "frontier": self.frontier,
             "iterations": self.iterations,
             "iteration_values": self.iteration_values,
-            "terminated": self.book.terminated if self.book else set(),
+            "terminated": self.checkpointing.closed_channels() if self.checkpointing else set(),
             "finished": self.finished,
         })
 
     def snapshot_finished(self, checkpoint_id: int) -> None:
         """For a replica whose thread is done: its (final) state, taken from outside."""
-        assert self.snapshots is not None
-        for op in self.ops:
-            op.prepare_snapshot(checkpoint_id)
-        self.snapshots.snapshot_done(self.ctx.block, self.ctx.index, checkpoint_id, self._state(), {},
-                                     0.0, True)
+        assert self.checkpointing is not None
+        self.checkpointing.finished_snapshot(checkpoint_id)
 
     def restore_rescaled(self, op_states: list[dict]) -> None:
         """Restore the operators only (a rescaled restore: channels, frontiers and
@@ -188,63 +179,16 @@ class ReplicaExecutor:
         self.frontier = state["frontier"]
         self.iterations = state["iterations"]
         self.finished = state["finished"]
-        if self.book is not None:
-            self.book.terminated = set(state["terminated"])
+        if self.checkpointing is not None:
+            self.checkpointing.restore_closed_channels(set(state["terminated"]))
         self.iteration_values = state["iteration_values"]
         for (index, sender), elements in sorted(blob.get("channels", {}).items()):
             for element in elements:
                 self.backlog.append((index, sender, element))
 
-    def _begin(self, checkpoint_id: int) -> None:
-        book = self.book
-        assert book is not None
-        if checkpoint_id <= book.completed or checkpoint_id in book.active:
-            return
-        self._maybe_snapshot(book.start(checkpoint_id))
-
-    def _maybe_snapshot(self, cp) -> None:
-        book = self.book
-        if not cp.snapshotted and not cp.waiting_aligned:
-            cp.alignment = time.monotonic() - cp.started
-            for op in self.ops:
-                op.prepare_snapshot(cp.checkpoint_id)
-            cp.state = self._state()
-            barrier = Barrier(cp.checkpoint_id)
-            self._control(0, barrier)
-            for channel in sorted(book.blocked):
-                self.backlog.extend(self.stash.pop(channel, []))
-            book.blocked.clear()
-        if cp.snapshotted and not cp.waiting_recorded:
-            del book.active[cp.checkpoint_id]
-            book.completed = max(book.completed, cp.checkpoint_id)
-            self.snapshots.snapshot_done(self.ctx.block, self.ctx.index, cp.checkpoint_id, cp.state,
-                                         cp.recordings, cp.alignment, False)
-
-    def _on_barrier(self, index: int, sender: int, barrier: Barrier) -> None:
-        book = self.book
-        if book is None:
-            self._control(0, barrier)
-            return
-        channel = (index, sender)
-        if channel in book.terminated or barrier.checkpoint_id <= book.completed:
-            return
-        cp = book.start(barrier.checkpoint_id)
-        if channel in cp.waiting_aligned:
-            cp.waiting_aligned.discard(channel)
-            book.blocked.add(channel)
-        else:
-            cp.waiting_recorded.discard(channel)
-        self._maybe_snapshot(cp)
-
     def _channel_closed(self, channel: tuple[int, int]) -> None:
-        book = self.book
-        if book is None:
-            return
-        book.terminated.add(channel)
-        for cp in list(book.active.values()):
-            cp.waiting_aligned.discard(channel)
-            cp.waiting_recorded.discard(channel)
-            self._maybe_snapshot(cp)
+        if self.checkpointing is not None:
+            self.checkpointing.on_channel_closed(channel)
 
     # ------------------------------------------------------------------ driving
     def run(self) -> None:
@@ -268,15 +212,13 @@ class ReplicaExecutor:
         size = self.block.batch_mode.size
         assert isinstance(source, SourceOperator)
         stop = self.stop
-        triggers = self.triggers
-        local = self.local
+        checkpointing = self.checkpointing
         while True:
             if stop is not None and stop.is_set():
                 raise Cancelled()
-            while not triggers.empty():
-                self._begin(triggers.get())
-            if local is not None and local.due(time.monotonic()):
-                self._local_checkpoint()
+            if checkpointing is not None:
+                self._take_triggers()
+                checkpointing.on_turn(time.monotonic())
             batch = source.poll(size)
             if batch is None:
                 break
@@ -287,13 +229,18 @@ class ReplicaExecutor:
             else:
                 self._idle()
             self.router.flush_expired(time.monotonic())
-        while not triggers.empty():
-            self._begin(triggers.get())
+        if checkpointing is not None:
+            self._take_triggers()
         self._control(0, END)
         self.finished = True
         self._control(0, TERMINATE)
-        if self.local is not None:
-            self._local_checkpoint()
+        if checkpointing is not None:
+            checkpointing.on_end()
+
+    def _take_triggers(self) -> None:
+        triggers = self.triggers
+        while not triggers.empty():
+            self.checkpointing.on_trigger(triggers.get())
 
     def _next_message(self) -> tuple | None:
         if self.backlog:
@@ -303,36 +250,23 @@ class ReplicaExecutor:
     def _run_inputs(self) -> None:
         assert self.inbox is not None
         head = self.head
-        local = self.local
+        checkpointing = self.checkpointing
         while not self.finished:
-            if local is not None and local.due(time.monotonic()):
-                self._local_checkpoint()
+            if checkpointing is not None:
+                checkpointing.on_turn(time.monotonic())
             message = self._next_message()
             if message is None:
                 self._idle()
                 continue
             index, sender, element = message
-            kind = type(element)
-            if local is not None and index >= 0:
-                meta = None
-                if kind is Piggybacked:
-                    meta, element = element.meta, element.element
-                    kind = type(element)
-                    if local.must_force(meta):
-                        self._local_checkpoint(forced=True)
-                local.delivered(self.channel_of[(index, sender)], element, meta)
             if index < 0:
                 self._worker_message(element)
                 continue
-            book = self.book
-            if book is not None:
-                channel = (index, sender)
-                if channel in book.blocked:
-                    self.stash.setdefault(channel, []).append(message)
+            if checkpointing is not None:
+                element = checkpointing.admit(index, sender, element)
+                if element is None:
                     continue
-                if book.active and kind is not Barrier:
-                    for cp in book.recording(channel):
-                        cp.recordings.setdefault(channel, []).append(element)
+            kind = type(element)
             if kind is Batch:
                 self.records_in += len(element.items)
                 self.born = element.born
@@ -345,18 +279,21 @@ class ReplicaExecutor:
                 if out is not None:
                     self._emit(1, out)
             elif kind is Barrier:
-                self._on_barrier(index, sender, element)
+                if checkpointing is not None:
+                    checkpointing.on_barrier(index, sender, element)
+                else:
+                    self._control(0, element)
             elif self.custom_control:
                 self._custom_control(index, sender, element)
             else:
                 self._align(index, sender, element)
-        if local is not None:
-            self._local_checkpoint()
+        if checkpointing is not None:
+            checkpointing.on_end()
 
     def _worker_message(self, element: Any) -> None:
         if type(element) is Trigger:
-            if self.book is not None and self.book.regular_inputs_closed():
-                self._begin(element.checkpoint_id)
+            if self.checkpointing is not None:
+                self.checkpointing.on_trigger(element.checkpoint_id)
         elif type(element) is Completed:
             for op in self.ops:
                 op.on_checkpoint_complete(element.checkpoint_id)

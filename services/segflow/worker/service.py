@@ -21,9 +21,11 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from ..checkpoint.aligned import AlignedSnapshots
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
-from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, cut, process_name, size
+from ..checkpoint.unaligned import UnalignedSnapshots
+from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
 from ..errors import SegflowError
 from ..jobs.loader import JobSpec, build_job
 from ..net import PROTOCOL_VERSION
@@ -35,7 +37,6 @@ from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..runtime.local import INBOX_CAPACITY
 from ..runtime.pool import ExecutorPool
-from ..runtime.rescale import check_blobs, rescale_states
 from ..runtime.wiring import build_executor
 from ..settings import Config
 from ..state import open_backend
@@ -44,8 +45,11 @@ from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
 from ..v1 import data_pb2_grpc as dpb_grpc
 from .agent import CheckpointAgent
+from .restore import restore_attempt
 
 log = logging.getLogger("segflow.worker")
+
+COORDINATED = {CheckpointProtocol.ALIGNED: AlignedSnapshots, CheckpointProtocol.UNALIGNED: UnalignedSnapshots}
 
 RESTART, DONE, FAILED = "restart", "done", "failed"
 
@@ -281,103 +285,17 @@ class WorkerService:
                 if uncoordinated:
                     channel_of = {(e.dst_input, s): channel(e, s, rid.index)
                                   for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
-                    executor.enable_local_checkpoints(locals_[rid], attempt.agent, channel_of)
+                    executor.checkpointing = UncoordinatedCheckpoints(executor, attempt.agent, locals_[rid],
+                                                                      channel_of)
                 else:
-                    executor.enable_checkpoints(attempt.protocol, attempt.agent)
-            if restore and assignment.restore_replicas:
-                self._restore_rescaled(attempt, catalog, restore, dict(assignment.restore_replicas), execution)
-            elif restore:
-                self._restore(attempt, catalog, restore)
-            elif assignment.recovery_plan:
-                self._restore_line(attempt, catalog, pickle.loads(assignment.recovery_plan), locals_)
+                    executor.checkpointing = COORDINATED[attempt.protocol](executor, attempt.agent)
+            restore_attempt(self.name, attempt, catalog, execution)
         self.receivers.ready(assignment.job_id, lookup)
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None)
         threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         attempt.pool.start()
-
-    def _restore(self, attempt: Attempt, catalog: Catalog, checkpoint_id: int) -> None:
-        restored = []
-        for rid, executor in attempt.executors.items():
-            blob = catalog.read(checkpoint_id, rid.block, rid.index)
-            if blob is None:
-                raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica {rid}: "
-                                   "the state store lost part of it")
-            executor.restore(pickle.loads(blob))
-            restored.append(str(rid))
-            if executor.finished:
-                attempt.agent.done.add(rid)
-        event(log, logging.WARNING, "restored", worker=self.name, checkpoint=checkpoint_id,
-              attempt=attempt.assignment.attempt, replicas=restored)
-
-    def _restore_rescaled(self, attempt: Attempt, catalog: Catalog, checkpoint_id: int, before: dict,
-                          execution) -> None:
-        """A snapshot taken at other replica counts: blocks whose count changed get their
-        keyed state redistributed (runtime.rescale); the others restore as usual."""
-        def changed(block: int) -> bool:
-            return before.get(block, execution.replicas[block]) != execution.replicas[block]
-
-        def read(block: int, index: int) -> dict:
-            blob = catalog.read(checkpoint_id, block, index)
-            if blob is None:
-                raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica b{block}.r{index}")
-            return pickle.loads(blob)
-        graph = execution.graph
-        for rid, executor in attempt.executors.items():
-            if changed(rid.block):
-                blobs = [read(rid.block, old) for old in range(before[rid.block])]
-                executor.restore_rescaled(rescale_states(executor.ops, blobs, rid.index,
-                                                         execution.replicas[rid.block]))
-            elif any(changed(edge.src) for edge in graph.inputs_of(rid.block)):
-                executor.restore_rescaled(check_blobs([read(rid.block, rid.index)])[0]["ops"])
-            else:
-                executor.restore(read(rid.block, rid.index))
-        event(log, logging.WARNING, "restored with rescaling", worker=self.name, checkpoint=checkpoint_id,
-              replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
-
-    def _restore_line(self, attempt: Attempt, catalog: Catalog, plan: dict, locals_: dict) -> None:
-        """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then
-        the in-transit messages of its input channels, replayed from the senders' logs."""
-        line, replay = plan["line"], plan["replay"]
-        restored = {}
-        for rid, executor in attempt.executors.items():
-            process = process_name(rid.block, rid.index)
-            index = line.get(process, 0)
-            restored[process] = index
-            if index == 0:
-                continue
-            blob = catalog.read_local(process, index)
-            if blob is None:
-                raise SegflowError(f"local checkpoint {index} of {process} is missing from the state store")
-            saved = pickle.loads(blob)
-            executor.ctx.restored_from = index     # sinks commit what this checkpoint covers
-            executor.restore({"state": saved["state"], "channels": {}})
-            locals_[rid].restore(index, saved["record"])
-            if executor.finished:
-                attempt.agent.done.add(rid)
-        for rid, executor in attempt.executors.items():
-            by_channel = {c: key for key, c in executor.channel_of.items()}
-            for channel, (first, last) in sorted(replay.items()):
-                if channel not in by_channel:
-                    continue
-                index_sender = by_channel[channel]
-                for element in self._logged(catalog, channel, line.get(channel[0], 0), first, last):
-                    executor.backlog.append((index_sender[0], index_sender[1], element))
-        event(log, logging.WARNING, "restored recovery line", worker=self.name, line=restored,
-              replayed={f"{a}>{b}": r for (a, b), r in replay.items()}, attempt=attempt.assignment.attempt)
-
-    @staticmethod
-    def _logged(catalog: Catalog, channel: tuple, sender_index: int, first: int, last: int) -> list:
-        """Elements ``first..last`` of ``channel`` from the sender's logs (checkpoints 1..index)."""
-        logged = []
-        for index in range(1, sender_index + 1):
-            data = catalog.read_log(channel[0], index)
-            logged.extend((pickle.loads(data) if data else {}).get(channel, []))
-        elements = cut(logged, first, last)
-        if sum(size(e) for e in elements) != last - first + 1:
-            raise SegflowError(f"the log of channel {channel} lacks part of {first}..{last}: the state store lost it")
-        return elements
 
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)

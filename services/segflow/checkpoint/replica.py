@@ -1,0 +1,59 @@
+"""What a replica does for fault tolerance: the hooks a block replica's executor calls.
+
+One subclass per protocol (:mod:`.aligned`, :mod:`.unaligned`, :mod:`.uncoordinated`, which
+also serves ``cic``). The executor knows nothing of protocols: it asks its
+``ReplicaCheckpointing`` to admit every element arriving on a channel, hands it barriers,
+closed channels and a turn on every loop; the protocol calls back into the executor to
+capture the replica's state, forward a barrier and replay held-back messages.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..runtime.elements import Barrier
+from .barriers import Channel
+
+if TYPE_CHECKING:
+    from ..runtime.executor import ReplicaExecutor
+
+
+class ReplicaCheckpointing:
+    """The hooks, with what a replica does without a protocol of its own for each."""
+
+    def __init__(self, executor: "ReplicaExecutor", sink: Any):
+        self.executor = executor
+        self.sink = sink           # the worker's agent: persists snapshots and acknowledges
+
+    def admit(self, index: int, sender: int, element: Any) -> Any:
+        """An element arrived on channel ``(index, sender)``: the element to process now,
+        or ``None`` when the protocol holds it back."""
+        return element
+
+    def on_barrier(self, index: int, sender: int, barrier: Barrier) -> None:
+        self.executor.forward(barrier)
+
+    def on_trigger(self, checkpoint_id: int) -> None:
+        """The worker asks this replica to start checkpoint ``checkpoint_id``."""
+
+    def on_channel_closed(self, channel: Channel) -> None:
+        """The channel terminated: it will send nothing more, barriers included."""
+
+    def on_turn(self, now: float) -> None:
+        """Called on every turn of the replica's loop (timers live here)."""
+
+    def on_end(self) -> None:
+        """The replica has processed its last element."""
+
+    def finished_snapshot(self, checkpoint_id: int) -> None:
+        """The replica's thread is done: hand its final state to checkpoint ``checkpoint_id``
+        (every protocol's last checkpoint, the job's end, is coordinated)."""
+        executor = self.executor
+        self.sink.snapshot_done(executor.ctx.block, executor.ctx.index, checkpoint_id,
+                                executor.capture(checkpoint_id), {}, 0.0, True)
+
+    def closed_channels(self) -> set[Channel]:
+        """Part of every snapshot: channels that owe no barrier after a restore."""
+        return set()
+
+    def restore_closed_channels(self, channels: set[Channel]) -> None:
+        """From a snapshot: see :meth:`closed_channels`."""

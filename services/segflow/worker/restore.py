@@ -1,0 +1,114 @@
+"""How a worker's replicas start again: from a complete checkpoint, from one taken at other
+replica counts (keyed state redistributed), or from an uncoordinated recovery line with
+the in-transit messages replayed from the senders' logs."""
+from __future__ import annotations
+
+import logging
+import pickle
+from typing import TYPE_CHECKING
+
+from ..checkpoint.catalog import Catalog
+from ..checkpoint.uncoordinated import cut, process_name, size
+from ..errors import SegflowError
+from ..observability.logs import event
+from ..runtime.rescale import check_blobs, rescale_states
+
+if TYPE_CHECKING:
+    from .service import Attempt
+
+log = logging.getLogger("segflow.worker")
+
+
+def restore_attempt(worker: str, attempt: "Attempt", catalog: Catalog, execution) -> None:
+    """Restore what the assignment asks for, if anything."""
+    assignment = attempt.assignment
+    restore = assignment.restore_checkpoint
+    if restore and assignment.restore_replicas:
+        _rescaled(worker, attempt, catalog, restore, dict(assignment.restore_replicas), execution)
+    elif restore:
+        _from_checkpoint(worker, attempt, catalog, restore)
+    elif assignment.recovery_plan:
+        _recovery_line(worker, attempt, catalog, pickle.loads(assignment.recovery_plan))
+
+
+def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int) -> None:
+    restored = []
+    for rid, executor in attempt.executors.items():
+        blob = catalog.read(checkpoint_id, rid.block, rid.index)
+        if blob is None:
+            raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica {rid}: "
+                               "the state store lost part of it")
+        executor.restore(pickle.loads(blob))
+        restored.append(str(rid))
+        if executor.finished:
+            attempt.agent.done.add(rid)
+    event(log, logging.WARNING, "restored", worker=worker, checkpoint=checkpoint_id,
+          attempt=attempt.assignment.attempt, replicas=restored)
+
+def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int, before: dict,
+                      execution) -> None:
+    """A snapshot taken at other replica counts: blocks whose count changed get their
+    keyed state redistributed (runtime.rescale); the others restore as usual."""
+    def changed(block: int) -> bool:
+        return before.get(block, execution.replicas[block]) != execution.replicas[block]
+
+    def read(block: int, index: int) -> dict:
+        blob = catalog.read(checkpoint_id, block, index)
+        if blob is None:
+            raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica b{block}.r{index}")
+        return pickle.loads(blob)
+    graph = execution.graph
+    for rid, executor in attempt.executors.items():
+        if changed(rid.block):
+            blobs = [read(rid.block, old) for old in range(before[rid.block])]
+            executor.restore_rescaled(rescale_states(executor.ops, blobs, rid.index,
+                                                     execution.replicas[rid.block]))
+        elif any(changed(edge.src) for edge in graph.inputs_of(rid.block)):
+            executor.restore_rescaled(check_blobs([read(rid.block, rid.index)])[0]["ops"])
+        else:
+            executor.restore(read(rid.block, rid.index))
+    event(log, logging.WARNING, "restored with rescaling", worker=worker, checkpoint=checkpoint_id,
+          replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
+
+def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: dict) -> None:
+    """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then
+    the in-transit messages of its input channels, replayed from the senders' logs."""
+    line, replay = plan["line"], plan["replay"]
+    restored = {}
+    for rid, executor in attempt.executors.items():
+        process = process_name(rid.block, rid.index)
+        index = line.get(process, 0)
+        restored[process] = index
+        if index == 0:
+            continue
+        blob = catalog.read_local(process, index)
+        if blob is None:
+            raise SegflowError(f"local checkpoint {index} of {process} is missing from the state store")
+        saved = pickle.loads(blob)
+        executor.ctx.restored_from = index     # sinks commit what this checkpoint covers
+        executor.restore({"state": saved["state"], "channels": {}})
+        executor.checkpointing.local.restore(index, saved["record"])
+        if executor.finished:
+            attempt.agent.done.add(rid)
+    for rid, executor in attempt.executors.items():
+        by_channel = {c: key for key, c in executor.checkpointing.channel_of.items()}
+        for channel, (first, last) in sorted(replay.items()):
+            if channel not in by_channel:
+                continue
+            index_sender = by_channel[channel]
+            executor.replay([(index_sender[0], index_sender[1], element)
+                             for element in _logged(catalog, channel, line.get(channel[0], 0), first, last)])
+    event(log, logging.WARNING, "restored recovery line", worker=worker, line=restored,
+          replayed={f"{a}>{b}": r for (a, b), r in replay.items()}, attempt=attempt.assignment.attempt)
+
+
+def _logged(catalog: Catalog, channel: tuple, sender_index: int, first: int, last: int) -> list:
+    """Elements ``first..last`` of ``channel`` from the sender's logs (checkpoints 1..index)."""
+    logged = []
+    for index in range(1, sender_index + 1):
+        data = catalog.read_log(channel[0], index)
+        logged.extend((pickle.loads(data) if data else {}).get(channel, []))
+    elements = cut(logged, first, last)
+    if sum(size(e) for e in elements) != last - first + 1:
+        raise SegflowError(f"the log of channel {channel} lacks part of {first}..{last}: the state store lost it")
+    return elements
