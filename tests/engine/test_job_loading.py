@@ -5,7 +5,7 @@ import pytest
 
 from segflow.cli.main import main
 from segflow.errors import JobLoadError
-from segflow.jobs.loader import JobSpec, build_job, parse_params, run_job
+from segflow.jobs.loader import JobModule, build_job, parse_params, run_job
 from segflow.api.environment import Config
 
 
@@ -16,7 +16,7 @@ def job(tmp_path, source, name="job.py"):
 
 
 def build(path, function="build", **params):
-    return build_job(JobSpec(path, function, params), Config())
+    return build_job(JobModule(path, function, params), Config())
 
 
 @pytest.mark.parametrize("source,message", [

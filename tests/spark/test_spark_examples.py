@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from segflow.jobs.loader import JobSpec, load_job, missing_parameters, run_job
+from segflow.jobs.loader import JobModule, load_job, missing_parameters, run_job
 from segflow.spark import UnsupportedOnSpark
 from segflow.spark.runner import run_job_on_spark
 
@@ -49,7 +49,7 @@ def read_lines(directory: str) -> list[str]:
 
 def parameters(path: str, name: str, output: str, text: str) -> dict[str, str]:
     params = {"output": output, **SMALLER.get(name, {})}
-    needed = missing_parameters(load_job(JobSpec(path)), JobSpec(path, params=params))
+    needed = missing_parameters(load_job(JobModule(path)), JobModule(path, params=params))
     if "input" in needed:
         params["input"] = text
     assert not set(needed) - {"input"}, f"{name} needs parameters this test does not know: {needed}"

@@ -10,7 +10,7 @@ from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
 from ..runtime.sentinels import NOTHING
 from ..settings import Config
-from .location import caller_location
+from .call_site import caller_location
 from .stream import KeyedStream, Stream
 
 

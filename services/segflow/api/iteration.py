@@ -9,7 +9,7 @@ from ..runtime.context import iteration_state
 from ..runtime.operators.iteration import (DECISION_PORT, DELTA_PORT, FEEDBACK, LEADER, RESULT_PORT,
                                            IterationEnd,
                                            IterationLeader, IterationStart)
-from .location import caller_location
+from .call_site import caller_location
 
 if TYPE_CHECKING:
     from .stream import Stream

@@ -19,7 +19,7 @@ from ..runtime.operators import aggregate as agg
 from ..runtime.operators import stateless as sl
 from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
 from ..runtime.operators.sinks import FileSink, ForEachSink
-from .location import caller_location
+from .call_site import caller_location
 
 if TYPE_CHECKING:
     from .environment import StreamEnvironment, StreamOutput

@@ -20,7 +20,7 @@ import time
 from typing import Callable
 
 from ..errors import SegflowError
-from ..jobs.loader import JobSpec, load_job
+from ..jobs.loader import JobModule, load_job
 from ..observability.logs import event
 from ..runtime.operators.two_phase import COMMITTED, MarkerError, committed_through, parse_markers
 from ..state.backend import StateBackend
@@ -51,7 +51,7 @@ def trigger_period(trigger: str) -> float:
 
 def load_function(module: str, function: str) -> Callable:
     """The user's ``function(spark, records) -> DataFrame`` from a .py file or module."""
-    fn = load_job(JobSpec(module, function), signature="(spark, records)")
+    fn = load_job(JobModule(module, function), signature="(spark, records)")
     from pyspark import cloudpickle      # Python UDFs of a file module travel to the executors by value
     cloudpickle.register_pickle_by_value(sys.modules[fn.__module__])
     return fn

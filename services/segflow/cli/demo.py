@@ -8,7 +8,7 @@ import time
 
 from ..datagen.corpus import corpus_path
 from ..jobs.loader import run_job
-from .progress import Progress, human
+from .progress_bar import Progress, human
 
 WORDCOUNT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "wordcount.py")
 

@@ -12,12 +12,12 @@ from typing import Sequence
 
 from ..checkpoint.protocols import CheckpointProtocol
 from ..errors import SegflowError
-from ..jobs.loader import JobSpec, build_job, parse_params
+from ..jobs.loader import JobModule, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
 from ..settings import CheckpointSettings, Config
 from . import batch
-from .progress import Progress, human
+from .progress_bar import Progress, human
 
 
 def _job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,8 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _spec(args: argparse.Namespace) -> JobSpec:
-    return JobSpec(args.job, args.function, parse_params(args.param))
+def _spec(args: argparse.Namespace) -> JobModule:
+    return JobModule(args.job, args.function, parse_params(args.param))
 
 
 def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:

@@ -21,7 +21,7 @@ from ..checkpoint.local_records import LocalCheckpointRecords
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
 from ..errors import SegflowError
-from ..jobs.loader import JobSpec, build_job
+from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
@@ -58,7 +58,7 @@ class PendingSavepoint:
 
 
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
-    def __init__(self, spec: JobSpec, workers: int, graph, settings: CheckpointSettings):
+    def __init__(self, spec: JobModule, workers: int, graph, settings: CheckpointSettings):
         self.spec = spec
         self.job_id = uuid.uuid4().hex[:12]
         self.graph = graph
@@ -130,7 +130,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         s = self.settings
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
-            job=cpb.JobSpec(target=self.spec.target, function=self.spec.function, params=self.spec.params),
+            job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
             workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
             recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
@@ -467,7 +467,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name)
 
 
-def serve(spec: JobSpec, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
+def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
           announce=sys.stdout, linger: float = 10.0) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code."""
     env, _ = build_job(spec, Config(parallelism=workers))

@@ -24,8 +24,9 @@ from ..settings import Config
 
 
 @dataclass
-class JobSpec:
-    """What identifies a job run: the same spec gives the same plan in every process."""
+class JobModule:
+    """A job module and how to call it: the same module, function and parameters give the
+    same plan in every process (coordinator, workers, Spark driver)."""
 
     target: str                       # path to a .py file or a module name
     function: str = "build"
@@ -80,7 +81,7 @@ def _where(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{at}"
 
 
-def load_job(spec: JobSpec, signature: str = "(env, **params)") -> Callable[..., Any]:
+def load_job(spec: JobModule, signature: str = "(env, **params)") -> Callable[..., Any]:
     """The job's build function (or another function of a user module: ``signature``
     shows what it should look like in the error when it is missing)."""
     target = spec.target
@@ -111,14 +112,14 @@ def _parameters(fn: Callable) -> list[inspect.Parameter]:
         return []
 
 
-def missing_parameters(fn: Callable, spec: JobSpec) -> list[str]:
+def missing_parameters(fn: Callable, spec: JobModule) -> list[str]:
     """Required parameters of the build function that ``spec`` does not give."""
     return [p.name for p in _parameters(fn)
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
             and p.name not in spec.params]
 
 
-def _check_params(fn: Callable, spec: JobSpec) -> None:
+def _check_params(fn: Callable, spec: JobModule) -> None:
     parameters = _parameters(fn)
     accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
     names = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -132,7 +133,7 @@ def _check_params(fn: Callable, spec: JobSpec) -> None:
                            f"it takes: {', '.join(names) or 'none'}")
 
 
-def build_job(spec: JobSpec, config: Config) -> tuple[StreamEnvironment, Any]:
+def build_job(spec: JobModule, config: Config) -> tuple[StreamEnvironment, Any]:
     """Build the job's pipeline on a new environment; returns it and what build returned."""
     fn = load_job(spec)
     _check_params(fn, spec)
@@ -156,7 +157,7 @@ def run_job(target: str, params: dict[str, str] | None = None, parallelism: int 
 
     ``runtime="processes"`` runs it on a local coordinator and ``parallelism`` workers;
     ``settings`` are further :class:`Config` fields (checkpoint protocol, state URL...)."""
-    env, returned = build_job(JobSpec(target, params=dict(params or {})),
+    env, returned = build_job(JobModule(target, params=dict(params or {})),
                               Config(parallelism=parallelism, runtime=runtime, **settings))
     if env.result is None:
         env.execute(on_progress=on_progress)

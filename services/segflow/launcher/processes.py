@@ -23,7 +23,7 @@ from ..coordinator.client import request_savepoint
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
-from ..jobs.loader import JobSpec
+from ..jobs.loader import JobModule
 from ..settings import CheckpointSettings
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
@@ -80,7 +80,7 @@ def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
         process.stdout.close()
 
 
-def run_processes(spec: JobSpec, workers: int, settings: CheckpointSettings | None = None,
+def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | None = None,
                   on_progress: Callable[[dict, dict], None] | None = None,
                   on_event: Callable[[str], None] | None = None) -> DistributedResult:
     if workers < 1:

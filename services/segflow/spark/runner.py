@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..api.environment import Config, StreamEnvironment
 from ..errors import PipelineError, SegflowError
-from ..jobs.loader import JobSpec, build_job, load_job
+from ..jobs.loader import JobModule, build_job, load_job
 from ..plan.graph import BlockSpec, Edge, JobGraph, OperatorSpec, Strategy
 from ..plan.placement import Worker, plan
 from ..runtime.local import RunResult
@@ -293,6 +293,6 @@ def run_job_on_spark(target: str, params: dict[str, str] | None = None, parallel
                      master: str | None = None) -> tuple[StreamEnvironment, Any]:
     """Build a job module (as ``segflow run`` does) and run it on Spark; returns the
     environment and what the job's build function returned."""
-    env, returned = build_job(JobSpec(target, params=dict(params or {})), Config(parallelism=parallelism))
+    env, returned = build_job(JobModule(target, params=dict(params or {})), Config(parallelism=parallelism))
     run_on_spark(env, master)
     return env, returned

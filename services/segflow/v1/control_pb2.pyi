@@ -41,7 +41,7 @@ class Checkpointing(_message.Message):
     job_name: str
     def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ...) -> None: ...
 
-class JobSpec(_message.Message):
+class JobModule(_message.Message):
     __slots__ = ("target", "function", "params")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
@@ -113,7 +113,7 @@ class Assignment(_message.Message):
     PINNED_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
-    job: JobSpec
+    job: JobModule
     workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
     heartbeat_seconds: float
     attempt: int
@@ -122,7 +122,7 @@ class Assignment(_message.Message):
     recovery_plan: bytes
     restore_replicas: _containers.ScalarMap[int, int]
     pinned_replicas: _containers.ScalarMap[int, int]
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobSpec, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ...) -> None: ...
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out")

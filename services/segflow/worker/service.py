@@ -27,7 +27,7 @@ from ..checkpoint.protocols import CheckpointProtocol
 from ..checkpoint.unaligned import UnalignedSnapshots
 from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
 from ..errors import SegflowError
-from ..jobs.loader import JobSpec, build_job
+from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.dataplane import GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
 from ..observability.logs import event
@@ -214,7 +214,7 @@ class WorkerService:
     # ------------------------------------------------------------------ wiring
     def _start(self, attempt: Attempt) -> None:
         assignment = attempt.assignment
-        spec = JobSpec(assignment.job.target, assignment.job.function or "build", dict(assignment.job.params))
+        spec = JobModule(assignment.job.target, assignment.job.function or "build", dict(assignment.job.params))
         workers = [Worker(w.name, w.slots) for w in assignment.workers]
         addresses = {w.name: w.data_address for w in assignment.workers}
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
