@@ -26,12 +26,13 @@ from ..net import PROTOCOL_VERSION
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
-from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
+from ..runtime.elements import FINAL_CHECKPOINT
 from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
+from .cleanup import StoreCleanup
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
 
@@ -79,11 +80,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.uncoordinated = settings.protocol.uncoordinated
         self.local_records = LocalCheckpointRecords()
         self.recovery_plan: dict | None = None
-        self.store = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.cleanup: StoreCleanup | None = None
         self.metrics = None
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
+            self.cleanup = StoreCleanup(self.catalog)
             self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
             self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
                                              first_id=max(self.catalog.highest_id(), self.restore_id) + 1)
@@ -322,45 +324,21 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         waiter = self.savepoints.pop(checkpoint_id, None)
         if waiter is not None:
             waiter.end()
-        retain = self.settings.retain
-        self.store.submit(self._collect_garbage, retain)
+        self.cleanup.old_checkpoints(self.settings.retain)
 
     def _collect_local(self) -> None:
         """Lock held. Delete (in the background) the local checkpoints and log segments
         behind the stable line: no recovery line can go back before it."""
         checkpoints, segments = self.local_records.newly_collectable()
-        if not checkpoints and not segments:
-            return
-
-        def delete() -> None:
-            try:
-                self.catalog.delete_local(checkpoints, segments)
-            except StateStoreError as exc:
-                event(log, logging.WARNING, "could not remove old local checkpoints", error=str(exc))
-        self.store.submit(delete)
-
-    def _collect_garbage(self, retain: int) -> None:
-        try:
-            removed = self.catalog.collect_garbage(retain)
-            if removed:
-                event(log, logging.INFO, "old checkpoints removed", checkpoints=removed)
-        except StateStoreError as exc:
-            event(log, logging.WARNING, "could not remove old checkpoints", error=str(exc))
+        if checkpoints or segments:
+            self.cleanup.local_checkpoints(checkpoints, segments)
 
     def remove_unfinished_checkpoints(self) -> None:
         """The job has ended and its workers are stopped: a checkpoint still in progress
         can never complete, so its parts go (a restore never takes them, but they would
         mislead whoever reads the store)."""
-        if self.catalog is None or self.uncoordinated:
-            return
-        try:
-            removed = self.catalog.remove_unfinished()
-        except StateStoreError as exc:
-            event(log, logging.WARNING, "could not remove unfinished checkpoints", error=str(exc))
-            return
-        if removed:
-            event(log, logging.INFO, "unfinished checkpoints removed",
-                  checkpoints=[checkpoint_label(c) for c in removed])
+        if self.cleanup is not None and not self.uncoordinated:
+            self.cleanup.unfinished_checkpoints()
 
     def _retry_final(self) -> None:
         with self.lock:

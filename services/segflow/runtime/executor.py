@@ -16,6 +16,7 @@ from .channels import Cancelled, Inbox
 from .context import set_iteration_state
 from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch, Idle,
                        IterationUpdate, Terminate, Watermark)
+from .inputs import InputStage, InputState
 from .operator import Operator, ReplicaContext
 from .routing import Router
 
@@ -51,33 +52,6 @@ class Completed:
         self.checkpoint_id = checkpoint_id
 
 
-class InputState:
-    """What the StartBlock tracks about one input of the block."""
-
-    __slots__ = ("senders", "watermarks", "idle", "ended", "terminated", "replay", "feedback", "cache")
-
-    def __init__(self, senders: list[int], replay: bool, feedback: bool):
-        self.senders = senders
-        self.watermarks: dict[int, Any] = {}
-        self.idle: set[int] = set()          # senders whose watermarks are not waited for
-        self.ended = 0
-        self.terminated = 0
-        self.replay = replay
-        self.feedback = feedback
-        self.cache: list[Batch] | None = [] if replay else None
-
-    @property
-    def count(self) -> int:
-        return len(self.senders)
-
-    def snapshot(self) -> tuple:
-        return (self.watermarks, self.ended, self.terminated, self.cache, self.idle)
-
-    def restore(self, state: tuple) -> None:
-        self.watermarks, self.ended, self.terminated, self.cache = state[:4]
-        self.idle = set(state[4]) if len(state) > 4 else set()     # snapshots before idleness had none
-
-
 class ReplicaExecutor:
     """One block replica. ``run`` returns when every input has terminated."""
 
@@ -85,7 +59,7 @@ class ReplicaExecutor:
                  inbox: Inbox | None, router: Router, stop: Any = None):
         self.block = block
         self.ctx = ctx
-        self.inputs = inputs
+        self.inputs = InputStage(inputs)
         self.inbox = inbox
         self.router = router
         self.stop = stop
@@ -100,7 +74,6 @@ class ReplicaExecutor:
         self.head = self.ops[0]
         self.custom_control = getattr(self.head, "handles_control", False)
         self.tickers = [(i, op) for i, op in enumerate(self.ops) if hasattr(op, "on_tick")]
-        self.frontier: Any = None
         self.iterations: dict[int, int] = {}
         self.iteration_values: dict[int, Any] = {}   # the loop state each body replica reads
         self.records_in = 0
@@ -114,10 +87,10 @@ class ReplicaExecutor:
 
     # ----------------------------------------------------------- checkpointing
     def input_channels(self) -> list[tuple[int, int]]:
-        return [(i, s) for i, state in enumerate(self.inputs) for s in state.senders]
+        return self.inputs.channels()
 
     def back_edge_inputs(self) -> set[int]:
-        return {i for i, state in enumerate(self.inputs) if state.feedback}
+        return self.inputs.back_edges()
 
     def capture(self, checkpoint_id: int) -> bytes:
         """The replica's state for checkpoint ``checkpoint_id`` (operators flush first)."""
@@ -149,10 +122,11 @@ class ReplicaExecutor:
             self.inbox.put((-1, -1, Completed(checkpoint_id)), block=False)
 
     def _state(self) -> bytes:
+        inputs, frontier = self.inputs.snapshot()
         return cloudpickle.dumps({
             "ops": [op.snapshot() for op in self.ops],
-            "inputs": [s.snapshot() for s in self.inputs],
-            "frontier": self.frontier,
+            "inputs": inputs,
+            "frontier": frontier,
             "iterations": self.iterations,
             "iteration_values": self.iteration_values,
             "terminated": self.checkpointing.closed_channels() if self.checkpointing else set(),
@@ -174,9 +148,7 @@ class ReplicaExecutor:
         state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
         for op, op_state in zip(self.ops, state["ops"]):
             op.restore(op_state)
-        for s, input_state in zip(self.inputs, state["inputs"]):
-            s.restore(input_state)
-        self.frontier = state["frontier"]
+        self.inputs.restore(state["inputs"], state["frontier"])
         self.iterations = state["iterations"]
         self.finished = state["finished"]
         if self.checkpointing is not None:
@@ -272,9 +244,7 @@ class ReplicaExecutor:
                 self.born = element.born
                 if self.on_sink_batch is not None and element.born is not None:
                     self.on_sink_batch(time.time() - element.born)
-                state = self.inputs[index]
-                if state.cache is not None and state.ended < state.count:
-                    state.cache.append(element)
+                self.inputs.cache(index, element)
                 out = head.process_input(index, element)
                 if out is not None:
                     self._emit(1, out)
@@ -308,27 +278,20 @@ class ReplicaExecutor:
 
     # ---------------------------------------------------------------- alignment
     def _align(self, index: int, sender: int, element: Any) -> None:
-        state = self.inputs[index]
+        inputs = self.inputs
         kind = type(element)
         if kind is Watermark:
-            state.watermarks[sender] = element.ts
-            state.idle.discard(sender)
-            self._advance_frontier()
+            self._frontier(inputs.watermark(index, sender, element.ts))
         elif kind is Idle:
-            state.idle.add(sender)
-            self._advance_frontier()
-            if all(s.feedback or s.replay or len(s.idle) == s.count for s in self.inputs):
+            frontier, all_idle = inputs.idle(index, sender)
+            self._frontier(frontier)
+            if all_idle:
                 self._control(0, IDLE)
         elif kind is EndOfStream:
-            state.ended += 1
-            if all(s.ended >= s.count for s in self.inputs):
-                for s in self.inputs:
-                    if not s.replay:
-                        s.ended = 0
+            if inputs.ended(index):
                 self._control(0, END)
         elif kind is Terminate:
-            state.terminated += 1
-            if all(s.terminated >= s.count for s in self.inputs):
+            if inputs.terminated(index):
                 self.finished = True
                 self._control(0, TERMINATE)
             self._channel_closed((index, sender))
@@ -339,21 +302,9 @@ class ReplicaExecutor:
         else:
             raise TypeError(f"unknown stream element {element!r}")
 
-    def _advance_frontier(self) -> None:
-        low = None
-        for s in self.inputs:
-            if s.feedback or s.replay:
-                continue
-            waiting = [w for sender, w in s.watermarks.items() if sender not in s.idle]
-            if len(waiting) + len(s.idle) < s.count:
-                return
-            if not waiting:
-                continue
-            m = min(waiting)
-            low = m if low is None or m < low else low
-        if low is not None and (self.frontier is None or low > self.frontier):
-            self.frontier = low
-            self._control(0, Watermark(low))
+    def _frontier(self, frontier: Any) -> None:
+        if frontier is not None:
+            self._control(0, Watermark(frontier))
 
     def _iteration_update(self, update: IterationUpdate) -> None:
         """Forward a new iteration's state once, then replay the cached side inputs.
@@ -367,20 +318,17 @@ class ReplicaExecutor:
         self._control(0, update)
         if update.iteration == 0 or not update.proceed:
             return
-        for index, state in enumerate(self.inputs):
-            for batch in state.cache or ():
-                out = self.head.process_input(index, batch)
-                if out is not None:
-                    self._emit(1, out)
+        for index, batch in self.inputs.cached():
+            out = self.head.process_input(index, batch)
+            if out is not None:
+                self._emit(1, out)
 
     def _custom_control(self, index: int, sender: int, element: Any) -> None:
         out = self.head.on_input_control(index, sender, element)
         if out is not None:
             self._emit(1, out)
         if type(element) is Terminate:
-            state = self.inputs[index]
-            state.terminated += 1
-            if all(s.terminated >= s.count for s in self.inputs):
+            if self.inputs.terminated(index):
                 self.finished = True
             self._channel_closed((index, sender))
 

@@ -11,7 +11,8 @@ from typing import Callable
 from ..plan.graph import Edge
 from ..plan.placement import ExecutionPlan, ReplicaId
 from .channels import Inbox, Outlet
-from .executor import InputState, ReplicaExecutor
+from .executor import ReplicaExecutor
+from .inputs import InputState
 from .operator import ReplicaContext
 from .routing import EdgeSender, Router
 

@@ -54,6 +54,11 @@ COORDINATED = {CheckpointProtocol.ALIGNED: AlignedSnapshots, CheckpointProtocol.
 RESTART, DONE, FAILED = "restart", "done", "failed"
 
 
+def _process_channel(edge, sender: int, destination: int) -> tuple[str, str]:
+    """An edge's channel between two replicas, as the uncoordinated protocols name it."""
+    return process_name(edge.src, sender), process_name(edge.dst, destination)
+
+
 class _NetworkCounters(ChannelMetrics):
     def __init__(self, metrics: ServiceMetrics):
         self.metrics = metrics
@@ -237,65 +242,69 @@ class WorkerService:
             with attempt.results_lock:
                 attempt.results.setdefault(sink_id, []).extend(items)
 
-        checkpointing = assignment.checkpointing
-        restore = assignment.restore_checkpoint
-        uncoordinated = attempt.protocol.uncoordinated
-        processes = sorted(process_name(r.block, r.index) for r in execution.all_replicas())
-        locals_: dict[ReplicaId, LocalCheckpoints] = {}
-        for replica in mine:
-            if uncoordinated:
-                locals_[replica] = LocalCheckpoints(
-                    process_name(replica.block, replica.index), checkpointing.interval_seconds, processes,
-                    cic=attempt.protocol.communication_induced, seed=hash((replica.block, replica.index, assignment.attempt)))
-
-        def channel(edge, sender: int, destination: int) -> tuple[str, str]:
-            return process_name(edge.src, sender), process_name(edge.dst, destination)
-
+        locals_ = self._local_checkpoints(attempt, execution, mine)
         for replica in mine:
             def outlet_for(edge, destination: int, replica=replica):
-                target = ReplicaId(edge.dst, destination)
-                owner = execution.placement[target]
-                if owner == self.name:
-                    return LocalOutlet(attempt.inboxes[target], edge.dst_input, replica.index,
-                                       blocking=not edge.feedback)
-                hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=assignment.job_id,
-                                         src_block=replica.block, src_replica=replica.index,
-                                         dst_block=edge.dst, dst_replica=destination, dst_input=edge.dst_input)
-                outlet = RemoteOutlet(self._peer(addresses[owner]), hello, cancel,
-                                      on_blocked=self.metrics.backpressure.inc)
-                attempt.outlets.append(outlet)
-                return outlet
-
-            def logged_outlet_for(edge, destination: int, replica=replica):
-                outlet = outlet_for(edge, destination)
+                outlet = self._outlet(attempt, execution, addresses, replica, edge, destination)
                 if replica not in locals_:
                     return outlet
-                return LoggingOutlet(outlet, channel(edge, replica.index, destination), locals_[replica])
-            executor = build_executor(execution, replica, attempt.inboxes.get(replica), logged_outlet_for,
-                                      deliver, cancel, transactional=attempt.two_phase, restored_from=restore)
+                return LoggingOutlet(outlet, _process_channel(edge, replica.index, destination), locals_[replica])
+            executor = build_executor(execution, replica, attempt.inboxes.get(replica), outlet_for, deliver, cancel,
+                                      transactional=attempt.two_phase, restored_from=assignment.restore_checkpoint)
             if not graph.outputs_of(replica.block):
                 executor.on_sink_batch = self.metrics.latency.observe
             attempt.executors[replica] = executor
         if attempt.two_phase:
-            catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
-                              checkpointing.job_name)
-            attempt.agent = CheckpointAgent(self.name, assignment.attempt, catalog, self.control,
-                                            attempt.executors)
-            for rid, executor in attempt.executors.items():
-                if uncoordinated:
-                    channel_of = {(e.dst_input, s): channel(e, s, rid.index)
-                                  for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
-                    executor.checkpointing = UncoordinatedCheckpoints(executor, attempt.agent, locals_[rid],
-                                                                      channel_of)
-                else:
-                    executor.checkpointing = COORDINATED[attempt.protocol](executor, attempt.agent)
-            restore_attempt(self.name, attempt, catalog, execution)
+            self._enable_checkpoints(attempt, execution, locals_)
         self.receivers.ready(assignment.job_id, lookup)
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None)
         threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         attempt.pool.start()
+
+    def _outlet(self, attempt: Attempt, execution, addresses: dict, replica: ReplicaId, edge, destination: int):
+        """Where ``replica`` sends on ``edge`` to replica ``destination``: an inbox here, or
+        a gRPC stream to the worker that owns it."""
+        target = ReplicaId(edge.dst, destination)
+        owner = execution.placement[target]
+        if owner == self.name:
+            return LocalOutlet(attempt.inboxes[target], edge.dst_input, replica.index, blocking=not edge.feedback)
+        hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=attempt.assignment.job_id,
+                                 src_block=replica.block, src_replica=replica.index,
+                                 dst_block=edge.dst, dst_replica=destination, dst_input=edge.dst_input)
+        outlet = RemoteOutlet(self._peer(addresses[owner]), hello, attempt.cancel,
+                              on_blocked=self.metrics.backpressure.inc)
+        attempt.outlets.append(outlet)
+        return outlet
+
+    @staticmethod
+    def _local_checkpoints(attempt: Attempt, execution, mine: list[ReplicaId]) -> dict[ReplicaId, LocalCheckpoints]:
+        """Uncoordinated protocols: each replica's counters, log and timer (none otherwise)."""
+        if not attempt.protocol.uncoordinated:
+            return {}
+        processes = sorted(process_name(r.block, r.index) for r in execution.all_replicas())
+        return {r: LocalCheckpoints(process_name(r.block, r.index), attempt.assignment.checkpointing.interval_seconds,
+                                    processes, cic=attempt.protocol.communication_induced,
+                                    seed=hash((r.block, r.index, attempt.assignment.attempt)))
+                for r in mine}
+
+    def _enable_checkpoints(self, attempt: Attempt, execution, locals_: dict[ReplicaId, LocalCheckpoints]) -> None:
+        """Give every replica its protocol's side, then restore what the assignment asks for."""
+        checkpointing = attempt.assignment.checkpointing
+        catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
+                          checkpointing.job_name)
+        attempt.agent = CheckpointAgent(self.name, attempt.assignment.attempt, catalog, self.control,
+                                        attempt.executors)
+        graph = execution.graph
+        for rid, executor in attempt.executors.items():
+            if attempt.protocol.uncoordinated:
+                channel_of = {(e.dst_input, s): _process_channel(e, s, rid.index)
+                              for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
+                executor.checkpointing = UncoordinatedCheckpoints(executor, attempt.agent, locals_[rid], channel_of)
+            else:
+                executor.checkpointing = COORDINATED[attempt.protocol](executor, attempt.agent)
+        restore_attempt(self.name, attempt, catalog, execution)
 
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)

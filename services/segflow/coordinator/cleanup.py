@@ -1,0 +1,54 @@
+"""Removing what no restore will read from the state store, off the coordinator's RPC
+threads: old complete checkpoints beyond ``retain``, local checkpoints and log segments
+behind the stable line, and at the job's end the parts of checkpoints that never
+completed. A failure to remove is logged, never fatal: the job's output does not depend
+on it."""
+from __future__ import annotations
+
+import logging
+from concurrent import futures
+
+from ..checkpoint.catalog import Catalog
+from ..observability.logs import event
+from ..runtime.elements import checkpoint_label
+from ..state import StateStoreError
+
+log = logging.getLogger("segflow.coordinator")
+
+
+class StoreCleanup:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.worker = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+
+    def old_checkpoints(self, retain: int) -> None:
+        self.worker.submit(self._old_checkpoints, retain)
+
+    def local_checkpoints(self, checkpoints: set, segments: set) -> None:
+        self.worker.submit(self._local_checkpoints, checkpoints, segments)
+
+    def unfinished_checkpoints(self) -> None:
+        """Now, not in the background: the job has ended and its workers are stopped."""
+        try:
+            removed = self.catalog.remove_unfinished()
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not remove unfinished checkpoints", error=str(exc))
+            return
+        if removed:
+            event(log, logging.INFO, "unfinished checkpoints removed",
+                  checkpoints=[checkpoint_label(c) for c in removed])
+
+    def _old_checkpoints(self, retain: int) -> None:
+        try:
+            removed = self.catalog.collect_garbage(retain)
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not remove old checkpoints", error=str(exc))
+            return
+        if removed:
+            event(log, logging.INFO, "old checkpoints removed", checkpoints=removed)
+
+    def _local_checkpoints(self, checkpoints: set, segments: set) -> None:
+        try:
+            self.catalog.delete_local(checkpoints, segments)
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not remove old local checkpoints", error=str(exc))
