@@ -103,6 +103,21 @@ class Operator:
     def close(self) -> None:
         return None
 
+    # -- on Spark (segflow.spark): a one-input operator of a chain runs there as itself, over
+    # -- each partition; these say what that needs, so adding an operator touches one place.
+    def timestamps_after(self, stamped: bool) -> bool:
+        """Whether this operator's output is timestamped, given whether its input is."""
+        return stamped
+
+    def spark_refusal(self) -> tuple[str, str] | None:
+        """``(why, what to do instead)`` when this operator has no meaning in a batch run."""
+        return None
+
+
+def engine_only(op: Operator) -> tuple[str, str]:
+    """The refusal of an operator that only the segflow engine runs (external connectors)."""
+    return f"there is no Spark translation of {type(op).__name__}", "run the job on the segflow engine"
+
 
 class Delegating(Operator):
     """An operator that wraps another (``inner``): same identity for errors, same state."""

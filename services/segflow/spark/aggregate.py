@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from ..runtime.hashing import stable_hash
 from ..runtime.operator import Operator
 from ..runtime.operators import aggregate as agg
-from .translate import NOTHING
+from ..runtime.sentinels import NOTHING
 
 if TYPE_CHECKING:
     from pyspark import RDD

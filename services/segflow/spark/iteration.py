@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from ..errors import UserFunctionError
 from ..plan.graph import BlockSpec
 from ..runtime.context import set_iteration_state
-from ..runtime.operators.aggregate import fresh
+from ..runtime.operators.aggregate import Fold, fresh
 from ..runtime.operators.iteration import FEEDBACK, OUTER, RESULT_PORT, IterationEnd, IterationLeader, IterationStart
 from .errors import PartitionFn
 from .flows import Flow, records_of
-from .translate import Step, fold_all, then
+from .partition import over_partition
+from .translate import Step, then
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
@@ -84,7 +85,7 @@ def run_loop(t: "Translation", scope: int) -> None:
     outer = t.edge_input(inputs[OUTER], n)
     if first.replay:
         outer = t.keep(outer, None)
-    fold = fold_all(last.local_fold, last.delta_init)
+    fold = over_partition(Fold(last.local_fold, last.delta_init), stamped=False, stamped_out=False)
     state, body_state = fresh(lead.initial_state), fresh(first.initial_state)
     data, iteration, previous = outer, 0, None
     while True:

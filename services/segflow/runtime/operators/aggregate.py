@@ -66,6 +66,9 @@ class Fold(Operator):
         self.acc = acc
         return None
 
+    def timestamps_after(self, stamped: bool) -> bool:
+        return False
+
     def on_end(self) -> Output:
         acc, self.acc = self.acc, self._start()
         return None if acc is self._NOTHING else Batch([acc])
@@ -105,6 +108,9 @@ class KeyedFold(Operator):
             raise self.call.error(exc, i, items[i]) from exc
         self.call.seen += len(items)
         return None
+
+    def timestamps_after(self, stamped: bool) -> bool:
+        return False
 
     def on_end(self) -> Output:
         acc, self.acc = self.acc, {}

@@ -43,6 +43,7 @@ from ...errors import PipelineError
 from ...state.backend import without_password
 from ..elements import Batch
 from ..executor import SourceOperator
+from ..operator import engine_only
 from .sources import Pace
 from .two_phase import ConnectorError, EpochSink, left_by_earlier_run
 
@@ -140,6 +141,9 @@ class RedisStreamSource(SourceOperator):
     """Entries of Redis streams as ``(entry_id, fields)`` records (see the module's doc)."""
 
     state_fields = ("positions", "ends", "produced")
+
+    def spark_refusal(self) -> tuple[str, str] | None:
+        return engine_only(self)
 
     def __init__(self, url: str, streams: list[str], until: str | None, count: int | None,
                  rate: float | None):

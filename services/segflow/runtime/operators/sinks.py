@@ -74,6 +74,9 @@ class FileSink(PartSink):
     second time finds nothing left to rename.
     """
 
+    def spark_refusal(self) -> tuple[str, str] | None:
+        return None          # the Spark runner writes the same part files (segflow.spark.sinks)
+
     def __init__(self, directory: str, fmt: str, formatter: Callable | None, delimiter: str = ","):
         super().__init__(fmt, formatter, delimiter)
         self.directory = directory

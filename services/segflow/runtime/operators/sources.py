@@ -326,6 +326,12 @@ class GeneratorSource(SourceOperator):
     state_fields = ("next_index", "produced")
     restored = False
 
+    def spark_refusal(self) -> tuple[str, str] | None:
+        if self.count is not None:
+            return None
+        return ("a generator without a count never ends",
+                "give generate(..., count=N) for a bounded run, or run the stream on the segflow engine")
+
     def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None):
         self.make = make
         self.count = count

@@ -72,6 +72,9 @@ class AddTimestamps(Operator):
         self.idle = False
         self.last_record = time.monotonic()
 
+    def timestamps_after(self, stamped: bool) -> bool:
+        return True
+
     def process(self, batch: Batch) -> Output:
         items = batch.items
         try:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ...errors import JobFailed
 from ...observability.logs import event
 from ..elements import FINAL_CHECKPOINT, Batch, checkpoint_label
-from ..operator import Operator, Output, UserCall
+from ..operator import Operator, Output, UserCall, engine_only
 
 log = logging.getLogger("segflow.sink")
 
@@ -56,6 +56,9 @@ class EpochSink(Operator):
     state_fields = ("pending",)
     final_commit_timeout = 60.0
     retry_every = 1.0
+
+    def spark_refusal(self) -> tuple[str, str] | None:
+        return engine_only(self)
 
     def __init__(self) -> None:
         self.pending: dict[int, Any] = {}    # closed epoch -> staged handle, until published

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from ...errors import PipelineError
 from ..elements import Batch
 from ..hashing import stable_hash
 from ..operator import Delegating, Operator, Output, UserCall
@@ -57,6 +58,14 @@ def apply_window_function(aggregate: Callable, key: Any, start: Any, end: Any, v
     if isinstance(aggregate, WindowAware):
         return aggregate(Window(start, end, key), values)
     return aggregate(values)
+
+
+def needs_timestamps(op: Operator, stamped: bool) -> bool:
+    """Event-time windows: timestamped in, timestamped (by window end) out."""
+    if not stamped:
+        raise PipelineError(f"{op.name} (defined at {op.location}) needs timestamped records: "
+                            "call add_timestamps before the window")
+    return True
 
 
 class WindowOperator(Operator):
@@ -214,6 +223,9 @@ class TimeWindows(WindowOperator):
             end, _, key, start = heapq.heappop(ends)
             self.emit(key, self.windows.pop((key, start)), end, start, end)
 
+    def timestamps_after(self, stamped: bool) -> bool:
+        return needs_timestamps(self, stamped)
+
     def on_watermark(self, ts: Any) -> Output:
         self.watermark = ts
         self._close_until(ts)
@@ -271,6 +283,9 @@ class SessionWindows(WindowOperator):
         records = sorted(session[2], key=lambda r: r[0])
         self.emit(key, [v for _, v in records], session[1] + self.gap, session[0], session[1] + self.gap)
 
+    def timestamps_after(self, stamped: bool) -> bool:
+        return needs_timestamps(self, stamped)
+
     def on_watermark(self, ts: Any) -> Output:
         self.watermark = ts
         while self.deadlines and self.deadlines[0][0] < ts:
@@ -314,6 +329,10 @@ class ProcessingTime(Delegating):
 
     def on_tick(self, _monotonic: float) -> Output:
         return self.inner.on_watermark(self.clock())
+
+    def spark_refusal(self) -> tuple[str, str] | None:
+        return ("processing-time windows depend on when records are read, which a batch run does not define",
+                "use EventTimeWindow after add_timestamps, or run the job on the segflow engine")
 
     def on_watermark(self, ts: Any) -> Output:
         return None
