@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from segflow.plan.cycles import find_cycle
+
 SERVICES = Path(__file__).resolve().parents[2] / "services"
 PACKAGE = "segflow"
 GENERATED = {"segflow.v1"}
@@ -23,7 +25,7 @@ LAYERS = {
     "segflow.observability": {"segflow.errors"},
     "segflow.datagen": {"segflow.errors"},
     "segflow.runtime": {"segflow.errors", "segflow.plan", "segflow.observability", "segflow.state"},
-    "segflow.checkpoint": {"segflow.errors", "segflow.runtime", "segflow.state"},
+    "segflow.checkpoint": {"segflow.errors", "segflow.plan", "segflow.runtime", "segflow.state"},
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
 }
 
@@ -86,30 +88,8 @@ def _package_graph() -> dict[str, set[str]]:
     return edges
 
 
-def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
-
-
 def test_no_package_imports_itself_back():
-    cycle = _cycle(_package_graph())
+    cycle = find_cycle({p: sorted(t) for p, t in sorted(_package_graph().items())})
     assert cycle is None, "package cycle: " + " -> ".join(cycle)
 
 
@@ -120,5 +100,6 @@ def test_lower_layers_never_reach_up(package):
 
 
 def test_the_cycle_finder_finds_cycles():
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
+    assert find_cycle({"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": ["x", "b"], "b": ["a"], "x": []}) == ["a", "b", "a"]
+    assert find_cycle({"a": ["b"], "b": []}) is None

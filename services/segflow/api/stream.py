@@ -106,29 +106,27 @@ class Stream:
         return self._next(block, keyed)
 
     # ------------------------------------------------------------- stateless
+    def _per_record(self, name: str, fn: Callable, operator: Callable[[Callable, bool], Operator]) -> "Stream":
+        """Chain an operator that calls ``fn`` on every record (``fn(key, value)`` when keyed)."""
+        keyed = self.keyed
+        _record_function(name, fn, keyed)
+        return self._chain(_named(name, fn), lambda: operator(fn, keyed))
+
     def map(self, fn: Callable) -> "Stream":
         """One output record per input record: ``fn(record)``."""
-        keyed = self.keyed
-        _record_function("map", fn, keyed)
-        return self._chain(_named("map", fn), lambda: sl.Map(fn, keyed))
+        return self._per_record("map", fn, sl.Map)
 
     def filter(self, predicate: Callable) -> "Stream":
         """Keep the records for which ``predicate(record)`` is true."""
-        keyed = self.keyed
-        _record_function("filter", predicate, keyed)
-        return self._chain(_named("filter", predicate), lambda: sl.Filter(predicate, keyed))
+        return self._per_record("filter", predicate, sl.Filter)
 
     def flat_map(self, fn: Callable) -> "Stream":
         """Every record becomes the records of the iterable ``fn(record)``."""
-        keyed = self.keyed
-        _record_function("flat_map", fn, keyed)
-        return self._chain(_named("flat_map", fn), lambda: sl.FlatMap(fn, keyed))
+        return self._per_record("flat_map", fn, sl.FlatMap)
 
     def filter_map(self, fn: Callable) -> "Stream":
         """``fn(record)``, dropping the records for which it returns ``None``."""
-        keyed = self.keyed
-        _record_function("filter_map", fn, keyed)
-        return self._chain(_named("filter_map", fn), lambda: sl.FilterMap(fn, keyed))
+        return self._per_record("filter_map", fn, sl.FilterMap)
 
     def flatten(self) -> "Stream":
         """A stream of iterables becomes the stream of their elements."""
@@ -137,9 +135,7 @@ class Stream:
 
     def inspect(self, fn: Callable) -> "Stream":
         """Call ``fn(record)`` for its side effect; records pass unchanged."""
-        keyed = self.keyed
-        _record_function("inspect", fn, keyed)
-        return self._chain(_named("inspect", fn), lambda: sl.Inspect(fn, keyed))
+        return self._per_record("inspect", fn, sl.Inspect)
 
     def _rich(self, mode: str, factory: Callable[[], Callable]) -> "Stream":
         _callable(f"rich_{mode}", factory)

@@ -1,0 +1,146 @@
+"""Seed 004's cost model of segment backup (chapter 4), for a linear topology: what a choice
+of connectors and barrier interval costs during normal running (time, network, storage,
+money) and buys at recovery (the recovery delay).
+
+Pure arithmetic over measured inputs. Nodes are numbered 1..N along the pipeline, node 1
+the spout and node N the sink; both are always connectors. Symbols follow the thesis's
+tables 4.1-4.3 (``t^e`` is ``edge``, ``l_1^{ob}`` is ``block``, ...). Equation numbers
+are given where each is computed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import SegflowError
+
+
+class UnstableQueue(SegflowError):
+    """A node receives tuples faster than it serves them: its queue, and the pending
+    window before it, grow without bound (the M/M/1 model has no steady state)."""
+
+
+@dataclass(frozen=True)
+class Delays:
+    """Table 4.1, seconds per tuple (or per event)."""
+
+    edge: float                 # t^e: network delay to the next node
+    transmit: float             # t^tr: transmit delay
+    read: float                 # t^fr: read from the store
+    write: float                # t^fw: write to the store
+    normal: float               # t^n: processing a normal tuple
+    barrier: float              # t^b: processing a barrier (snapshot, relay)
+    ack: float                  # t^a: a version ack, sender and receiver
+    recover_response: float     # t^rr: from a failure to the restart request
+    recover_misc: float         # t^rm: adjusting states before nodes restart
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Table 4.2 for a linear topology of ``len(service)`` nodes."""
+
+    service: tuple[float, ...]  # t_i^t: per-tuple service time of node i (index 0 is node 1)
+    ratios: tuple[float, ...]   # r^o_{k,k+1}: output of node k+1 over that of node k (N-1 values)
+    connectors: frozenset       # C: node numbers (1 and N always)
+    block: float                # l_1^{ob}: tuples per spout output block (one is the barrier)
+    rate: float                 # f^o: normal tuples per second from the spout
+    tuple_bytes: float          # s^t
+    barrier_bytes: float        # s^b
+    checkpoint_bytes: float     # s^c
+    ack_bytes: float            # s^a
+
+    def __post_init__(self) -> None:
+        n = len(self.service)
+        if n < 2 or len(self.ratios) != n - 1:
+            raise SegflowError(f"a pipeline of {n} nodes needs {max(n - 1, 1)} output ratios, got {len(self.ratios)}")
+        if {1, n} - set(self.connectors) or not set(self.connectors) <= set(range(1, n + 1)):
+            raise SegflowError(f"connectors must be node numbers 1..{n} and include the spout (1) and the sink ({n})")
+        if self.block <= 1:
+            raise SegflowError(f"a block holds its barrier and at least one tuple: block must be > 1, got {self.block}")
+
+    @property
+    def nodes(self) -> int:
+        return len(self.service)
+
+    def ratio(self, i: int, j: int) -> float:
+        """r^o_{i,j}: node j's output over node i's (1 for i == j)."""
+        return math.prod(self.ratios[k - 1] for k in range(i, j))
+
+    def output_block(self, i: int) -> float:
+        """l_i^{ob} = l_1^{ob} x r^o_{1,i} (equation 4.3)."""
+        return self.block * self.ratio(1, i)
+
+    @property
+    def tuple_rate(self) -> float:
+        """f^t: every tuple the spout sends per second, barriers included."""
+        return self.rate * self.block / (self.block - 1)
+
+    def upstream_length(self, i: int) -> int:
+        """l_i^u: hops from connector i back to the connector before it."""
+        return i - max(c for c in self.connectors if c < i)
+
+    def next_connector(self, i: int) -> int:
+        return min(c for c in self.connectors if c > i)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Table 4.3. Defaults: an on-demand general-purpose vCPU (about 0.048 $/h), data
+    transfer out of a cloud region (about 0.09 $/GB) and object storage (about
+    0.023 $/GB-month), as the large providers listed them in 2025; pass your own."""
+
+    per_cpu_second: float = 0.048 / 3600
+    per_network_byte: float = 0.09 / 1e9
+    per_stored_byte_second: float = 0.023 / 1e9 / (30 * 24 * 3600)
+
+
+def recovery_delay(p: Pipeline, d: Delays) -> float:
+    """t^r (equation 4.2): until the last connector processes new tuples."""
+    def catch_up(i: int) -> float:
+        return (d.edge + d.normal) * p.upstream_length(i) + \
+            max(d.read, d.transmit, d.normal) * p.output_block(i - 1) / 2
+    return d.recover_response + d.recover_misc + max(catch_up(i) for i in p.connectors if i != 1)
+
+
+def overhead_time(p: Pipeline, d: Delays) -> float:
+    """t^oh (equation 4.4): extra processing seconds per second of running."""
+    blocks = p.rate / (p.block - 1)
+    return (blocks * d.barrier * p.nodes + blocks * d.ack * (len(p.connectors) - 1)
+            + p.tuple_rate * sum(d.write * p.ratio(1, i) for i in p.connectors))
+
+
+def overhead_communication(p: Pipeline) -> float:
+    """n^oh (equation 4.5): extra bytes sent per second."""
+    blocks = p.rate / (p.block - 1)
+    return (blocks * (p.barrier_bytes * (p.nodes - 1) + p.checkpoint_bytes * p.nodes)
+            + blocks * p.ack_bytes * (len(p.connectors) - 1)
+            + p.tuple_rate * sum(p.tuple_bytes * p.ratio(1, i) for i in p.connectors))
+
+
+def response_time(p: Pipeline, i: int) -> float:
+    """t_i^s (equation 4.6): the M/M/1 sojourn time at node i."""
+    arrival = p.ratio(1, i - 1) * p.tuple_rate if i > 1 else p.tuple_rate
+    service = 1 / p.service[i - 1]
+    if arrival >= service:
+        raise UnstableQueue(f"node {i} receives {arrival:.1f} tuples/s but serves only {service:.1f}/s: "
+                            "lower the rate or speed the node up")
+    return 1 / (service - arrival)
+
+
+def pending_window(p: Pipeline, d: Delays, i: int) -> float:
+    """l_i^p (equation 4.7): the average tuples in connector i's pending window."""
+    j = p.next_connector(i)
+    arrival = p.ratio(1, i) * p.tuple_rate
+    return arrival * (sum(d.edge + response_time(p, k) for k in range(i + 1, j + 1)) + d.ack)
+
+
+def overhead_storage(p: Pipeline, d: Delays) -> float:
+    """s^oh (equations 4.8-4.10): bytes held by pending windows and checkpoints."""
+    windows = p.tuple_bytes * sum(pending_window(p, d, i) for i in p.connectors if i != p.nodes)
+    return windows + p.checkpoint_bytes * p.nodes
+
+
+def money_per_second(p: Pipeline, d: Delays, prices: Prices = Prices()) -> float:
+    """c (equation 4.11): what segment backup costs per second of running."""
+    return (prices.per_cpu_second * overhead_time(p, d) + prices.per_network_byte * overhead_communication(p)
+            + prices.per_stored_byte_second * overhead_storage(p, d))

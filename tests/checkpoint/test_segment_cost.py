@@ -1,0 +1,64 @@
+"""Seed 004's cost model, checked against values worked out by hand from the thesis's
+equations (a 7-node all-pass pipeline, as in its experiment)."""
+import pytest
+
+from segflow.checkpoint.segment_cost import (Delays, Pipeline, Prices, UnstableQueue, money_per_second,
+                                             overhead_communication, overhead_storage, overhead_time,
+                                             pending_window, recovery_delay, response_time)
+from segflow.errors import SegflowError
+
+DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.003, normal=0.01, barrier=0.05, ack=0.004,
+                recover_response=0.5, recover_misc=0.25)
+
+
+def pipeline(connectors=(1, 4, 7), service=1 / 80):
+    # 24 normal tuples/s in blocks of 25 (one barrier): 25 tuples/s leave the spout.
+    return Pipeline(service=(service,) * 7, ratios=(1.0,) * 6, connectors=frozenset(connectors), block=25,
+                    rate=24, tuple_bytes=100, barrier_bytes=10, checkpoint_bytes=1000, ack_bytes=8)
+
+
+def test_recovery_delay_shrinks_as_connectors_are_added():
+    # 0.5 + 0.25 + (0.001 + 0.01) * 3 hops + 0.01 * 25 / 2 tuples
+    assert recovery_delay(pipeline(), DELAYS) == pytest.approx(0.908)
+    # plain ABS: the sink is 6 hops from the spout
+    assert recovery_delay(pipeline((1, 7)), DELAYS) == pytest.approx(0.941)
+
+
+def test_overheads_of_time_and_network():
+    # one block a second: 7 barriers x 0.05 s, 2 acks x 0.004 s, 25 tuples x 3 connectors x 0.003 s
+    assert overhead_time(pipeline(), DELAYS) == pytest.approx(0.583)
+    # 6 barrier hops x 10 B + 7 checkpoints x 1000 B, 2 acks x 8 B, 25 tuples x 3 connectors x 100 B
+    assert overhead_communication(pipeline()) == pytest.approx(14576)
+
+
+def test_pending_windows_by_little_s_law():
+    assert response_time(pipeline(), 3) == pytest.approx(1 / 55)        # M/M/1: 1 / (80 - 25)
+    # 25 tuples/s x (3 hops x (0.001 + 1/55) + 0.004 ack)
+    assert pending_window(pipeline(), DELAYS, 1) == pytest.approx(25 * (3 * (0.001 + 1 / 55) + 0.004))
+    assert overhead_storage(pipeline(), DELAYS) == pytest.approx(100 * 2 * 25 * (3 * (0.001 + 1 / 55) + 0.004)
+                                                                + 7000)
+
+
+def test_money_weighs_time_network_and_storage_by_their_prices():
+    unit = money_per_second(pipeline(), DELAYS, Prices(1, 1, 1))
+    assert unit == pytest.approx(0.583 + 14576 + overhead_storage(pipeline(), DELAYS))
+    assert 0 < money_per_second(pipeline(), DELAYS) < unit
+
+
+def test_an_overloaded_node_is_named():
+    with pytest.raises(UnstableQueue, match="node 2 receives 25.0 tuples/s but serves only 20.0/s"):
+        pending_window(pipeline(service=1 / 20), DELAYS, 1)
+
+
+@pytest.mark.parametrize("connectors,message", [((1, 4), "include the spout"), ((4, 7), "include the spout")])
+def test_the_spout_and_sink_are_always_connectors(connectors, message):
+    with pytest.raises(SegflowError, match=message):
+        pipeline(connectors)
+
+
+def test_a_connector_replays_half_a_block_of_its_input():
+    # Node 3 doubles its input and node 4 keeps a quarter: connector 3 catches up on half an
+    # input block of 25 tuples (l_2), connector 7 on half of 12.5 (l_6).
+    p = Pipeline(service=(1 / 80,) * 7, ratios=(1.0, 2.0, 0.25, 1.0, 1.0, 1.0), connectors=frozenset({1, 3, 7}),
+                 block=25, rate=24, tuple_bytes=100, barrier_bytes=10, checkpoint_bytes=1000, ack_bytes=8)
+    assert recovery_delay(p, DELAYS) == pytest.approx(0.75 + max(0.011 * 2 + 0.01 * 25 / 2, 0.011 * 4 + 0.01 * 12.5 / 2))
