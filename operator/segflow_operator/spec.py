@@ -63,7 +63,8 @@ def checkpointing_shape(c: CheckpointSettings) -> dict:
     """``spec.checkpointing`` as it shapes a deployment (the job's name and restore point
     are chosen per deployment, not by the spec)."""
     return {"protocol": c.protocol.value, "interval": c.interval, "state_url": c.state_url,
-            "s3_endpoint": c.s3_endpoint, "retain": c.retain}
+            "s3_endpoint": c.s3_endpoint, "retain": c.retain,
+            **({"connectors": c.connectors} if c.connectors else {})}
 
 
 def _checkpointing(raw: dict) -> CheckpointSettings:
@@ -76,7 +77,8 @@ def _checkpointing(raw: dict) -> CheckpointSettings:
                           "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
     try:
         return CheckpointSettings(protocol=protocol, interval=interval, state_url=raw.get("stateUrl", ""),
-                                  s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)))
+                                  s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)),
+                                  connectors=raw.get("connectors", ""))
     except SegflowError as exc:
         raise InvalidSpec(f"spec.checkpointing: {exc}") from None
 

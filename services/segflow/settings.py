@@ -27,9 +27,16 @@ class CheckpointSettings:
     retain: int = 3                # complete checkpoints kept (savepoints are kept too)
     job_name: str = ""
     restore: str = ""              # "", "latest", "auto" or a checkpoint id
+    connectors: str = ""           # segment protocol: auto (the default), none or block ids/names
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
+        if self.connectors and not self.protocol.segment_backup:
+            raise SegflowError(f"--connectors chooses segment backup's connectors: it needs "
+                               f"--checkpoint-protocol segment, not {self.protocol.value}")
+        if self.protocol.segment_backup and self.restore not in ("", "latest", "auto"):
+            raise SegflowError("segment backup restores each block at its own version: use --restore latest "
+                               f"or auto, not a checkpoint id ({self.restore!r})")
         if self.retain < 1:
             raise SegflowError(f"retain must keep at least 1 checkpoint, got {self.retain}")
         if self.restore and not self.state_url:
@@ -76,13 +83,14 @@ class Config:
     parallelism: int = 1
     runtime: str = "auto"         # auto | threads (one process) | processes (coordinator + workers)
     planning_only: bool = False   # building to show the plan: don't touch inputs
-    checkpoint_protocol: str = "none"     # aligned | unaligned | uncoordinated | cic | none
+    checkpoint_protocol: str = "none"     # aligned | unaligned | uncoordinated | cic | segment | none
     checkpoint_interval: float = 5.0      # seconds between checkpoints
     state_url: str = ""                   # file:///dir, redis://host:port/db, s3://bucket/prefix
     s3_endpoint: str = ""
     retain: int = 3                       # complete checkpoints kept (savepoints are kept too)
     restore: str = ""                     # checkpoint id or "latest" to start from
     job_name: str = ""                    # names the job's snapshots (default: module name)
+    connectors: str = ""                  # segment protocol: auto | none | block ids or operator names
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
@@ -97,7 +105,7 @@ class Config:
     @property
     def checkpointing(self) -> CheckpointSettings:
         return CheckpointSettings(self.checkpoint_protocol, self.checkpoint_interval, self.state_url,
-                                  self.s3_endpoint, self.retain, self.job_name, self.restore)
+                                  self.s3_endpoint, self.retain, self.job_name, self.restore, self.connectors)
 
     @property
     def runs_in_processes(self) -> bool:

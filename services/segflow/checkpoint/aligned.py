@@ -94,5 +94,4 @@ class AlignedSnapshots(ReplicaCheckpointing):
         if cp.snapshotted and not cp.waiting_recorded:
             del book.active[cp.checkpoint_id]
             book.completed = max(book.completed, cp.checkpoint_id)
-            self.sink.snapshot_done(executor.ctx.block, executor.ctx.index, cp.checkpoint_id, cp.state,
-                                    cp.recordings, cp.alignment, False)
+            self.report(cp.checkpoint_id, cp.state, cp.recordings, cp.alignment, False)

@@ -26,7 +26,7 @@ class SnapshotSink(Protocol):
     """Where a replica hands its finished snapshot (the worker persists and acknowledges)."""
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes,
-                      channels: dict, alignment: float, finished: bool) -> None: ...
+                      channels: dict, alignment: float, finished: bool, window: dict | None = None) -> None: ...
 
 
 @dataclass

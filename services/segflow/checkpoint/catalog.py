@@ -13,10 +13,11 @@ import re
 from ..errors import SegflowError
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..state.backend import StateBackend
-from .layout import checkpoint_prefix, complete_key, snapshot_key
+from .layout import checkpoint_prefix, complete_key, snapshot_key, window_key, window_prefix
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
 _SNAPSHOT = re.compile(r"/b(\d+)\.r(\d+)$")
+_WINDOW = re.compile(r"/b(\d+)\.r(\d+)/v(\d+)$")
 
 
 class Catalog:
@@ -93,6 +94,45 @@ class Catalog:
 
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
         self.backend.put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
+
+    # -- segment backup: every replica's snapshots by version, and connectors' window parts
+    def snapshot_versions(self) -> dict[tuple[int, int], set[int]]:
+        """``(block, replica) -> versions`` of the numbered snapshots in the store."""
+        found: dict[tuple[int, int], set[int]] = {}
+        for key in self.backend.list(checkpoint_prefix(self.job)):
+            checkpoint, snapshot = _CHECKPOINT.match(key), _SNAPSHOT.search(key)
+            if checkpoint and snapshot and int(checkpoint.group(1)) != FINAL_CHECKPOINT:
+                found.setdefault((int(snapshot.group(1)), int(snapshot.group(2))), set()).add(int(checkpoint.group(1)))
+        return found
+
+    def window_versions(self) -> dict[tuple[int, int], set[int]]:
+        """``(block, replica) -> versions`` of the pending-window parts in the store."""
+        found: dict[tuple[int, int], set[int]] = {}
+        for key in self.backend.list(window_prefix(self.job)):
+            match = _WINDOW.search(key)
+            if match and int(match.group(3)) != FINAL_CHECKPOINT:
+                found.setdefault((int(match.group(1)), int(match.group(2))), set()).add(int(match.group(3)))
+        return found
+
+    def write_window(self, block: int, replica: int, version: int, part: bytes) -> None:
+        self.backend.put(window_key(self.job, block, replica, version), part)
+
+    def read_window(self, block: int, replica: int, version: int) -> bytes | None:
+        return self.backend.get(window_key(self.job, block, replica, version))
+
+    def delete_windows(self, parts: list[tuple[int, int, int]]) -> None:
+        """``(block, replica, version)`` window parts that no restore can replay any more."""
+        self.backend.delete([window_key(self.job, b, r, v) for b, r, v in parts])
+
+    def delete_after(self, versions: dict[int, int]) -> None:
+        """Every snapshot and window part of block ``b`` newer than ``versions[b]``: what a
+        restore does not start from is history that will be taken again differently."""
+        doomed = [key for key in self.backend.list(checkpoint_prefix(self.job))
+                  if (c := _CHECKPOINT.match(key)) and (s := _SNAPSHOT.search(key))
+                  and int(c.group(1)) > versions.get(int(s.group(1)), 0)]
+        doomed += [key for key in self.backend.list(window_prefix(self.job))
+                   if (w := _WINDOW.search(key)) and int(w.group(3)) > versions.get(int(w.group(1)), 0)]
+        self.backend.delete(doomed)
 
     # -- uncoordinated protocols: per-replica local checkpoints and their log segments
     def _local(self, process: str, index: int) -> str:

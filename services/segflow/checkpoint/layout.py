@@ -14,3 +14,12 @@ def complete_key(job_name: str, checkpoint_id: int) -> str:
 
 def checkpoint_prefix(job_name: str, checkpoint_id: int | None = None) -> str:
     return f"jobs/{job_name}/" if checkpoint_id is None else f"jobs/{job_name}/chk-{checkpoint_id:08d}/"
+
+
+def window_prefix(job_name: str) -> str:
+    """Segment backup's pending windows: one object per connector replica and version."""
+    return f"jobs/{job_name}/windows/"
+
+
+def window_key(job_name: str, block: int, replica: int, version: int) -> str:
+    return f"{window_prefix(job_name)}b{block}.r{replica}/v{version:020d}"

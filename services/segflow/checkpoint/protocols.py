@@ -1,7 +1,9 @@
 """The checkpoint protocols segflow implements, by name.
 
 Coordinated protocols (``aligned``, ``unaligned``) take global snapshots started by the
-coordinator's barriers (seed 001); uncoordinated ones (``uncoordinated``, ``cic``) let every
+coordinator's barriers (seed 001); ``segment`` adds segment backup to aligned barriers
+(seed 004): connectors keep pending windows of their output, so a restore replays each
+segment from its nearest upstream connector; uncoordinated ones (``uncoordinated``, ``cic``) let every
 replica checkpoint on its own timer and compute a recovery line after a failure (seed 003).
 Code asks a protocol what it *is* (``coordinated``, ``uncoordinated``), never
 compares names.
@@ -18,6 +20,7 @@ class CheckpointProtocol(str, Enum):
     UNALIGNED = "unaligned"
     UNCOORDINATED = "uncoordinated"
     CIC = "cic"
+    SEGMENT = "segment"
     NONE = "none"
 
     def __str__(self) -> str:
@@ -38,7 +41,12 @@ class CheckpointProtocol(str, Enum):
     @property
     def coordinated(self) -> bool:
         """Barriers from the coordinator cut one global snapshot per checkpoint."""
-        return self in (CheckpointProtocol.ALIGNED, CheckpointProtocol.UNALIGNED)
+        return self in (CheckpointProtocol.ALIGNED, CheckpointProtocol.UNALIGNED, CheckpointProtocol.SEGMENT)
+
+    @property
+    def segment_backup(self) -> bool:
+        """Connectors keep pending windows; a restore starts from the adjusted state (seed 004)."""
+        return self is CheckpointProtocol.SEGMENT
 
     @property
     def uncoordinated(self) -> bool:

@@ -44,12 +44,24 @@ class ReplicaCheckpointing:
     def on_end(self) -> None:
         """The replica has processed its last element."""
 
+    def on_start(self) -> None:
+        """The replica's thread starts, before it processes anything (replays go here)."""
+
     def finished_snapshot(self, checkpoint_id: int) -> None:
         """The replica's thread is done: hand its final state to checkpoint ``checkpoint_id``
         (every protocol's last checkpoint, the job's end, is coordinated)."""
-        executor = self.executor
-        self.sink.snapshot_done(executor.ctx.block, executor.ctx.index, checkpoint_id,
-                                executor.capture(checkpoint_id), {}, 0.0, True)
+        self.report(checkpoint_id, self.executor.capture(checkpoint_id), {}, 0.0, True)
+
+    def report(self, checkpoint_id: int, state: bytes, channels: dict, alignment: float, finished: bool) -> None:
+        """Hand a finished snapshot to the worker, with whatever the protocol keeps beside it."""
+        ctx = self.executor.ctx
+        self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, alignment, finished,
+                                self.window_part())
+
+    def window_part(self) -> dict | None:
+        """What this replica sent since its previous snapshot, if the protocol keeps it
+        (segment backup's pending window)."""
+        return None
 
     def closed_channels(self) -> set[Channel]:
         """Part of every snapshot: channels that owe no barrier after a restore."""

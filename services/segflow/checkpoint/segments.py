@@ -157,9 +157,9 @@ class AdjustedState:
 
 
 def adjusted_state(topology: Topology, durable: Mapping[Node, int]) -> AdjustedState:
-    """The freshest consistent restart (see the module's doc); ``durable`` maps every node
-    to its latest durable version (0: nothing yet)."""
-    missing = [n for n in topology.nodes if n not in durable]
+    """The freshest consistent restart (see the module's doc); ``durable`` maps every
+    connector to its latest durable version (0: nothing yet)."""
+    missing = [n for n in topology.connectors if n not in durable]
     if missing:
         raise SegmentBackupError(f"no durable version given for {missing}")
     versions = {c: durable[c] for c in topology.connectors}

@@ -44,13 +44,17 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                        help="start from this complete checkpoint of the job in --state "
                             "(auto: the latest if there is one, else from the start)")
     group.add_argument("--job-name", default=None, help="names the job's snapshots (default: the module name)")
+    group.add_argument("--connectors", default=None, metavar="auto|none|ID,ID...",
+                       help="with --checkpoint-protocol segment: the blocks that keep pending windows, as "
+                            "`segflow plan` numbers them (sources and sinks always do; default: auto)")
 
 
 def _checkpoint_settings(args: argparse.Namespace) -> dict:
     """The checkpoint options given on the command line, as Config fields."""
     given = {"checkpoint_protocol": args.checkpoint_protocol, "checkpoint_interval": args.checkpoint_interval,
              "state_url": args.state, "s3_endpoint": args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"),
-             "retain": args.retain, "restore": args.restore, "job_name": args.job_name}
+             "retain": args.retain, "restore": args.restore, "job_name": args.job_name,
+             "connectors": args.connectors}
     return {k: v for k, v in given.items() if v is not None}
 
 

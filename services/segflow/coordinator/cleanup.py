@@ -1,6 +1,6 @@
 """Removing what no restore will read from the state store, off the coordinator's RPC
 threads: old complete checkpoints beyond ``retain``, local checkpoints and log segments
-behind the stable line, and at the job's end the parts of checkpoints that never
+behind the stable line, truncated parts of pending windows, and at the job's end the parts of checkpoints that never
 completed. A failure to remove is logged, never fatal: the job's output does not depend
 on it."""
 from __future__ import annotations
@@ -27,6 +27,10 @@ class StoreCleanup:
     def local_checkpoints(self, checkpoints: set, segments: set) -> None:
         self.worker.submit(self._local_checkpoints, checkpoints, segments)
 
+    def window_parts(self, parts: list[tuple[int, int, int]]) -> None:
+        """Segment backup: ``(block, replica, version)`` parts every restore is past."""
+        self.worker.submit(self._window_parts, parts)
+
     def unfinished_checkpoints(self) -> None:
         """Now, not in the background: the job has ended and its workers are stopped."""
         try:
@@ -52,3 +56,9 @@ class StoreCleanup:
             self.catalog.delete_local(checkpoints, segments)
         except StateStoreError as exc:
             event(log, logging.WARNING, "could not remove old local checkpoints", error=str(exc))
+
+    def _window_parts(self, parts: list[tuple[int, int, int]]) -> None:
+        try:
+            self.catalog.delete_windows(parts)
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not truncate pending windows", error=str(exc))

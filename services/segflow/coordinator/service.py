@@ -33,6 +33,7 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
 from .cleanup import StoreCleanup
+from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
 
@@ -81,12 +82,19 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.local_records = LocalCheckpointRecords()
         self.recovery_plan: dict | None = None
         self.cleanup: StoreCleanup | None = None
+        self.segment: SegmentBackup | None = None
         self.metrics = None
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
             self.cleanup = StoreCleanup(self.catalog)
-            self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
+            if settings.protocol.segment_backup:
+                self.segment = SegmentBackup(graph, settings.connectors, self.catalog, self.cleanup)
+                if settings.restore == "latest" and not self.segment.has_state():
+                    raise SegflowError(f"no checkpoint of job {settings.job_name!r} in {settings.state_url} to "
+                                       "restore (use --restore auto to start afresh when there is none)")
+            else:
+                self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
             self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
                                              first_id=max(self.catalog.highest_id(), self.restore_id) + 1)
             if self.restore_id:
@@ -130,6 +138,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         workers = sorted(self.state.workers.values(), key=lambda w: w.name)
         restore_replicas, pinned = self._rescaling([Worker(w.name, w.slots) for w in workers])
         s = self.settings
+        connectors = []
+        if self.segment is not None:
+            replicas = plan(self.graph, [Worker(w.name, w.slots) for w in workers]).replicas
+            self.recovery_plan = self.segment.plan(self.state.attempt, replicas,
+                                                   restoring=self.state.attempt > 0 or bool(s.restore))
+            connectors = sorted(self.segment.connectors)
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
@@ -138,7 +152,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
-                                            retain=s.retain, job_name=s.job_name),
+                                            retain=s.retain, job_name=s.job_name, connectors=connectors),
             restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned)
 
     def _lost(self, name: str, why: str) -> None:
@@ -149,7 +163,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if self.tracker is not None:
             complete = self.tracker.last_complete
-            if complete is not None:
+            if complete is not None and self.segment is None:    # segment backup plans from the store
                 self.restore_id = complete.checkpoint_id
             elif self.uncoordinated:
                 self._plan_recovery(name)
@@ -223,7 +237,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     return cpb.Assignment()
             if self.state.over or self.state.attempt != attempt:
                 context.abort(grpc.StatusCode.ABORTED, self.state.error or "a newer attempt started")
-            return self._assignment()
+            try:
+                return self._assignment()
+            except (SegflowError, StateStoreError) as exc:
+                self.state.fail(f"cannot restore the job: {exc}", time.monotonic())
+                self._changed()
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, self.state.error)
 
     def Heartbeat(self, request_iterator, context):
         name_box: list[str] = []
@@ -289,6 +308,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return cpb.Ack()
             outcome = None
             for ack in request.acks:
+                if self.segment is not None and ack.ok:
+                    self.segment.acknowledged(ack.block, ack.replica, request.checkpoint_id)
                 outcome = self.tracker.ack(request.checkpoint_id, (ack.block, ack.replica), ack.ok, ack.bytes,
                                            ack.alignment_seconds, ack.error, time.monotonic()) or outcome
             if outcome is not None:
@@ -337,7 +358,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         """The job has ended and its workers are stopped: a checkpoint still in progress
         can never complete, so its parts go (a restore never takes them, but they would
         mislead whoever reads the store)."""
-        if self.cleanup is not None and not self.uncoordinated:
+        if self.cleanup is not None and not self.uncoordinated and self.segment is None:
             self.cleanup.unfinished_checkpoints()
 
     def _retry_final(self) -> None:

@@ -169,6 +169,8 @@ class ReplicaExecutor:
         for op in self.ops:
             op.open(self.ctx)
         try:
+            if self.checkpointing is not None:
+                self.checkpointing.on_start()
             if self.finished:
                 return
             if self.block.is_source:

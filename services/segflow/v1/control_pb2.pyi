@@ -26,20 +26,22 @@ class LocalCheckpoint(_message.Message):
     def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., process: _Optional[str] = ..., index: _Optional[int] = ..., record: _Optional[bytes] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Checkpointing(_message.Message):
-    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name")
+    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors")
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
     INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     STATE_URL_FIELD_NUMBER: _ClassVar[int]
     S3_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     RETAIN_FIELD_NUMBER: _ClassVar[int]
     JOB_NAME_FIELD_NUMBER: _ClassVar[int]
+    CONNECTORS_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     interval_seconds: float
     state_url: str
     s3_endpoint: str
     retain: int
     job_name: str
-    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ...) -> None: ...
+    connectors: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ..., connectors: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class JobModule(_message.Message):
     __slots__ = ("target", "function", "params")

@@ -76,6 +76,12 @@ class CheckpointAgent:
         except grpc.RpcError as exc:
             event(log_, logging.WARNING, "local checkpoint not reported", process=process, error=str(exc.details()))
 
+    def owe(self, rid: ReplicaId, checkpoint_ids) -> None:
+        """After a segment restore: ``rid`` takes these versions again (others already hold them)."""
+        with self.lock:
+            for checkpoint_id in checkpoint_ids:
+                self.pending.setdefault(checkpoint_id, set()).add(rid)
+
     # -- from the replicas
     def replica_done(self, rid: ReplicaId) -> None:
         """A replica's thread ended: it owes a snapshot to every checkpoint in progress."""
@@ -86,7 +92,7 @@ class CheckpointAgent:
             self.executors[rid].snapshot_finished(checkpoint_id)
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes, channels: dict,
-                      alignment: float, finished: bool) -> None:
+                      alignment: float, finished: bool, window: dict | None = None) -> None:
         rid = ReplicaId(block, replica)
         with self.lock:
             waiting = self.pending.get(checkpoint_id)
@@ -96,12 +102,17 @@ class CheckpointAgent:
             if not waiting:
                 del self.pending[checkpoint_id]
         blob = pickle.dumps({"state": state, "channels": channels}, protocol=5)
-        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished)
+        part = None if window is None else pickle.dumps(window, protocol=5)
+        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished, part)
 
-    def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, alignment: float, finished: bool) -> None:
-        ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob),
+    def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, alignment: float, finished: bool,
+                 part: bytes | None) -> None:
+        """The window part goes first: a snapshot in the store vouches for its part."""
+        ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob) + len(part or b""),
                              alignment_seconds=alignment, finished=finished)
         try:
+            if part is not None:
+                self.catalog.write_window(rid.block, rid.index, checkpoint_id, part)
             self.catalog.write(checkpoint_id, rid.block, rid.index, blob)
         except StateStoreError as exc:
             ack.ok, ack.error = False, str(exc)

@@ -1,6 +1,7 @@
 """How a worker's replicas start again: from a complete checkpoint, from one taken at other
-replica counts (keyed state redistributed), or from an uncoordinated recovery line with
-the in-transit messages replayed from the senders' logs."""
+replica counts (keyed state redistributed), from an uncoordinated recovery line with
+the in-transit messages replayed from the senders' logs, or from segment backup's
+adjusted state with the connectors' pending windows replayed."""
 from __future__ import annotations
 
 import logging
@@ -28,7 +29,11 @@ def restore_attempt(worker: str, attempt: "Attempt", catalog: Catalog, execution
     elif restore:
         _from_checkpoint(worker, attempt, catalog, restore)
     elif assignment.recovery_plan:
-        _recovery_line(worker, attempt, catalog, pickle.loads(assignment.recovery_plan))
+        plan = pickle.loads(assignment.recovery_plan)
+        if "segment" in plan:
+            _segments(worker, attempt, catalog, execution, plan["segment"])
+        else:
+            _recovery_line(worker, attempt, catalog, plan)
 
 
 def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int) -> None:
@@ -69,6 +74,38 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
             executor.restore(read(rid.block, rid.index))
     event(log, logging.WARNING, "restored with rescaling", worker=worker, checkpoint=checkpoint_id,
           replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
+
+def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan: dict) -> None:
+    """Segment backup (checkpoint.segment): each block at its own version; connectors
+    replay their windows to the segments behind them and drop what their state already
+    holds; replicas behind the newest version owe snapshots of the versions in between."""
+    versions, replays = plan["versions"], plan["replays"]
+    newest = max(versions.values())
+    graph = execution.graph
+    for rid, executor in attempt.executors.items():
+        version = versions.get(rid.block, 0)
+        if version:
+            blob = catalog.read(version, rid.block, rid.index)
+            if blob is None:
+                raise SegflowError(f"version {version} of replica {rid} is missing from the state store")
+            executor.ctx.restored_from = version     # sinks publish what this version holds
+            executor.restore(pickle.loads(blob))
+        dropping = {(edge.dst_input, sender): version for edge in graph.inputs_of(rid.block)
+                    if versions.get(edge.src, 0) < version for sender in execution.senders(edge, rid.index)}
+        executor.checkpointing.restart(
+            version, dropping, {dst: r for (src, dst), r in replays.items() if src == rid.block},
+            lambda v, rid=rid: catalog.read_window(rid.block, rid.index, v))
+        owed = range(version + 1, newest + 1)
+        attempt.agent.owe(rid, owed)
+        if executor.finished:
+            attempt.agent.done.add(rid)
+        elif executor.block.is_source:
+            for checkpoint_id in owed:
+                executor.trigger(checkpoint_id)
+    event(log, logging.WARNING, "restored segments", worker=worker, attempt=attempt.assignment.attempt,
+          versions={str(r): versions.get(r.block, 0) for r in attempt.executors},
+          replays={f"{a}>{b}": r for (a, b), r in replays.items()})
+
 
 def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: dict) -> None:
     """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then

@@ -24,6 +24,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from ..checkpoint.aligned import AlignedSnapshots
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
+from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.unaligned import UnalignedSnapshots
 from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
 from ..errors import SegflowError
@@ -302,6 +303,9 @@ class WorkerService:
                 channel_of = {(e.dst_input, s): _process_channel(e, s, rid.index)
                               for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
                 executor.checkpointing = UncoordinatedCheckpoints(executor, attempt.agent, locals_[rid], channel_of)
+            elif attempt.protocol.segment_backup:
+                executor.checkpointing = SegmentSnapshots(executor, attempt.agent,
+                                                          connector=rid.block in checkpointing.connectors)
             else:
                 executor.checkpointing = COORDINATED[attempt.protocol](executor, attempt.agent)
         restore_attempt(self.name, attempt, catalog, execution)

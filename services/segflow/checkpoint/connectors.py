@@ -1,0 +1,54 @@
+"""A job graph as segment backup sees it: its blocks as a :class:`segments.Topology`,
+with the connectors the user chose (``--connectors``) or segflow's default.
+
+``auto`` chooses the sources, the sinks and every block fed by a keyed exchange: such a
+block holds keyed state, which is the dearest part to recompute, and the exchange is
+where a replay would otherwise cross the network twice. ``none`` keeps only what must be
+a connector (sources and sinks: plain asynchronous barrier snapshots).
+"""
+from __future__ import annotations
+
+from ..plan.graph import JobGraph, Strategy
+from .segments import SegmentBackupError, Topology
+
+
+def block_names(graph: JobGraph) -> dict[int, str]:
+    return {b.id: f"block {b.id} ({b.label})" for b in graph.blocks}
+
+
+def required_connectors(graph: JobGraph) -> set[int]:
+    """Sources and sinks: a restore starts from their windows and commits."""
+    fed = {e.dst for e in graph.edges}
+    feeding = {e.src for e in graph.edges}
+    return {b.id for b in graph.blocks if b.id not in fed or b.id not in feeding}
+
+
+def _named(graph: JobGraph, name: str) -> int:
+    text = name.strip()
+    digits = text[1:] if text[:1] == "b" and text[1:].isdigit() else text
+    if digits.isdigit() and int(digits) < len(graph.blocks):
+        return int(digits)
+    matches = [b.id for b in graph.blocks if any(op.name == text for op in b.operators)]
+    if len(matches) == 1:
+        return matches[0]
+    known = "; ".join(f"{b.id}: {b.label}" for b in graph.blocks)
+    why = "names several blocks" if matches else "is no block id or operator name of this job"
+    raise SegmentBackupError(f"connector {name!r} {why}; give block ids as `segflow plan` shows them ({known})")
+
+
+def choose_connectors(graph: JobGraph, spec: str) -> frozenset[int]:
+    """``auto``, ``none`` or a comma-separated list of block ids / operator names (the
+    sources and sinks are added: they are always connectors)."""
+    chosen = required_connectors(graph)
+    spec = (spec or "auto").strip()
+    if spec == "auto":
+        chosen |= {e.dst for e in graph.edges if e.strategy is Strategy.HASH}
+    elif spec != "none":
+        chosen |= {_named(graph, name) for name in spec.split(",") if name.strip()}
+    return frozenset(chosen)
+
+
+def job_topology(graph: JobGraph, connectors: frozenset[int] | set[int]) -> Topology:
+    """Checked: refuses loops and non-connector sources or sinks, naming the blocks."""
+    return Topology.of([b.id for b in graph.blocks], sorted({(e.src, e.dst) for e in graph.edges}),
+                       connectors, block_names(graph))

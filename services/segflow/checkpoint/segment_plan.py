@@ -1,0 +1,117 @@
+"""Segment backup over what a state store really holds: which versions are restorable,
+the restore plan built from them, and the bookkeeping that truncates pending windows
+while a job runs. Pure: the coordinator feeds it listings and acknowledgements.
+
+:mod:`.segments` assumes every version up to a node's latest durable one exists. A store
+has gaps (a write that failed, versions a block skipped, retention), so a connector's
+*restorable* version ``K`` is one where the store holds its snapshot, the snapshots of
+the plain nodes of every segment it ends (they restart at ``K`` if it is the least of
+their downstream connectors), and no upstream connector of those segments is behind
+``K`` (barriers flow downstream, but snapshots become durable in any order).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .segments import AdjustedState, Node, Topology, adjusted_state, segments, truncation_heads
+
+Versions = Mapping[Node, "set[int] | frozenset[int]"]
+
+
+def _topological(topology: Topology) -> list[Node]:
+    indegree = {n: len(topology.predecessors(n)) for n in topology.nodes}
+    ready = [n for n in topology.nodes if indegree[n] == 0]
+    order = []
+    while ready:
+        node = ready.pop(0)
+        order.append(node)
+        for succ in topology.successors(node):
+            indegree[succ] -= 1
+            if indegree[succ] == 0:
+                ready.append(succ)
+    return order
+
+
+def restorable_versions(topology: Topology, snapshots: Versions) -> dict[Node, int]:
+    """Each connector's freshest restorable version (0: start it afresh); ``snapshots``:
+    the versions of which the store holds every replica's snapshot, per node."""
+    ends = {c: [s for s in segments(topology) if c in s.downstream] for c in topology.connectors}
+    durable: dict[Node, int] = {}
+    for node in _topological(topology):
+        if not topology.is_connector(node):
+            continue
+        feeding = ends[node]
+        cap = min((durable[u] for s in feeding for u in s.upstream), default=None)
+        best = 0
+        for version in snapshots.get(node, ()):
+            if version <= best or (cap is not None and version > cap):
+                continue
+            if all(version in snapshots.get(n, ()) for s in feeding for n in s.inner):
+                best = version
+        durable[node] = best
+    return durable
+
+
+def plan_restore(topology: Topology, snapshots: Versions, windows: Versions) -> AdjustedState:
+    """The adjusted state the store can serve: like :func:`segments.adjusted_state` of the
+    restorable versions, lowered where a replay would need a window part the store lacks
+    (``windows``: the versions of which every replica's part is stored, per connector)."""
+    usable = {n: set(v) for n, v in snapshots.items()}
+    while True:
+        state = adjusted_state(topology, restorable_versions(topology, usable))
+        gaps = {(u, k) for (u, _), (first, last) in state.replays.items()
+                for k in range(first, last + 1) if k not in windows.get(u, ())}
+        if not gaps:
+            return state
+        for u, k in gaps:
+            usable[u] = {v for v in usable.get(u, ()) if v < k}
+
+
+class SegmentLedger:
+    """The coordinator's view of a running job's acknowledged versions: tells which
+    pending-window parts a connector may truncate (the version pointers of §3.4, kept in
+    one place: every replica's acknowledgement reaches the coordinator anyway)."""
+
+    def __init__(self, topology: Topology, replicas: Mapping[Node, int]):
+        self.topology = topology
+        self.replicas = dict(replicas)
+        self.acked: dict[tuple[Node, int], set[int]] = {}
+        self.complete: dict[Node, set[int]] = {n: set() for n in topology.nodes}
+        self.parts: dict[Node, set[int]] = {c: set() for c in topology.connectors}
+        self.heads: dict[Node, int] = {c: 0 for c in topology.connectors}
+
+    def seed(self, snapshots: Versions, windows: Versions) -> None:
+        """What the store holds after a restore (nothing of the versions above it)."""
+        for node, versions in snapshots.items():
+            self.complete[node] = set(versions)
+        for node, versions in windows.items():
+            if node in self.parts:
+                self.parts[node] = set(versions)
+        self.heads = truncation_heads(self.topology, restorable_versions(self.topology, self.complete))
+
+    def ack(self, node: Node, replica: int, version: int) -> dict[Node, list[int]]:
+        """A replica's snapshot (and window part) of ``version`` is durable: the window
+        parts that may go now, per connector."""
+        replicas = self.acked.setdefault((node, version), set())
+        replicas.add(replica)
+        if node in self.parts:
+            self.parts[node].add(version)
+        if len(replicas) < self.replicas.get(node, 1):
+            return {}
+        del self.acked[(node, version)]
+        self.complete[node].add(version)
+        heads = truncation_heads(self.topology, restorable_versions(self.topology, self.complete))
+        truncated = {}
+        for connector, head in heads.items():
+            if head <= self.heads[connector]:
+                continue
+            self.heads[connector] = head
+            gone = sorted(v for v in self.parts[connector] if v <= head)
+            self.parts[connector] -= set(gone)
+            if gone:
+                truncated[connector] = gone
+        return truncated
+
+    def window_sizes(self) -> dict[Node, int]:
+        """Versions each connector's pending window holds (acknowledged, not truncated)."""
+        return {c: len(v) for c, v in self.parts.items()}

@@ -1,0 +1,92 @@
+"""The coordinator's part in segment backup (``--checkpoint-protocol segment``): the
+restore plan of each attempt, computed from the state store alone, and the truncation of
+connectors' pending windows as version acknowledgements arrive.
+
+A restore trusts nothing but the store, so a standby that shares only the store with the
+lost job restores the same way. Before the workers start, everything newer than the
+versions restored is deleted: those versions will be taken again, and a leftover of the
+lost run must never be mistaken for part of the new one.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..checkpoint.catalog import Catalog
+from ..checkpoint.connectors import choose_connectors, job_topology
+from ..checkpoint.segment_plan import SegmentLedger, plan_restore
+from ..checkpoint.segments import SegmentBackupError, segments
+from ..observability.logs import event
+from ..plan.graph import JobGraph
+from .cleanup import StoreCleanup
+
+log = logging.getLogger("segflow.coordinator")
+
+
+def _complete(found: dict[tuple[int, int], set[int]], replicas: dict[int, int]) -> dict[int, set[int]]:
+    """Per block, the versions every replica of it holds."""
+    complete = {}
+    for block, count in replicas.items():
+        versions = [found.get((block, r), set()) for r in range(count)]
+        complete[block] = set.intersection(*versions) if versions else set()
+    return complete
+
+
+class SegmentBackup:
+    def __init__(self, graph: JobGraph, connectors: str, catalog: Catalog, cleanup: StoreCleanup):
+        self.connectors = choose_connectors(graph, connectors)
+        self.topology = job_topology(graph, self.connectors)
+        self.catalog = catalog
+        self.cleanup = cleanup
+        self.ledger: SegmentLedger | None = None
+        self.plans: dict[int, dict | None] = {}
+
+    def has_state(self) -> bool:
+        return bool(self.catalog.snapshot_versions())
+
+    def plan(self, attempt: int, replicas: dict[int, int], restoring: bool) -> dict | None:
+        """The restore plan of ``attempt`` (``None``: start afresh), made once per attempt:
+        the workers of an attempt all start from the same one."""
+        if attempt in self.plans:
+            return self.plans[attempt]
+        self.ledger = SegmentLedger(self.topology, replicas)
+        plan = self._restore(replicas) if restoring else None
+        self.plans[attempt] = plan
+        return plan
+
+    def _restore(self, replicas: dict[int, int]) -> dict | None:
+        found = self.catalog.snapshot_versions()
+        parts = self.catalog.window_versions()
+        for block, replica in sorted(set(found) | set(parts)):
+            if replica >= replicas.get(block, 0):
+                raise SegmentBackupError(
+                    f"the stored job state has replica {replica} of block {block}, which now runs "
+                    f"{replicas.get(block, 0)} replica(s): segment backup restores at the parallelism the "
+                    "job ran with")
+        snapshots, windows = _complete(found, replicas), _complete(parts, replicas)
+        state = plan_restore(self.topology, snapshots, windows)
+        versions = {block: state.versions.get(block, 0) for block in replicas}
+        self.catalog.delete_after(versions)
+        self.ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},
+                         {b: {v for v in s if v <= versions[b]} for b, s in windows.items()})
+        event(log, logging.WARNING, "segment restore", versions=versions,
+              replays={f"{u}>{s}": r for (u, s), r in state.replays.items()})
+        if not any(versions.values()):
+            return None
+        by_segment = segments(self.topology)
+        replays = {}
+        for (connector, index), versions_range in state.replays.items():
+            segment = by_segment[index]
+            for successor in self.topology.successors(connector):
+                if successor in segment.inner | segment.downstream:
+                    replays[(connector, successor)] = versions_range
+        return {"segment": {"versions": versions, "replays": replays}}
+
+    def acknowledged(self, block: int, replica: int, version: int) -> None:
+        """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""
+        if self.ledger is None:
+            return
+        truncated = self.ledger.ack(block, replica, version)
+        if truncated:
+            parts = [(c, r, v) for c, versions in truncated.items()
+                     for r in range(self.ledger.replicas.get(c, 1)) for v in versions]
+            self.cleanup.window_parts(parts)
