@@ -126,10 +126,13 @@ class Catalog:
 
     def delete_after(self, versions: dict[int, int]) -> None:
         """Every snapshot and window part of block ``b`` newer than ``versions[b]``: what a
-        restore does not start from is history that will be taken again differently."""
+        restore does not start from is history that will be taken again differently. A
+        checkpoint newer than the oldest version restored is no longer complete either."""
+        oldest = min(versions.values(), default=0)
         doomed = [key for key in self.backend.list(checkpoint_prefix(self.job))
-                  if (c := _CHECKPOINT.match(key)) and (s := _SNAPSHOT.search(key))
-                  and int(c.group(1)) > versions.get(int(s.group(1)), 0)]
+                  if (c := _CHECKPOINT.match(key)) and int(c.group(1)) != FINAL_CHECKPOINT
+                  and ((s := _SNAPSHOT.search(key)) and int(c.group(1)) > versions.get(int(s.group(1)), 0)
+                       or key.endswith("/_COMPLETE") and int(c.group(1)) > oldest)]
         doomed += [key for key in self.backend.list(window_prefix(self.job))
                    if (w := _WINDOW.search(key)) and int(w.group(3)) > versions.get(int(w.group(1)), 0)]
         self.backend.delete(doomed)

@@ -91,8 +91,7 @@ class SegmentSnapshots(AlignedSnapshots):
         first = min(r[0] for r in self.replays.values())
         last = max(r[1] for r in self.replays.values())
         for version in range(first, last + 1):
-            wanted = [key for key in self.recorders
-                      if self.replays.get(self.destination[key], (1, 0))[0] <= version <= self.replays[self.destination[key]][1]]
+            wanted = [key for key in self.recorders if self._replays(key, version)]
             if not wanted:
                 continue
             blob = self.read_part(version)
@@ -106,6 +105,10 @@ class SegmentSnapshots(AlignedSnapshots):
                 for element in part.get(key, ()):
                     inner.send(pickle.loads(element))
         self.replays = {}
+
+    def _replays(self, key: tuple[int, int], version: int) -> bool:
+        first, last = self.replays.get(self.destination[key], (1, 0))
+        return first <= version <= last
 
     def window_part(self) -> dict | None:
         if not self.recorders:
