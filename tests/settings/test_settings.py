@@ -16,6 +16,8 @@ def test_checkpoint_settings_survive_json_round_trips():
     settings = CheckpointSettings("cic", 0.25, "s3://bucket/prefix", "http://127.0.0.1:9", 4, "job-1", "latest")
     again = CheckpointSettings.from_json(settings.to_json())
     assert again == settings and again.protocol is CheckpointProtocol.CIC
+    segment = CheckpointSettings("segment", 1.0, "file:///tmp/s", connectors="2,4")
+    assert CheckpointSettings.from_json(segment.to_json()).connectors == "2,4"
     assert json.loads(settings.to_json())["protocol"] == "cic"
 
 
@@ -30,6 +32,8 @@ def test_the_coordinator_command_line_reads_the_serialised_settings():
     ('{"protocol": "aligned", "state_url": "file:///x", "colour": 1}', r"unknown fields \['colour'\]"),
     ('{"protocol": "magic"}', "unknown checkpoint protocol 'magic'"),
     ('{"protocol": "aligned"}', "needs a state store"),
+    ('{"protocol": "aligned", "state_url": "file:///x", "connectors": "1"}', "needs --checkpoint-protocol segment"),
+    ('{"protocol": "segment", "state_url": "file:///x", "restore": "7"}', "use --restore latest or auto"),
 ])
 def test_bad_serialised_settings_are_refused(text, message):
     with pytest.raises(SegflowError, match=message):
@@ -45,7 +49,7 @@ def test_naming_returns_new_settings_and_leaves_the_callers_alone():
 
 @pytest.mark.parametrize("protocol,coordinated,uncoordinated", [
     ("aligned", True, False), ("unaligned", True, False), ("uncoordinated", False, True),
-    ("cic", False, True), ("none", False, False),
+    ("cic", False, True), ("segment", True, False), ("none", False, False),
 ])
 def test_protocols_say_what_they_are(protocol, coordinated, uncoordinated):
     p = CheckpointProtocol.parse(protocol)

@@ -18,37 +18,28 @@ from .segments import AdjustedState, Node, Topology, adjusted_state, segments, t
 Versions = Mapping[Node, "set[int] | frozenset[int]"]
 
 
-def _topological(topology: Topology) -> list[Node]:
-    indegree = {n: len(topology.predecessors(n)) for n in topology.nodes}
-    ready = [n for n in topology.nodes if indegree[n] == 0]
-    order = []
-    while ready:
-        node = ready.pop(0)
-        order.append(node)
-        for succ in topology.successors(node):
-            indegree[succ] -= 1
-            if indegree[succ] == 0:
-                ready.append(succ)
-    return order
-
-
 def restorable_versions(topology: Topology, snapshots: Versions) -> dict[Node, int]:
     """Each connector's freshest restorable version (0: start it afresh); ``snapshots``:
-    the versions of which the store holds every replica's snapshot, per node."""
-    ends = {c: [s for s in segments(topology) if c in s.downstream] for c in topology.connectors}
-    durable: dict[Node, int] = {}
-    for node in _topological(topology):
-        if not topology.is_connector(node):
-            continue
-        feeding = ends[node]
-        cap = min((durable[u] for s in feeding for u in s.upstream), default=None)
-        best = 0
-        for version in snapshots.get(node, ()):
-            if version <= best or (cap is not None and version > cap):
-                continue
-            if all(version in snapshots.get(n, ()) for s in feeding for n in s.inner):
-                best = version
-        durable[node] = best
+    the versions of which the store holds every replica's snapshot, per node.
+
+    Start from each connector's newest version that the plain nodes of the segments it
+    ends also hold; then, until nothing changes, lower every connector that is ahead of
+    an upstream connector of a segment it ends (other than itself: a connector can be
+    on both sides of one segment)."""
+    feeding = {c: [s for s in segments(topology) if c in s.downstream] for c in topology.connectors}
+
+    def newest(connector: Node, cap: int | None) -> int:
+        return max((v for v in snapshots.get(connector, ()) if (cap is None or v <= cap)
+                    and all(v in snapshots.get(n, ()) for s in feeding[connector] for n in s.inner)), default=0)
+    durable = {c: newest(c, None) for c in topology.connectors}
+    changed = True
+    while changed:
+        changed = False
+        for connector in topology.connectors:
+            cap = min((durable[u] for s in feeding[connector] for u in s.upstream if u != connector), default=None)
+            if cap is not None and durable[connector] > cap:
+                durable[connector] = newest(connector, cap)
+                changed = True
     return durable
 
 
@@ -77,7 +68,7 @@ class SegmentLedger:
         self.replicas = dict(replicas)
         self.acked: dict[tuple[Node, int], set[int]] = {}
         self.complete: dict[Node, set[int]] = {n: set() for n in topology.nodes}
-        self.parts: dict[Node, set[int]] = {c: set() for c in topology.connectors}
+        self.parts: dict[Node, set[int]] = {c: set() for c in topology.connectors if topology.successors(c)}
         self.heads: dict[Node, int] = {c: 0 for c in topology.connectors}
 
     def seed(self, snapshots: Versions, windows: Versions) -> None:

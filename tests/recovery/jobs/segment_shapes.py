@@ -64,7 +64,7 @@ def build(env, output, shape="linear", events="30000", rate="5000", delay="0"):
     elif shape == "split":
         evens, everything = env.generate(event, count=n, rate=rate).split(2)
         (evens.filter(lambda e: e[1] % 2 == 0)
-            .map(slowly(delay, lambda e: f"{e[0]}\t{e[1]}"))
+            .map(slowly(delay * 2, lambda e: f"{e[0]}\t{e[1]}"))
             .write_text(output + "/evens"))
         everything.map(lambda e: f"{e[1]}\t{e[1] * e[1]}").write_text(output + "/squares")
     elif shape == "merge":

@@ -1,0 +1,124 @@
+"""Segment backup over a real store's contents: restorable versions, the restore plan
+when the store has gaps, and window truncation from version acks (pure, no servers).
+
+The central property: whatever order acknowledgements arrive in, truncation never
+removes a window part that a restore from the store at that moment would need, so a
+restore never has to fall back behind what the ledger let go."""
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segflow.checkpoint.segment_plan import SegmentLedger, plan_restore, restorable_versions
+from segflow.checkpoint.segments import Topology, adjusted_state, segments
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_segments import _exactly_once, jobs  # noqa: E402
+
+
+def linear():
+    return Topology.of(["S", "a", "C", "b", "K"], [("S", "a"), ("a", "C"), ("C", "b"), ("b", "K")], {"S", "C", "K"})
+
+
+def test_a_connector_is_never_restored_ahead_of_an_upstream_connector():
+    # K's snapshot 3 became durable before C's: K must not restart ahead of C.
+    held = {"S": {1, 2, 3}, "a": {1, 2, 3}, "C": {1, 2}, "b": {1, 2, 3}, "K": {1, 2, 3}}
+    assert restorable_versions(linear(), held) == {"S": 3, "C": 2, "K": 2}
+
+
+def test_a_connector_needs_the_plain_nodes_behind_it_at_its_version():
+    # b lost its snapshot 3 (a failed write): K cannot restart at 3, its segment could not.
+    held = {"S": {1, 2, 3}, "a": {1, 2, 3}, "C": {1, 2, 3}, "b": {1, 2}, "K": {1, 2, 3}}
+    assert restorable_versions(linear(), held)["K"] == 2
+
+
+def test_a_gap_in_a_window_lowers_the_connector_that_would_replay_it():
+    held = {"S": {1, 2, 3}, "a": {1, 2, 3}, "C": {1, 2, 3}, "b": {1, 2, 3}, "K": {1}}
+    plan = plan_restore(linear(), held, {"S": {1, 2, 3}, "C": {3}})      # C's part 2 is missing
+    assert plan.versions["C"] == 1 and plan.versions["b"] == 1 and plan.versions["K"] == 1
+    assert list(plan.replays.values()) == [(2, 3)]                          # S replays to a instead
+    full = plan_restore(linear(), held, {"S": {1, 2, 3}, "C": {2, 3}})
+    assert full.versions == {"S": 3, "a": 3, "C": 3, "b": 1, "K": 1}
+    assert list(full.replays.values()) == [(2, 3)]
+
+
+@st.composite
+def stores(draw):
+    topology, _, _ = draw(jobs())
+    held = {n: set(draw(st.lists(st.integers(1, 5), max_size=5))) for n in topology.nodes}
+    parts = {c: set(draw(st.lists(st.integers(1, 5), max_size=5))) for c in topology.connectors}
+    return topology, held, parts
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores())
+def test_the_plan_of_any_store_uses_only_what_it_holds_and_is_exactly_once(store):
+    topology, held, parts = store
+    plan = plan_restore(topology, held, parts)
+    for node, version in plan.versions.items():
+        assert version == 0 or version in held[node], (node, version)
+    for (connector, _), (first, last) in plan.replays.items():
+        assert set(range(first, last + 1)) <= parts[connector]
+    durable = {n: max(held[n], default=0) for n in topology.nodes}
+    heads = {c: 0 for c in topology.connectors}
+    last = max(durable.values(), default=0) + 2
+    assert _exactly_once(topology, plan, heads, durable, last)
+
+
+@st.composite
+def ack_orders(draw):
+    """A job's acknowledgements in an order the engine can produce: each node persists its
+    versions in order, nodes in any order relative to each other."""
+    topology, _, _ = draw(jobs())
+    versions = draw(st.integers(1, 4))
+    queues = {n: list(range(1, versions + 1)) for n in topology.nodes}
+    order = []
+    while any(queues.values()):
+        node = draw(st.sampled_from(sorted(n for n, q in queues.items() if q)))
+        order.append((node, queues[node].pop(0)))
+    return topology, order
+
+
+@settings(max_examples=300, deadline=None)
+@given(ack_orders())
+def test_truncation_never_removes_what_a_restore_needs(job):
+    topology, order = job
+    ledger = SegmentLedger(topology, {n: 1 for n in topology.nodes})
+    held = {n: set() for n in topology.nodes}
+    parts = {c: set() for c in topology.connectors if topology.successors(c)}
+    for node, version in order:
+        held[node].add(version)
+        if node in parts:
+            parts[node].add(version)
+        for connector, gone in ledger.ack(node, 0, version).items():
+            parts[connector] -= set(gone)
+        expected = adjusted_state(topology, restorable_versions(topology, held))
+        assert plan_restore(topology, held, parts) == expected, (node, version)
+
+
+def test_a_version_counts_once_every_replica_acknowledged_it():
+    ledger = SegmentLedger(linear(), {"S": 2, "a": 2, "C": 2, "b": 2, "K": 2})
+    for node in ("S", "a"):
+        for replica in (0, 1):
+            assert ledger.ack(node, replica, 1) == {}
+    assert ledger.ack("C", 0, 1) == {}
+    assert ledger.ack("C", 1, 1) == {"S": [1]}
+    for replica in (0, 1):
+        assert ledger.ack("b", replica, 1) == {}
+    assert ledger.ack("K", 0, 1) == {}
+    assert ledger.ack("K", 1, 1) == {"C": [1]}
+    assert ledger.window_sizes() == {"S": 0, "C": 0}          # a sink keeps no window
+
+
+def test_the_slower_branch_holds_a_split_connectors_window():
+    # S feeds two segments; only the one ending at K1 has acknowledged version 2.
+    topology = Topology.of(["S", "x", "y", "K1", "K2"], [("S", "x"), ("S", "y"), ("x", "K1"), ("y", "K2")],
+                           {"S", "K1", "K2"})
+    assert len(segments(topology)) == 2
+    ledger = SegmentLedger(topology, {n: 1 for n in topology.nodes})
+    for node in ("S", "x", "y", "K1", "K2"):
+        ledger.ack(node, 0, 1)
+    for node in ("S", "x", "K1"):
+        assert ledger.ack(node, 0, 2) == {}
+    assert ledger.heads["S"] == 1 and ledger.window_sizes()["S"] == 1
