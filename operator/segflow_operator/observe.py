@@ -34,4 +34,6 @@ def coordinator_view(update) -> CoordinatorView:
     numbered = update.last_checkpoint if update.last_checkpoint != FINAL_CHECKPOINT else 0
     phase = cpb.JobUpdate.Phase.Name(update.phase)
     return CoordinatorView(phase="WAITING_FOR_WORKERS" if phase == "PHASE_UNSPECIFIED" else phase,
-                           recoveries=update.recoveries, last_checkpoint=numbered, error=update.error)
+                           recoveries=update.recoveries, last_checkpoint=numbered, error=update.error,
+                           windows=tuple((w.block, w.versions, w.bytes, w.records, w.truncation_lag)
+                                         for w in update.windows))

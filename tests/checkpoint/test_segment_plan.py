@@ -101,14 +101,17 @@ def test_a_version_counts_once_every_replica_acknowledged_it():
     ledger = SegmentLedger(linear(), {"S": 2, "a": 2, "C": 2, "b": 2, "K": 2})
     for node in ("S", "a"):
         for replica in (0, 1):
-            assert ledger.ack(node, replica, 1) == {}
+            assert ledger.ack(node, replica, 1, size=100, records=10) == {}
+    size = ledger.window_sizes()["S"]
+    assert (size.versions, size.bytes, size.records, size.truncation_lag) == (1, 200, 20, 1)
     assert ledger.ack("C", 0, 1) == {}
     assert ledger.ack("C", 1, 1) == {"S": [1]}
     for replica in (0, 1):
         assert ledger.ack("b", replica, 1) == {}
     assert ledger.ack("K", 0, 1) == {}
     assert ledger.ack("K", 1, 1) == {"C": [1]}
-    assert ledger.window_sizes() == {"S": 0, "C": 0}          # a sink keeps no window
+    assert set(ledger.window_sizes()) == {"S", "C"}          # a sink keeps no window
+    assert ledger.window_sizes()["C"].versions == 0
 
 
 def test_the_slower_branch_holds_a_split_connectors_window():
@@ -121,4 +124,4 @@ def test_the_slower_branch_holds_a_split_connectors_window():
         ledger.ack(node, 0, 1)
     for node in ("S", "x", "K1"):
         assert ledger.ack(node, 0, 2) == {}
-    assert ledger.heads["S"] == 1 and ledger.window_sizes()["S"] == 1
+    assert ledger.heads["S"] == 1 and ledger.window_sizes()["S"].versions == 1

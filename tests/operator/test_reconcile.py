@@ -55,6 +55,15 @@ def test_coordinator_updates_drive_the_phase_and_the_counters():
     assert again.events == [] and again.actions == []
 
 
+def test_segment_backup_windows_reach_the_status_when_they_change():
+    s = spec()
+    update = CoordinatorView("RUNNING", last_checkpoint=4, windows=((0, 2, 4096, 300, 1),))
+    d = decide(s, deployed(s), Observed(pods(), update, now="2026-11-23T08:00:00Z"))
+    assert d.status["pendingWindows"] == {"0": {"versions": 2, "bytes": 4096, "records": 300, "truncationLag": 1}}
+    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
+    assert "pendingWindows" not in again.status
+
+
 def test_a_deleted_worker_pod_is_created_again():
     s = spec()
     gone = pods()[:2] + (PodView("j-1-worker-1", "worker", 1, index=1, deleting=True),)

@@ -68,3 +68,15 @@ def test_metrics_count_outcomes_and_keep_the_last_checkpoint():
     assert value("segflow_checkpoints_total", {"outcome": "failed"}) == 1
     assert value("segflow_checkpoint_bytes") == 4096 and value("segflow_last_checkpoint_id") == 1
     assert value("segflow_checkpoint_duration_seconds_count") == 1
+
+
+def test_segment_backup_windows_become_gauges_per_connector():
+    from segflow.checkpoint.segment_plan import WindowSize
+    registry = CollectorRegistry()
+    metrics = CheckpointMetrics(registry)
+    metrics.windows({0: WindowSize(2, 2048, 100, 2), 3: WindowSize(1, 10, 1, 0)})
+    value = registry.get_sample_value
+    assert value("segflow_pending_window_bytes", {"connector": "0"}) == 2048
+    assert value("segflow_pending_window_versions", {"connector": "3"}) == 1
+    assert value("segflow_pending_window_records", {"connector": "0"}) == 100
+    assert value("segflow_pending_window_truncation_lag_versions", {"connector": "0"}) == 2

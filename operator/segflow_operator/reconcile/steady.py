@@ -19,6 +19,10 @@ def job_outcome(s: Situation, d: Decision) -> bool:
     known = (s.status.get("lastCheckpoint") or {}).get("id")
     if update.last_checkpoint and update.last_checkpoint != known:
         d.status["lastCheckpoint"] = {"id": update.last_checkpoint, "time": s.observed.now}
+    windows = {str(b): {"versions": v, "bytes": n, "records": r, "truncationLag": lag}
+               for b, v, n, r, lag in update.windows}
+    if windows and windows != s.status.get("pendingWindows"):
+        d.status["pendingWindows"] = windows
     if update.phase == "SUCCEEDED":
         d.phase(s.current, "Completed", "the job finished")
         return True

@@ -27,6 +27,7 @@ class CoordinatorView:
     recoveries: int = 0
     last_checkpoint: int = 0
     error: str = ""
+    windows: tuple = ()        # segment backup: (block, versions, bytes, records, truncation lag) per connector
 
 
 @dataclass(frozen=True)

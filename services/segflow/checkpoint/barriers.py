@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 Channel = tuple[int, int]          # (input index, sender replica)
 
@@ -26,7 +26,7 @@ class SnapshotSink(Protocol):
     """Where a replica hands its finished snapshot (the worker persists and acknowledges)."""
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes,
-                      channels: dict, alignment: float, finished: bool, window: dict | None = None) -> None: ...
+                      channels: dict, alignment: float, finished: bool, window: Any = None) -> None: ...
 
 
 @dataclass

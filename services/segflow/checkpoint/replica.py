@@ -58,9 +58,9 @@ class ReplicaCheckpointing:
         self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, alignment, finished,
                                 self.window_part())
 
-    def window_part(self) -> dict | None:
+    def window_part(self) -> Any:
         """What this replica sent since its previous snapshot, if the protocol keeps it
-        (segment backup's pending window)."""
+        (segment backup's pending window: a ``segment.WindowPart``)."""
         return None
 
     def closed_channels(self) -> set[Channel]:

@@ -17,9 +17,10 @@ barrier up to it and alignment downstream never waits for a barrier that cannot 
 from __future__ import annotations
 
 import pickle
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..runtime.elements import Barrier
+from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
 from .barriers import Channel
 
@@ -29,17 +30,28 @@ if TYPE_CHECKING:
 PartReader = Callable[[int], "bytes | None"]       # version -> this replica's stored window part
 
 
+@dataclass
+class WindowPart:
+    """What a connector replica sent in one version: pickled elements per output channel."""
+
+    channels: dict[tuple[int, int], list[bytes]]
+    records: int
+
+
 class WindowRecorder:
     """One output channel of a connector replica: sends, and keeps what it sent."""
 
-    __slots__ = ("inner", "kept")
+    __slots__ = ("inner", "kept", "records")
 
     def __init__(self, inner: Any):
         self.inner = inner
         self.kept: list[bytes] = []
+        self.records = 0
 
     def send(self, element: Any) -> None:
         self.kept.append(pickle.dumps(element, protocol=5))
+        if type(element) is Batch:
+            self.records += len(element.items)
         self.inner.send(element)
 
 
@@ -110,12 +122,13 @@ class SegmentSnapshots(AlignedSnapshots):
         first, last = self.replays.get(self.destination[key], (1, 0))
         return first <= version <= last
 
-    def window_part(self) -> dict | None:
+    def window_part(self) -> WindowPart | None:
         if not self.recorders:
             return None            # not a connector, or a sink: nothing to replay from it
-        part = {}
+        part = WindowPart({}, 0)
         for key, recorder in self.recorders.items():
             if recorder.kept:
-                part[key] = recorder.kept
-                recorder.kept = []
+                part.channels[key] = recorder.kept
+                part.records += recorder.records
+                recorder.kept, recorder.records = [], 0
         return part

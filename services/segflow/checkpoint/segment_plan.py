@@ -11,6 +11,7 @@ their downstream connectors), and no upstream connector of those segments is beh
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 from .segments import AdjustedState, Node, Topology, adjusted_state, segments, truncation_heads
@@ -58,6 +59,17 @@ def plan_restore(topology: Topology, snapshots: Versions, windows: Versions) -> 
             usable[u] = {v for v in usable.get(u, ()) if v < k}
 
 
+@dataclass(frozen=True)
+class WindowSize:
+    """A connector's pending window as the ledger knows it (sizes of the parts written
+    since the coordinator started; parts found in the store at a restore count 0)."""
+
+    versions: int
+    bytes: int
+    records: int
+    truncation_lag: int        # versions between the newest part and the truncation head
+
+
 class SegmentLedger:
     """The coordinator's view of a running job's acknowledged versions: tells which
     pending-window parts a connector may truncate (the version pointers of §3.4, kept in
@@ -68,7 +80,7 @@ class SegmentLedger:
         self.replicas = dict(replicas)
         self.acked: dict[tuple[Node, int], set[int]] = {}
         self.complete: dict[Node, set[int]] = {n: set() for n in topology.nodes}
-        self.parts: dict[Node, set[int]] = {c: set() for c in topology.connectors if topology.successors(c)}
+        self.parts: dict[Node, dict[int, list[int]]] = {c: {} for c in topology.connectors if topology.successors(c)}
         self.heads: dict[Node, int] = {c: 0 for c in topology.connectors}
 
     def seed(self, snapshots: Versions, windows: Versions) -> None:
@@ -77,16 +89,18 @@ class SegmentLedger:
             self.complete[node] = set(versions)
         for node, versions in windows.items():
             if node in self.parts:
-                self.parts[node] = set(versions)
+                self.parts[node] = {v: [0, 0] for v in versions}
         self.heads = truncation_heads(self.topology, restorable_versions(self.topology, self.complete))
 
-    def ack(self, node: Node, replica: int, version: int) -> dict[Node, list[int]]:
-        """A replica's snapshot (and window part) of ``version`` is durable: the window
-        parts that may go now, per connector."""
+    def ack(self, node: Node, replica: int, version: int, size: int = 0, records: int = 0) -> dict[Node, list[int]]:
+        """A replica's snapshot (and window part of ``size`` bytes) of ``version`` is
+        durable: the window parts that may go now, per connector."""
         replicas = self.acked.setdefault((node, version), set())
         replicas.add(replica)
         if node in self.parts:
-            self.parts[node].add(version)
+            total = self.parts[node].setdefault(version, [0, 0])
+            total[0] += size
+            total[1] += records
         if len(replicas) < self.replicas.get(node, 1):
             return {}
         del self.acked[(node, version)]
@@ -97,12 +111,15 @@ class SegmentLedger:
             if head <= self.heads[connector]:
                 continue
             self.heads[connector] = head
-            gone = sorted(v for v in self.parts[connector] if v <= head)
-            self.parts[connector] -= set(gone)
+            gone = sorted(v for v in self.parts.get(connector, {}) if v <= head)
+            for v in gone:
+                del self.parts[connector][v]
             if gone:
                 truncated[connector] = gone
         return truncated
 
-    def window_sizes(self) -> dict[Node, int]:
-        """Versions each connector's pending window holds (acknowledged, not truncated)."""
-        return {c: len(v) for c, v in self.parts.items()}
+    def window_sizes(self) -> dict[Node, WindowSize]:
+        """Each connector's pending window (acknowledged parts, not truncated)."""
+        return {c: WindowSize(len(parts), sum(b for b, _ in parts.values()), sum(r for _, r in parts.values()),
+                              max(parts, default=self.heads[c]) - self.heads[c])
+                for c, parts in self.parts.items()}

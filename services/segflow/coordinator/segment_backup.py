@@ -13,7 +13,7 @@ import logging
 
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.connectors import choose_connectors, job_topology
-from ..checkpoint.segment_plan import SegmentLedger, plan_restore
+from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
 from ..checkpoint.segments import SegmentBackupError, segments
 from ..observability.logs import event
 from ..plan.graph import JobGraph
@@ -81,12 +81,15 @@ class SegmentBackup:
                     replays[(connector, successor)] = versions_range
         return {"segment": {"versions": versions, "replays": replays}}
 
-    def acknowledged(self, block: int, replica: int, version: int) -> None:
+    def acknowledged(self, block: int, replica: int, version: int, size: int, records: int) -> None:
         """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""
         if self.ledger is None:
             return
-        truncated = self.ledger.ack(block, replica, version)
+        truncated = self.ledger.ack(block, replica, version, size, records)
         if truncated:
             parts = [(c, r, v) for c, versions in truncated.items()
                      for r in range(self.ledger.replicas.get(c, 1)) for v in versions]
             self.cleanup.window_parts(parts)
+
+    def window_sizes(self) -> dict[int, WindowSize]:
+        return self.ledger.window_sizes() if self.ledger is not None else {}

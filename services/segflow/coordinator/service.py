@@ -309,11 +309,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             outcome = None
             for ack in request.acks:
                 if self.segment is not None and ack.ok:
-                    self.segment.acknowledged(ack.block, ack.replica, request.checkpoint_id)
+                    self.segment.acknowledged(ack.block, ack.replica, request.checkpoint_id, ack.window_bytes,
+                                              ack.window_records)
                 outcome = self.tracker.ack(request.checkpoint_id, (ack.block, ack.replica), ack.ok, ack.bytes,
                                            ack.alignment_seconds, ack.error, time.monotonic()) or outcome
             if outcome is not None:
                 self._ended(outcome)
+            if self.segment is not None and self.metrics is not None:
+                self.metrics.windows(self.segment.window_sizes())
         return cpb.Ack()
 
     def _ended(self, outcome) -> None:
@@ -407,6 +410,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             update.last_checkpoint_seconds = complete.seconds
             update.last_checkpoint_bytes = complete.bytes
             update.last_alignment_seconds = complete.alignment
+        if self.segment is not None:
+            update.windows.extend(cpb.PendingWindow(block=b, versions=w.versions, bytes=w.bytes, records=w.records,
+                                                    truncation_lag=w.truncation_lag)
+                                  for b, w in sorted(self.segment.window_sizes().items()))
         if state.started_at is not None:
             update.seconds = (state.ended_at or time.monotonic()) - state.started_at
         if state.phase is Phase.SUCCEEDED:

@@ -118,6 +118,14 @@ def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> N
         pass
 
 
+def _windows(windows) -> str:
+    """Segment backup's pending windows, in one short progress field."""
+    if not windows:
+        return ""
+    held = max(w.versions for w in windows)
+    return f" | windows {sum(w.bytes for w in windows) / 1024:.0f}KiB ≤{held}v"
+
+
 def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -> DistributedResult:
     channel = grpc.insecure_channel(address)
     stub = cpb_grpc.CoordinatorStub(channel)
@@ -132,7 +140,8 @@ def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -
                 if update.last_checkpoint:
                     extra["checkpoint"] = (f"chk {update.last_checkpoint} {update.last_checkpoint_seconds:.2f}s "
                                            f"{update.last_checkpoint_bytes / 1024:.0f}KiB "
-                                           f"align {update.last_alignment_seconds * 1000:.0f}ms")
+                                           f"align {update.last_alignment_seconds * 1000:.0f}ms"
+                                           + _windows(update.windows))
                 on_progress({b.block: b.records_in for b in update.blocks},
                             {b.block: b.name for b in update.blocks}, **extra)
     except grpc.RpcError as exc:

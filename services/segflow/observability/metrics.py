@@ -57,6 +57,25 @@ class CheckpointMetrics:
         self.size = Gauge("segflow_checkpoint_bytes", "Size of the last complete checkpoint", registry=registry)
         self.last = Gauge("segflow_last_checkpoint_id", "Id of the last complete checkpoint", registry=registry)
         self.recoveries = Counter("segflow_recoveries", "Recoveries from a lost worker", registry=registry)
+        self.window_versions = Gauge("segflow_pending_window_versions",
+                                     "Versions a segment-backup connector's pending window holds", ["connector"],
+                                     registry=registry)
+        self.window_bytes = Gauge("segflow_pending_window_bytes", "Bytes of a connector's pending window",
+                                  ["connector"], registry=registry)
+        self.window_records = Gauge("segflow_pending_window_records", "Records in a connector's pending window",
+                                    ["connector"], registry=registry)
+        self.truncation_lag = Gauge("segflow_pending_window_truncation_lag_versions",
+                                    "Versions between a connector's newest window part and its truncation head",
+                                    ["connector"], registry=registry)
+
+    def windows(self, sizes: dict) -> None:
+        """Segment backup: ``connector block -> checkpoint.segment_plan.WindowSize``."""
+        for block, size in sizes.items():
+            label = str(block)
+            self.window_versions.labels(label).set(size.versions)
+            self.window_bytes.labels(label).set(size.bytes)
+            self.window_records.labels(label).set(size.records)
+            self.truncation_lag.labels(label).set(size.truncation_lag)
 
     def ended(self, outcome) -> None:
         self.outcomes.labels("complete" if outcome.complete else "failed").inc()

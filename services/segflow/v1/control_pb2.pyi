@@ -209,7 +209,7 @@ class BlockProgress(_message.Message):
     def __init__(self, block: _Optional[int] = ..., name: _Optional[str] = ..., records_in: _Optional[int] = ...) -> None: ...
 
 class JobUpdate(_message.Message):
-    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event")
+    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event", "windows")
     class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         PHASE_UNSPECIFIED: _ClassVar[JobUpdate.Phase]
@@ -235,6 +235,7 @@ class JobUpdate(_message.Message):
     LAST_CHECKPOINT_BYTES_FIELD_NUMBER: _ClassVar[int]
     LAST_ALIGNMENT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    WINDOWS_FIELD_NUMBER: _ClassVar[int]
     phase: JobUpdate.Phase
     blocks: _containers.RepeatedCompositeFieldContainer[BlockProgress]
     error: str
@@ -246,7 +247,22 @@ class JobUpdate(_message.Message):
     last_checkpoint_bytes: int
     last_alignment_seconds: float
     event: str
-    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ...) -> None: ...
+    windows: _containers.RepeatedCompositeFieldContainer[PendingWindow]
+    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ..., windows: _Optional[_Iterable[_Union[PendingWindow, _Mapping]]] = ...) -> None: ...
+
+class PendingWindow(_message.Message):
+    __slots__ = ("block", "versions", "bytes", "records", "truncation_lag")
+    BLOCK_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATION_LAG_FIELD_NUMBER: _ClassVar[int]
+    block: int
+    versions: int
+    bytes: int
+    records: int
+    truncation_lag: int
+    def __init__(self, block: _Optional[int] = ..., versions: _Optional[int] = ..., bytes: _Optional[int] = ..., records: _Optional[int] = ..., truncation_lag: _Optional[int] = ...) -> None: ...
 
 class CancelRequest(_message.Message):
     __slots__ = ("reason",)
@@ -255,7 +271,7 @@ class CancelRequest(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ReplicaAck(_message.Message):
-    __slots__ = ("block", "replica", "ok", "error", "bytes", "alignment_seconds", "finished")
+    __slots__ = ("block", "replica", "ok", "error", "bytes", "alignment_seconds", "finished", "window_bytes", "window_records")
     BLOCK_FIELD_NUMBER: _ClassVar[int]
     REPLICA_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
@@ -263,6 +279,8 @@ class ReplicaAck(_message.Message):
     BYTES_FIELD_NUMBER: _ClassVar[int]
     ALIGNMENT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_RECORDS_FIELD_NUMBER: _ClassVar[int]
     block: int
     replica: int
     ok: bool
@@ -270,7 +288,9 @@ class ReplicaAck(_message.Message):
     bytes: int
     alignment_seconds: float
     finished: bool
-    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., bytes: _Optional[int] = ..., alignment_seconds: _Optional[float] = ..., finished: _Optional[bool] = ...) -> None: ...
+    window_bytes: int
+    window_records: int
+    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., bytes: _Optional[int] = ..., alignment_seconds: _Optional[float] = ..., finished: _Optional[bool] = ..., window_bytes: _Optional[int] = ..., window_records: _Optional[int] = ...) -> None: ...
 
 class CheckpointAcks(_message.Message):
     __slots__ = ("worker", "attempt", "checkpoint_id", "acks")

@@ -16,6 +16,7 @@ from concurrent import futures
 import grpc
 
 from ..checkpoint.catalog import Catalog
+from ..checkpoint.segment import WindowPart
 from ..checkpoint.uncoordinated import process_name
 from ..observability.logs import event
 from ..plan.placement import ReplicaId
@@ -92,7 +93,7 @@ class CheckpointAgent:
             self.executors[rid].snapshot_finished(checkpoint_id)
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes, channels: dict,
-                      alignment: float, finished: bool, window: dict | None = None) -> None:
+                      alignment: float, finished: bool, window: WindowPart | None = None) -> None:
         rid = ReplicaId(block, replica)
         with self.lock:
             waiting = self.pending.get(checkpoint_id)
@@ -102,14 +103,16 @@ class CheckpointAgent:
             if not waiting:
                 del self.pending[checkpoint_id]
         blob = pickle.dumps({"state": state, "channels": channels}, protocol=5)
-        part = None if window is None else pickle.dumps(window, protocol=5)
-        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished, part)
+        part = None if window is None else pickle.dumps(window.channels, protocol=5)
+        records = 0 if window is None else window.records
+        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished, part, records)
 
     def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, alignment: float, finished: bool,
-                 part: bytes | None) -> None:
+                 part: bytes | None, records: int) -> None:
         """The window part goes first: a snapshot in the store vouches for its part."""
         ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob) + len(part or b""),
-                             alignment_seconds=alignment, finished=finished)
+                             alignment_seconds=alignment, finished=finished, window_bytes=len(part or b""),
+                             window_records=records)
         try:
             if part is not None:
                 self.catalog.write_window(rid.block, rid.index, checkpoint_id, part)
