@@ -16,7 +16,7 @@ from ..jobs.loader import JobModule, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
 from ..settings import CheckpointSettings, Config
-from . import batch
+from . import batch, segment_advice
 from .progress_bar import Progress, human
 
 
@@ -96,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("plan", help="print the job graph, blocks, replicas and edge strategies")
     _job_arguments(show)
     show.add_argument("--format", choices=["text", "dot"], default="text")
+    show.add_argument("--state", default="", metavar="URL", help="with --segment-backup: the store to time")
+    show.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// --state")
+    segment_advice.add_arguments(show)
     demo = commands.add_parser("demo", help="word count over a generated corpus; prints the top words")
     demo.add_argument("--size-mb", type=float, default=20, help="corpus size in MiB (default: 20)")
     demo.add_argument("--parallelism", type=int, default=1, metavar="N")
@@ -156,6 +159,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     spec = _spec(args)
+    if args.segment_backup:
+        env, _ = build_job(spec, Config())
+        segment_advice.advise(env.graph, args, args.state, args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"))
+        return 0
     from ..jobs.loader import load_job, missing_parameters
     placeholders = {name: f"<{name}>" for name in missing_parameters(load_job(spec), spec)}
     spec.params.update(placeholders)

@@ -77,6 +77,7 @@ class ReplicaExecutor:
         self.iterations: dict[int, int] = {}
         self.iteration_values: dict[int, Any] = {}   # the loop state each body replica reads
         self.records_in = 0
+        self.cpu_seconds = 0.0              # the replica thread's CPU time, once it has ended
         self.born: float | None = None
         self.on_sink_batch: Any = None      # observes batch latency where the job ends
         self.finished = False

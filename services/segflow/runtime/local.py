@@ -42,7 +42,9 @@ class LocalRuntime:
         self.plan: ExecutionPlan | None = None
 
     def execute(self, graph: JobGraph, on_progress: Callable[[dict, dict], None] | None = None,
-                progress_every: float = 1.0) -> RunResult:
+                progress_every: float = 1.0, run_for: float | None = None) -> RunResult:
+        """Run to the end, or stop after ``run_for`` seconds (a calibration run: its
+        executors keep their counters)."""
         self.plan = execution = plan(graph, [Worker("local", self.parallelism)])
         cancel = threading.Event()
         results: dict[int, list] = {}
@@ -61,8 +63,14 @@ class LocalRuntime:
         started = time.monotonic()
         pool.start()
         names = {b.id: (b.operators[0].name if b.operators else "pass") for b in graph.blocks}
-        pool.wait(tick=(lambda: on_progress(pool.records_in(), names)) if on_progress else None,
-                  every=progress_every)
+
+        def tick() -> None:
+            if on_progress is not None:
+                on_progress(pool.records_in(), names)
+            if run_for is not None and time.monotonic() - started >= run_for:
+                cancel.set()
+        pool.wait(tick=tick if on_progress or run_for is not None else None,
+                  every=progress_every if run_for is None else min(progress_every, 0.1))
         return RunResult(results, time.monotonic() - started, pool.records_in())
 
     def _executor(self, execution: ExecutionPlan, replica: ReplicaId, inboxes: dict,

@@ -34,6 +34,8 @@ class ExecutorPool:
         except BaseException as exc:  # noqa: BLE001 - reported by wait()
             self.errors.append(exc)
             self.cancel.set()
+        finally:
+            executor.cpu_seconds = time.thread_time()     # this thread ran only this replica
 
     def start(self) -> None:
         for t in self.threads:

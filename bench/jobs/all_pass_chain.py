@@ -1,0 +1,34 @@
+"""Seed 004's experiment topology: a linear chain of seven nodes (a generator spout, five
+all-pass filter bolts, a sink), each hop a network exchange so every node is its own
+block. Every bolt takes ``service`` seconds per tuple (slept, like I/O-bound work, so the
+nodes of one worker process do not contend for the interpreter) and appends
+``node index unix-time`` for each tuple to ``probe`` (unbuffered: the lines survive a
+SIGKILL), which is how bench/segment_backup.py sees when each node first operates on
+input newer than before a failure (the thesis's Definition 1)."""
+import os
+import time
+
+NODES = 7
+
+
+class Probe:
+    def __init__(self, node: int, service: float, path: str):
+        self.node, self.service, self.path = node, service, path
+        self.fd = None
+
+    def __getstate__(self):
+        return {"node": self.node, "service": self.service, "path": self.path, "fd": None}
+
+    def __call__(self, x):
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        time.sleep(self.service)
+        os.write(self.fd, f"{self.node} {x} {time.time():.6f}\n".encode())
+        return True
+
+
+def build(env, output, probe, events="1000000", rate="300", service="0.00125"):
+    stream = env.generate(lambda i: i, count=int(events), rate=float(rate))
+    for node in range(2, NODES):
+        stream = stream.shuffle().filter(Probe(node, float(service), probe))
+    stream.shuffle().filter(Probe(NODES, 0.0, probe)).map(str).write_text(output)

@@ -1,0 +1,218 @@
+"""Benchmark (not a test): seed 004's experiment (§5.2) on segflow's worker processes.
+
+A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout, five
+all-pass filter bolts, a sink). Rates are the thesis's scaled up tenfold so a run is short:
+arrival 300 tuples/s at the spout, service 800 tuples/s at every bolt (1.25 ms each),
+a barrier per 25 tuples (checkpoint interval 25/300 s). Configurations:
+
+* ``abs``: the aligned protocol (asynchronous barrier snapshots; restore from the last
+  complete global checkpoint; the spout regenerates from its position at its own rate);
+* ``seg2``: segment backup with only the spout and the sink as connectors (the thesis's
+  Flink baseline), ``seg3`` with node 4 too, ``seg4`` with nodes 3 and 5 (spread evenly).
+
+Each round runs the job ``--run`` seconds, SIGKILLs every process (the datacenter is
+lost), then starts ``segflow run --restore latest`` as new processes for ``--after``
+seconds. Measured per node, from the probe lines the bolts write:
+
+* recovery delay (Definition 1): from the restart command to the first tuple the node
+  operates on that is newer than anything it saw before the failure;
+* processing time of normal tuples (tuples x measured seconds per tuple); the time spent
+  on barriers is not observable from user code and is not reported;
+* overhead storage: bytes (and tuples) of each connector's pending window in the store at
+  the moment of the failure, and of the snapshots.
+
+Beside them, chapter 4's cost model (segflow.checkpoint.segment_cost) with inputs measured
+in the same run: per-tuple service time, the restart time until the first node runs
+(t^rr + t^rm), the store's read and write time per tuple. The last line is one JSON object:
+``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per connector count),
+``segment_over_abs`` (four connectors over ABS; the issue's target is <= 0.5) and
+``model_max_rel_error`` (recovery delay and window sizes; target <= 0.25).
+
+    .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import psutil
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
+
+from common import ROOT, SEGFLOW, mean  # noqa: E402
+
+from segflow.checkpoint.segment_cost import Delays, Pipeline, pending_window, recovery_delay  # noqa: E402
+from segflow.state import open_backend  # noqa: E402
+
+JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
+NODES = 7
+RATE, SERVICE, BARRIER_EVERY = 300.0, 1 / 800, 25
+CONFIGS = {"abs": ("aligned", None, (1, 7)), "seg2": ("segment", "none", (1, 7)),
+           "seg3": ("segment", "4", (1, 4, 7)), "seg4": ("segment", "3,5", (1, 3, 5, 7))}
+BLOCK_OF_NODE = {1: 0, **{n: n for n in range(2, NODES + 1)}}    # block 1 is the spout's pass-through
+
+
+def start(state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
+    args = [SEGFLOW, "run", JOB, "-p", f"output={out}", "-p", f"probe={probe}", "-p", f"rate={RATE}",
+            "-p", f"service={SERVICE}", "--checkpoint-protocol", protocol,
+            "--checkpoint-interval", f"{BARRIER_EVERY / RATE:.4f}", "--state", state, "--quiet"]
+    if connectors:
+        args += ["--connectors", connectors]
+    if restore:
+        args += ["--restore", "latest"]
+    return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def kill_everything(process: subprocess.Popen) -> None:
+    try:
+        tree = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        tree = []
+    for p in [*tree, psutil.Process(process.pid)] if process.poll() is None else tree:
+        try:
+            p.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    process.communicate()
+    psutil.wait_procs(tree, timeout=10)
+
+
+def probe_lines(path: str) -> list[tuple[int, int, float]]:
+    lines = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:
+                lines.append((int(parts[0]), int(parts[1]), float(parts[2])))
+    return lines
+
+
+def window_sizes(state: str) -> dict[int, tuple[int, int]]:
+    """Connector block -> (bytes, tuples) of its pending window in the store now."""
+    backend = open_backend(state)
+    sizes: dict[int, list[int]] = collections.defaultdict(lambda: [0, 0])
+    for key in backend.list("jobs/all_pass_chain/windows/"):
+        block = int(key.split("/")[-2].split(".")[0][1:])
+        blob = backend.get(key) or b""
+        sizes[block][0] += len(blob)
+        for elements in pickle.loads(blob).values() if blob else ():
+            for element in elements:
+                items = getattr(pickle.loads(element), "items", None)
+                sizes[block][1] += len(items) if isinstance(items, list) else 0
+    return {b: (n, t) for b, (n, t) in sizes.items()}
+
+
+def snapshot_bytes(state: str) -> int:
+    backend = open_backend(state)
+    return sum(len(backend.get(k) or b"") for k in backend.list("jobs/all_pass_chain/") if "/chk-" in k)
+
+
+def one_round(name: str, run_s: float, after_s: float) -> dict:
+    protocol, connectors, _ = CONFIGS[name]
+    with tempfile.TemporaryDirectory(prefix="segbench-") as tmp:
+        state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
+        first = start(state, out, probe, protocol, connectors, restore=False)
+        time.sleep(run_s)
+        failed_at = time.time()
+        kill_everything(first)
+        before = probe_lines(probe) if os.path.exists(probe) else []
+        seen = collections.defaultdict(lambda: -1)
+        for node, index, _ in before:
+            seen[node] = max(seen[node], index)
+        windows, snapshots = window_sizes(f"file://{tmp}/state"), snapshot_bytes(state)
+        restarted_at = time.time()
+        second = start(state, out, probe, protocol, connectors, restore=True)
+        time.sleep(after_s)
+        kill_everything(second)
+        after = [line for line in probe_lines(probe) if line[2] >= restarted_at]
+    first_run = {}
+    newer = {}
+    for node, index, at in after:
+        first_run.setdefault(node, at)
+        if index > seen[node] and node not in newer:
+            newer[node] = at
+    if not newer:
+        raise RuntimeError(f"{name}: no node processed a new tuple within {after_s} s of the restart")
+    counts = collections.Counter(node for node, _, _ in before)
+    return {"delay": {n: newer[n] - restarted_at for n in newer},
+            "restart": min(first_run.values()) - restarted_at,
+            "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
+            "busy": {n: counts[n] * SERVICE / run_s for n in range(2, NODES + 1)},
+            "windows": windows, "snapshots": snapshots, "lost_to_kill": time.time() - failed_at}
+
+
+def predicted(name: str, restart: float) -> tuple[float, dict[int, float]]:
+    _, _, connectors = CONFIGS[name]
+    pipeline = Pipeline(service=tuple([1 / RATE] + [SERVICE] * (NODES - 1)), ratios=(1.0,) * (NODES - 1),
+                        connectors=frozenset(connectors), block=BARRIER_EVERY, rate=RATE, tuple_bytes=40,
+                        barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
+    delays = Delays(edge=0.0005, transmit=0.0, read=0.0, write=0.0, normal=SERVICE, barrier=0.0, ack=0.0,
+                    recover_response=restart, recover_misc=0.0)
+    windows = {c: pending_window(pipeline, delays, c) for c in connectors if c != NODES}
+    return recovery_delay(pipeline, delays), windows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
+    parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 4 + 5 s (a smoke run)")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.run, args.after = 2, 4.0, 5.0
+    results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
+    for r in range(args.rounds):
+        for name in CONFIGS:                       # interleaved: machine drift hits every configuration
+            print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
+            results[name].append(one_round(name, args.run, args.after))
+    summary, errors = {}, []
+    print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
+          f"{'window KiB':>10} {'window tuples':>13} {'model tuples':>12}")
+    for name, rounds in results.items():
+        restart = mean([r["restart"] for r in rounds])
+        model_delay, model_windows = predicted(name, restart)
+        per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
+        for n in range(2, NODES + 1):
+            block = BLOCK_OF_NODE[n]
+            kib = mean([r["windows"].get(block, (0, 0))[0] for r in rounds]) / 1024
+            tuples = mean([r["windows"].get(block, (0, 0))[1] for r in rounds])
+            model = model_windows.get(n)
+            print(f"{name:6} {n:>4} {per_node[n]:>10.2f} {'' if n != NODES else f'{model_delay:.2f}':>8} "
+                  f"{mean([r['replayed'][n] for r in rounds]):>8.0f} {100 * mean([r['busy'][n] for r in rounds]):>7.1f} "
+                  f"{kib:>10.1f} {tuples:>13.0f} {'' if model is None else f'{model:.0f}':>12}")
+            if model is not None and model > 0:
+                errors.append(abs(tuples - model) / model)
+        spout_window = mean([r["windows"].get(0, (0, 0))[1] for r in rounds])
+        if model_windows.get(1):
+            errors.append(abs(spout_window - model_windows[1]) / model_windows[1])
+        total = max(per_node.values())
+        errors.append(abs(total - model_delay) / model_delay)
+        summary[name] = {"recovery_delay_s": round(total, 3), "restart_s": round(restart, 3),
+                         "model_recovery_delay_s": round(model_delay, 3),
+                         "snapshot_kib": round(mean([r["snapshots"] for r in rounds]) / 1024, 1),
+                         "spout_window_tuples": round(spout_window, 1)}
+        print(f"{name:6} total recovery {total:.2f} s (restart until the first node runs {restart:.2f} s); "
+              f"snapshots {summary[name]['snapshot_kib']} KiB", file=sys.stderr)
+    abs_delay = summary["abs"]["recovery_delay_s"]
+    print(json.dumps({
+        "rounds": args.rounds, "rate": RATE, "service_per_s": 1 / SERVICE, "barrier_every": BARRIER_EVERY,
+        "abs_recovery_delay_s": abs_delay,
+        "segment_recovery_delay_s": {str(len(CONFIGS[n][2])): summary[n]["recovery_delay_s"]
+                                     for n in ("seg2", "seg3", "seg4")},
+        "segment_over_abs": round(summary["seg4"]["recovery_delay_s"] / abs_delay, 3),
+        "model_max_rel_error": round(max(errors), 3),
+        "configs": summary}))
+
+
+if __name__ == "__main__":
+    main()

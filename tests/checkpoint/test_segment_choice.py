@@ -1,0 +1,77 @@
+"""Choosing connectors and a barrier interval with the cost model (pure), and the
+``segflow plan --segment-backup`` command over a real calibration run."""
+import subprocess
+import sys
+
+import pytest
+
+from segflow.checkpoint.segment_choice import EXHAUSTIVE, choose, evaluate
+from segflow.checkpoint.segment_cost import Delays, Pipeline, Prices
+from support.processes import ROOT
+
+DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.0001, normal=0.01, barrier=0.001, ack=0.001,
+                recover_response=1.0, recover_misc=0.1)
+
+
+def chain(nodes):
+    return Pipeline(service=(1 / 200,) * nodes, ratios=(1.0,) * (nodes - 1), connectors=frozenset({1, nodes}),
+                    block=25, rate=30, tuple_bytes=100, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
+
+
+def test_a_loose_target_takes_the_cheapest_choice():
+    choice = choose(chain(7), DELAYS, Prices(), max_recovery_delay=1e6)
+    assert choice.connectors == (1, 7) and choice.meets_target
+    every = [evaluate(chain(7), DELAYS, Prices(), c, i, 1e6) for c in [(1, 7), (1, 4, 7)] for i in (0.5, 30.0)]
+    assert choice.money_per_hour <= min(e.money_per_hour for e in every)
+
+
+def tight_target(nodes):
+    """Half-way between the spout-and-sink choice and every node a connector, at 5 s."""
+    loose = evaluate(chain(nodes), DELAYS, Prices(), (1, nodes), 5.0, 1e6).recovery_delay
+    fastest = evaluate(chain(nodes), DELAYS, Prices(), range(1, nodes + 1), 5.0, 1e6).recovery_delay
+    return (loose + fastest) / 2
+
+
+def test_a_tight_target_buys_connectors_and_is_met():
+    target = tight_target(7)
+    tight = choose(chain(7), DELAYS, Prices(), max_recovery_delay=target, intervals=(5.0,))
+    assert tight.meets_target and tight.recovery_delay <= target
+    assert len(tight.connectors) > 2
+    assert evaluate(chain(7), DELAYS, Prices(), tight.connectors, tight.interval, target) == tight
+    cheaper = [evaluate(chain(7), DELAYS, Prices(), (1, *c, 7), 5.0, target) for c in [(), (4,), (3,), (5,)]]
+    assert all(c.money_per_hour >= tight.money_per_hour or not c.meets_target for c in cheaper)
+
+
+def test_an_unreachable_target_returns_the_fastest_and_says_so():
+    choice = choose(chain(7), DELAYS, Prices(), max_recovery_delay=0.01)
+    assert not choice.meets_target
+    assert choice.recovery_delay == min(evaluate(chain(7), DELAYS, Prices(), c, i, 0.01).recovery_delay
+                                        for c in [(1, 2, 3, 4, 5, 6, 7)] for i in (0.5,))
+
+
+def test_long_pipelines_are_searched_greedily_and_still_meet_the_target():
+    nodes = EXHAUSTIVE + 6
+    tight = choose(chain(nodes), DELAYS, Prices(), max_recovery_delay=tight_target(nodes), intervals=(5.0,))
+    assert tight.meets_target and 2 < len(tight.connectors) < nodes
+
+
+def run_plan(*args):
+    return subprocess.run([sys.executable, "-m", "segflow.cli.main", "plan", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_plan_calibrates_a_linear_job_and_prints_the_choice(tmp_path):
+    result = run_plan("tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out", "-p", "shape=linear",
+                      "-p", "events=100000", "-p", "rate=20000", "--segment-backup", "--calibrate", "1.5",
+                      "--state", f"file://{tmp_path}/state")
+    assert result.returncode == 0, result.stderr
+    assert "calibrated 4 blocks" in result.stdout and "predicted recovery delay" in result.stdout
+    assert "run with: --checkpoint-protocol segment --connectors " in result.stdout
+
+
+@pytest.mark.parametrize("shape", ["split", "merge"])
+def test_plan_refuses_shapes_the_model_does_not_cover(tmp_path, shape):
+    result = run_plan("tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out", "-p", f"shape={shape}",
+                      "--segment-backup", "--calibrate", "0.5")
+    assert result.returncode == 1
+    assert "the cost model covers linear pipelines" in result.stderr and "--connectors auto" in result.stderr
