@@ -15,22 +15,12 @@ import pytest
 from recovery.jobs.segment_shapes import oracle
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, wait_for
-from support.servers import serving, start_redis, start_s3
 from test_kills import JOBS, kill_tree, read_lines
+from test_stores import redis_server, s3_server  # noqa: F401 - fixtures
 
 EVENTS = 30000
 RATE = 3000         # events/s: a run lasts 10 s, time for three disasters
 DELAY = 0.0006      # per record on one branch: its sink acknowledges versions later (see segment_shapes)
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    yield from serving(start_redis, "redis-server")
-
-
-@pytest.fixture(scope="module")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
 
 
 def start(shape, output, state, endpoint, connectors, *extra):
@@ -118,7 +108,6 @@ def test_splitting_topology_with_redis_state(tmp_path, redis_server, connectors)
     holds; "1": the split block is a connector with two downstream segments (a version
     pointer each) and replays to the slow branch only."""
     state = redis_server.url
-    open_backend(state).delete(open_backend(state).list("jobs/"))
     restores = run_with_disasters("split", tmp_path / "out", state, connectors=connectors, seed=2)
     assert_oracle("split", tmp_path / "out")
     assert len(restores) == 3 and apart(restores, 2, 3), restores
