@@ -119,3 +119,19 @@ def test_merging_topology_with_s3_state(tmp_path, s3_server):
     restores = run_with_disasters("merge", tmp_path / "out", state, endpoint=s3_server.endpoint, seed=3)
     assert_oracle("merge", tmp_path / "out")
     assert len(restores) == 3 and apart(restores, 0, 4), restores
+
+
+def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_path):
+    state = f"file://{tmp_path}/state"
+    run = start("linear", tmp_path / "out", state, "", "auto")
+    try:
+        assert wait_for(lambda: newest_version(state, "") >= 2, timeout=60), "no snapshot was taken"
+    finally:
+        kill_tree(run)
+    held = sorted(snapshots(state, ""))
+    args = [SEGFLOW, "run", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={tmp_path}/out",
+            "--parallelism", "1", "--checkpoint-protocol", "segment", "--state", state, "--restore", "latest", "--quiet"]
+    result = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "segment backup restores at the parallelism the job ran with" in result.stderr, result.stderr[-2000:]
+    assert sorted(snapshots(state, "")) == held, "a refused restore changed the store"

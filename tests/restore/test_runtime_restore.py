@@ -5,7 +5,8 @@ state continue it; every sink's output must equal the plain-Python oracle, line 
 
 Aligned and unaligned checkpoints (the latter with in-flight channel state) restore the
 whole job: every process is SIGKILLed, and ``segflow run --restore latest`` starts new
-ones. The uncoordinated protocols (uncoordinated, cic) keep per-replica local checkpoints
+ones; so does segment backup, each block from its own version with the connectors (every
+block behind a keyed exchange) replaying their pending windows. The uncoordinated protocols (uncoordinated, cic) keep per-replica local checkpoints
 and channel logs, not job-wide complete checkpoints, so a job cannot be restarted from them
 with ``--restore``; their new processes are a replacement worker, which restores from the
 recovery line and replays the logged channels."""
@@ -18,6 +19,8 @@ import time
 import pytest
 
 from recovery.test_kills import JOBS, kill_tree, read_lines, run_with_kills
+from segflow import Config
+from segflow.jobs.loader import JobModule, build_job
 from support.processes import ROOT, SEGFLOW, wait_for
 
 from .jobs.families import oracle_lines
@@ -65,11 +68,11 @@ def latest_checkpoint(state_dir, job) -> str:
     return "latest"
 
 
-def kill_then_restore(job, params, state_dir, protocol, restore_point, seed) -> None:
+def kill_then_restore(job, params, state_dir, protocol, restore_point, seed, *extra) -> None:
     """Run ``job``, SIGKILL all its processes at a random moment once ``restore_point`` has a
     checkpoint to offer, then run it to the end in new processes restored from there."""
     rng = random.Random(seed)
-    first = subprocess.Popen(run_args(job, params, f"file://{state_dir}", protocol), cwd=ROOT,
+    first = subprocess.Popen(run_args(job, params, f"file://{state_dir}", protocol, *extra), cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         time.sleep(rng.uniform(0.0, 1.0))
@@ -77,19 +80,31 @@ def kill_then_restore(job, params, state_dir, protocol, restore_point, seed) -> 
     finally:
         kill_tree(first)
     assert first.returncode != 0, "the job finished before it was killed"
-    rerun = subprocess.run(run_args(job, params, f"file://{state_dir}", protocol, "--restore", restore), cwd=ROOT,
+    rerun = subprocess.run(run_args(job, params, f"file://{state_dir}", protocol, "--restore", restore, *extra),
+                           cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
 
 
 @pytest.mark.parametrize("protocol, restore_point", [("aligned", latest_checkpoint), ("unaligned", latest_checkpoint),
-                                                      ("aligned", take_savepoint)],
-                         ids=["aligned-latest", "unaligned-latest", "aligned-savepoint"])
+                                                      ("aligned", take_savepoint), ("segment", latest_checkpoint)],
+                         ids=["aligned-latest", "unaligned-latest", "aligned-savepoint", "segment-latest"])
 def test_a_job_killed_whole_continues_in_new_processes_from_a_checkpoint(tmp_path, protocol, restore_point):
     output = tmp_path / "out"
     kill_then_restore(JOB, {"output": output, "events": EVENTS, "rate": RATE}, tmp_path / "state", protocol,
                       restore_point, seed=f"{protocol} {restore_point.__name__}")
     assert outputs(output) == oracle_lines(EVENTS)
+
+
+def test_segment_backup_with_every_block_a_connector_restores_every_operator_family(tmp_path):
+    """Every block keeps a pending window: each operator family's output is replayed from
+    the store into the next block, and dropped where the next block already holds it."""
+    params = {"output": tmp_path / "out", "events": EVENTS, "rate": RATE}
+    env, _ = build_job(JobModule(JOB, params={k: str(v) for k, v in params.items()}), Config(planning_only=True))
+    every = ",".join(str(b.id) for b in env.graph.blocks)
+    kill_then_restore(JOB, params, tmp_path / "state", "segment", latest_checkpoint, "every block",
+                      "--connectors", every)
+    assert outputs(tmp_path / "out") == oracle_lines(EVENTS)
 
 
 @pytest.mark.parametrize("protocol", ["aligned", "unaligned"])
