@@ -34,9 +34,6 @@ class CheckpointSettings:
         if self.connectors and not self.protocol.segment_backup:
             raise SegflowError(f"--connectors chooses segment backup's connectors: it needs "
                                f"--checkpoint-protocol segment, not {self.protocol.value}")
-        if self.protocol.segment_backup and self.restore not in ("", "latest", "auto"):
-            raise SegflowError("segment backup restores each block at its own version: use --restore latest "
-                               f"or auto, not a checkpoint id ({self.restore!r})")
         if self.retain < 1:
             raise SegflowError(f"retain must keep at least 1 checkpoint, got {self.retain}")
         if self.restore and not self.state_url:

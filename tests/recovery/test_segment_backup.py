@@ -135,3 +135,27 @@ def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_pat
     assert result.returncode == 1
     assert "segment backup restores at the parallelism the job ran with" in result.stderr, result.stderr[-2000:]
     assert sorted(snapshots(state, "")) == held, "a refused restore changed the store"
+
+
+def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
+    """What the operator's suspend and savepoint upgrade do with a segment-backup job."""
+    state = f"file://{tmp_path}/state"
+    run = start("linear", tmp_path / "out", state, "", "auto")
+    try:
+        assert wait_for(lambda: newest_version(state, "") >= 2, timeout=60), "no snapshot was taken"
+        save = subprocess.run([SEGFLOW, "savepoint", "segment_shapes"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert save.returncode == 0, save.stderr
+        time.sleep(1.0)
+    finally:
+        kill_tree(run)
+    savepoint = int(save.stdout.strip())
+    assert newest_version(state, "") > savepoint, "the job took no checkpoint after the savepoint"
+    rerun = start("linear", tmp_path / "out", state, "", "auto", "--restore", str(savepoint))
+    try:
+        _, stderr = rerun.communicate(timeout=180)
+    finally:
+        kill_tree(rerun)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert restored_versions(stderr) == [{str(b): savepoint for b in range(4)}]
+    assert_oracle("linear", tmp_path / "out")

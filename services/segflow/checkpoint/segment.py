@@ -20,6 +20,7 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..errors import SegflowError
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
 from .barriers import Channel
@@ -55,14 +56,13 @@ class WindowRecorder:
         self.inner.send(element)
 
 
-class MissingWindowPart(RuntimeError):
+class MissingWindowPart(SegflowError):
     """A replay needs a window part the state store does not hold."""
 
 
 class SegmentSnapshots(AlignedSnapshots):
     def __init__(self, executor: "ReplicaExecutor", sink: Any, connector: bool):
         super().__init__(executor, sink)
-        self.connector = connector
         self.recorders: dict[tuple[int, int], WindowRecorder] = {}
         self.destination: dict[tuple[int, int], int] = {}      # channel key -> receiving block
         self.dropping: dict[Channel, int] = {}

@@ -14,7 +14,7 @@ import logging
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.connectors import choose_connectors, job_topology
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
-from ..checkpoint.segments import SegmentBackupError, segments
+from ..checkpoint.segments import AdjustedState, SegmentBackupError, segments
 from ..observability.logs import event
 from ..plan.graph import JobGraph
 from .cleanup import StoreCleanup
@@ -43,17 +43,19 @@ class SegmentBackup:
     def has_state(self) -> bool:
         return bool(self.catalog.snapshot_versions())
 
-    def plan(self, attempt: int, replicas: dict[int, int], restoring: bool) -> dict | None:
+    def plan(self, attempt: int, replicas: dict[int, int], restore: str) -> dict | None:
         """The restore plan of ``attempt`` (``None``: start afresh), made once per attempt:
-        the workers of an attempt all start from the same one."""
+        the workers of an attempt all start from the same one. ``restore``: "" (afresh),
+        ``latest``/``auto`` (the adjusted state) or a complete checkpoint's id (a savepoint:
+        every block at that version, nothing to replay)."""
         if attempt in self.plans:
             return self.plans[attempt]
         self.ledger = SegmentLedger(self.topology, replicas)
-        plan = self._restore(replicas) if restoring else None
+        plan = self._restore(replicas, restore) if restore else None
         self.plans[attempt] = plan
         return plan
 
-    def _restore(self, replicas: dict[int, int]) -> dict | None:
+    def _restore(self, replicas: dict[int, int], restore: str) -> dict | None:
         found = self.catalog.snapshot_versions()
         parts = self.catalog.window_versions()
         for block, replica in sorted(set(found) | set(parts)):
@@ -63,7 +65,11 @@ class SegmentBackup:
                     f"{replicas.get(block, 0)} replica(s): segment backup restores at the parallelism the "
                     "job ran with")
         snapshots, windows = _complete(found, replicas), _complete(parts, replicas)
-        state = plan_restore(self.topology, snapshots, windows)
+        if restore in ("latest", "auto"):
+            state = plan_restore(self.topology, snapshots, windows)
+        else:
+            checkpoint = self.catalog.resolve(restore)
+            state = AdjustedState({n: checkpoint for n in self.topology.nodes}, {}, {})
         versions = {block: state.versions.get(block, 0) for block in replicas}
         self.catalog.delete_after(versions)
         self.ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},

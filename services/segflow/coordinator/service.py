@@ -93,6 +93,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 if settings.restore == "latest" and not self.segment.has_state():
                     raise SegflowError(f"no checkpoint of job {settings.job_name!r} in {settings.state_url} to "
                                        "restore (use --restore auto to start afresh when there is none)")
+                if settings.restore not in ("", "latest", "auto"):
+                    self.catalog.resolve(settings.restore)          # a complete checkpoint, or a clear error
             else:
                 self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
             self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
@@ -142,7 +144,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if self.segment is not None:
             replicas = plan(self.graph, [Worker(w.name, w.slots) for w in workers]).replicas
             self.recovery_plan = self.segment.plan(self.state.attempt, replicas,
-                                                   restoring=self.state.attempt > 0 or bool(s.restore))
+                                                   s.restore if self.state.attempt == 0 else "latest")
             connectors = sorted(self.segment.connectors)
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
