@@ -33,3 +33,17 @@ def test_the_deployment_hash_changes_with_what_a_redeploy_needs_and_only_that():
     for change in ({"parallelism": 2}, {"image": "segflow/engine:0.2.0"}, {"restartNonce": 1},
                    {"job": {"module": "examples.wordcount", "parameters": {"a": "b"}}}):
         assert parse({**GOOD, "checkpointing": {"protocol": "none"}, **change}).deployment_hash() != s.deployment_hash()
+
+
+def test_a_segment_backup_spec_reaches_the_coordinator_as_the_cli_reads_it():
+    from segflow.cli.main import _parser
+    from segflow_operator.manifests import coordinator_pod
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "j", "namespace": "n",
+                                                                                    "uid": "u"}}
+    spec = parse({**GOOD, "checkpointing": {"protocol": "segment", "stateUrl": "s3://b/jobs", "connectors": "2,4"}})
+    args = _parser().parse_args(coordinator_pod(body, spec, 1, "auto")["spec"]["containers"][0]["args"])
+    assert (args.settings.protocol.value, args.settings.connectors, args.settings.restore) == ("segment", "2,4", "auto")
+    plain = parse({**GOOD, "checkpointing": {"protocol": "segment", "stateUrl": "s3://b/jobs"}})
+    assert plain.deployment_hash() != spec.deployment_hash()
+    with pytest.raises(InvalidSpec, match="needs --checkpoint-protocol segment"):
+        parse({**GOOD, "checkpointing": {"stateUrl": "s3://b/jobs", "connectors": "2"}})
