@@ -34,7 +34,8 @@ SAMPLE_TUPLES = 10_000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("segment backup (the cost model of seed 004, chapter 4)")
     group.add_argument("--segment-backup", action="store_true",
-                       help="calibrate the job, then print the connectors and barrier interval to choose")
+                       help="calibrate the job, then print the connectors and barrier interval to choose "
+                            "(the calibration runs the job: point its outputs somewhere disposable)")
     group.add_argument("--max-recovery-delay", type=float, default=30.0, metavar="SECONDS",
                        help="the recovery delay to stay within (default: 30)")
     group.add_argument("--prices", metavar="FILE", help="JSON with per_cpu_second, per_network_byte, "
