@@ -68,7 +68,7 @@ def build(env, output, shape="linear", events="30000", rate="5000", delay="0"):
             .write_text(output + "/evens"))
         everything.map(lambda e: f"{e[1]}\t{e[1] * e[1]}").write_text(output + "/squares")
     elif shape == "merge":
-        a = env.generate(left, count=n // 2, rate=rate / 2).map(slowly(delay * 2.5, lambda x: x))
+        a = env.generate(left, count=n // 2, rate=rate / 2).shuffle().map(slowly(delay * 2.5, lambda x: x))
         b = env.generate(right, count=n // 6, rate=rate / 6)
         (a.join(b, lambda x: x[0], lambda y: y[0])
             .drop_key()
