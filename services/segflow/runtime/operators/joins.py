@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from ..elements import Batch
@@ -154,8 +155,11 @@ class IntervalJoin(Operator):
 
     Each side keeps its records per key in a :class:`TimeIndex`: a record finds its
     partners by two bisections, and a watermark ``w`` drops the left records at ``t + upper
-    < w`` and the right ones at ``q + lower < w`` (no later record can pair with them) by
-    one bisection per key, so the cost does not grow with the buffers or the watermarks."""
+    < w`` and the right ones at ``q + lower < w`` (no later record can pair with them). A
+    heap of ``(t, key)`` per side says which keys hold expired records, so a watermark
+    visits only those (one bisection each), not every buffered key: the cost does not grow
+    with the buffers or the watermarks. The heaps follow from the buffers and are rebuilt
+    on restore."""
 
     state_fields = ("buffers",)
 
@@ -164,12 +168,25 @@ class IntervalJoin(Operator):
         self.upper = upper
         self.keyed = keyed
         self.buffers: tuple[dict, dict] = ({}, {})
+        self.expiry: tuple[list, list] = ([], [])
+        self.pushed = 0               # ties in the heaps go by insertion, never by key
+
+    def restore(self, state: dict) -> None:
+        super().restore(state)
+        self.expiry = ([], [])
+        for side, buffers in enumerate(self.buffers):
+            for key, index in buffers.items():
+                for t in index.times:
+                    self.pushed += 1
+                    self.expiry[side].append((t, self.pushed, key))
+            heapify(self.expiry[side])
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         if batch.timestamps is None:
             raise ValueError("interval_join needs timestamped streams on both sides: call add_timestamps first")
         mine = self.buffers[input_index]
         other = self.buffers[1 - input_index]
+        expiry, pushed = self.expiry[input_index], self.pushed
         left_side = input_index == 0
         # A left record at t meets right ones at [t - lower, t + upper]; a right one at q
         # meets left ones at [q - upper, q + lower].
@@ -182,6 +199,8 @@ class IntervalJoin(Operator):
             if index is None:
                 index = mine[key] = TimeIndex()
             index.add(t, value)
+            pushed += 1
+            heappush(expiry, (t, pushed, key))
             partners = other.get(key)
             if partners is None:
                 continue
@@ -190,16 +209,24 @@ class IntervalJoin(Operator):
                 pair = (value, o) if left_side else (o, value)
                 out.append((key, pair) if keyed else pair)
                 stamps.append(t if t >= q else q)
+        self.pushed = pushed
         return Batch(out, stamps) if out else None
 
     def on_watermark(self, ts: Any) -> Output:
-        for buffers, reach in zip(self.buffers, (self.upper, self.lower)):
-            for key in [k for k, index in buffers.items() if index.drop_before(ts - reach)]:
-                del buffers[key]
+        for buffers, expiry, reach in zip(self.buffers, self.expiry, (self.upper, self.lower)):
+            limit = ts - reach
+            expired = set()
+            while expiry and expiry[0][0] < limit:
+                expired.add(heappop(expiry)[2])
+            for key in expired:
+                index = buffers.get(key)
+                if index is not None and index.drop_before(limit):
+                    del buffers[key]
         return None
 
     def on_end(self) -> Output:
         self.buffers = ({}, {})
+        self.expiry = ([], [])
         return None
 
 
