@@ -122,13 +122,12 @@ def one_round(name: str, run_s: float, after_s: float) -> dict:
         state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
         first = start(state, out, probe, protocol, connectors, restore=False)
         time.sleep(run_s)
-        failed_at = time.time()
         kill_everything(first)
         before = probe_lines(probe) if os.path.exists(probe) else []
         seen = collections.defaultdict(lambda: -1)
         for node, index, _ in before:
             seen[node] = max(seen[node], index)
-        windows, snapshots = window_sizes(f"file://{tmp}/state"), snapshot_bytes(state)
+        windows, snapshots = window_sizes(state), snapshot_bytes(state)
         restarted_at = time.time()
         second = start(state, out, probe, protocol, connectors, restore=True)
         time.sleep(after_s)
@@ -147,7 +146,7 @@ def one_round(name: str, run_s: float, after_s: float) -> dict:
             "restart": min(first_run.values()) - restarted_at,
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * SERVICE / run_s for n in range(2, NODES + 1)},
-            "windows": windows, "snapshots": snapshots, "lost_to_kill": time.time() - failed_at}
+            "windows": windows, "snapshots": snapshots}
 
 
 def predicted(name: str, restart: float) -> tuple[float, dict[int, float]]:

@@ -125,3 +125,12 @@ def test_the_slower_branch_holds_a_split_connectors_window():
     for node in ("S", "x", "K1"):
         assert ledger.ack(node, 0, 2) == {}
     assert ledger.heads["S"] == 1 and ledger.window_sizes()["S"].versions == 1
+
+
+def test_the_ledger_keeps_only_versions_a_restore_can_still_choose():
+    ledger = SegmentLedger(linear(), {n: 1 for n in linear().nodes})
+    for version in range(1, 101):
+        for node in ("S", "a", "C", "b", "K"):
+            ledger.ack(node, 0, version)
+    assert all(held == {100} for held in ledger.complete.values()), ledger.complete
+    assert ledger.heads == {"S": 100, "C": 100, "K": 0}

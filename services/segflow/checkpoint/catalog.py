@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from ..errors import SegflowError
 from ..runtime.elements import FINAL_CHECKPOINT
@@ -95,24 +96,25 @@ class Catalog:
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
         self.backend.put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
 
-    # -- segment backup: every replica's snapshots by version, and connectors' window parts
-    def snapshot_versions(self) -> dict[tuple[int, int], set[int]]:
-        """``(block, replica) -> versions`` of the numbered snapshots in the store."""
-        found: dict[tuple[int, int], set[int]] = {}
+    # -- segment backup: every replica's snapshots and connectors' window parts by version
+    def holdings(self) -> "Holdings":
+        """What the store holds for segment backup (the job's final snapshot aside), from
+        one listing of the checkpoints and one of the windows."""
+        held = Holdings({}, {}, set())
         for key in self.backend.list(checkpoint_prefix(self.job)):
-            checkpoint, snapshot = _CHECKPOINT.match(key), _SNAPSHOT.search(key)
-            if checkpoint and snapshot and int(checkpoint.group(1)) != FINAL_CHECKPOINT:
-                found.setdefault((int(snapshot.group(1)), int(snapshot.group(2))), set()).add(int(checkpoint.group(1)))
-        return found
-
-    def window_versions(self) -> dict[tuple[int, int], set[int]]:
-        """``(block, replica) -> versions`` of the pending-window parts in the store."""
-        found: dict[tuple[int, int], set[int]] = {}
+            checkpoint = _CHECKPOINT.match(key)
+            if not checkpoint or int(checkpoint.group(1)) == FINAL_CHECKPOINT:
+                continue
+            version, snapshot = int(checkpoint.group(1)), _SNAPSHOT.search(key)
+            if snapshot:
+                held.snapshots.setdefault((int(snapshot.group(1)), int(snapshot.group(2))), set()).add(version)
+            elif key.endswith("/_COMPLETE"):
+                held.complete.add(version)
         for key in self.backend.list(window_prefix(self.job)):
             match = _WINDOW.search(key)
             if match and int(match.group(3)) != FINAL_CHECKPOINT:
-                found.setdefault((int(match.group(1)), int(match.group(2))), set()).add(int(match.group(3)))
-        return found
+                held.windows.setdefault((int(match.group(1)), int(match.group(2))), set()).add(int(match.group(3)))
+        return held
 
     def write_window(self, block: int, replica: int, version: int, part: bytes) -> None:
         self.backend.put(window_key(self.job, block, replica, version), part)
@@ -124,18 +126,18 @@ class Catalog:
         """``(block, replica, version)`` window parts that no restore can replay any more."""
         self.backend.delete([window_key(self.job, b, r, v) for b, r, v in parts])
 
-    def delete_after(self, versions: dict[int, int]) -> None:
-        """Every snapshot and window part of block ``b`` newer than ``versions[b]``: what a
-        restore does not start from is history that will be taken again differently. A
-        checkpoint newer than the oldest version restored is no longer complete either."""
+    def delete_after(self, versions: dict[int, int], held: "Holdings") -> None:
+        """Of what ``held`` lists, every snapshot and window part of block ``b`` newer than
+        ``versions[b]``: what a restore does not start from is history that will be taken
+        again differently. A checkpoint newer than the oldest version restored is no
+        longer complete either."""
         oldest = min(versions.values(), default=0)
-        doomed = [key for key in self.backend.list(checkpoint_prefix(self.job))
-                  if (c := _CHECKPOINT.match(key)) and int(c.group(1)) != FINAL_CHECKPOINT
-                  and ((s := _SNAPSHOT.search(key)) and int(c.group(1)) > versions.get(int(s.group(1)), 0)
-                       or key.endswith("/_COMPLETE") and int(c.group(1)) > oldest)]
-        doomed += [key for key in self.backend.list(window_prefix(self.job))
-                   if (w := _WINDOW.search(key)) and int(w.group(3)) > versions.get(int(w.group(1)), 0)]
-        self.backend.delete(doomed)
+        self.backend.delete(
+            [snapshot_key(self.job, v, b, r) for (b, r), held_versions in sorted(held.snapshots.items())
+             for v in sorted(held_versions) if v > versions.get(b, 0)]
+            + [window_key(self.job, b, r, v) for (b, r), held_versions in sorted(held.windows.items())
+               for v in sorted(held_versions) if v > versions.get(b, 0)]
+            + [complete_key(self.job, v) for v in sorted(held.complete) if v > oldest])
 
     # -- uncoordinated protocols: per-replica local checkpoints and their log segments
     def _local(self, process: str, index: int) -> str:
@@ -182,3 +184,13 @@ class Catalog:
             self.backend.delete(self.backend.list(checkpoint_prefix(self.job, checkpoint_id)))
             removed.append(checkpoint_id)
         return removed
+
+
+@dataclass
+class Holdings:
+    """A job's state in the store as segment backup sees it: ``(block, replica) ->
+    versions`` of snapshots and of window parts, and the complete checkpoints."""
+
+    snapshots: dict[tuple[int, int], set[int]]
+    windows: dict[tuple[int, int], set[int]]
+    complete: set[int]

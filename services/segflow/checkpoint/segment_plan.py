@@ -82,6 +82,7 @@ class SegmentLedger:
         self.complete: dict[Node, set[int]] = {n: set() for n in topology.nodes}
         self.parts: dict[Node, dict[int, list[int]]] = {c: {} for c in topology.connectors if topology.successors(c)}
         self.heads: dict[Node, int] = {c: 0 for c in topology.connectors}
+        self.floor = 0                # no restorable version is older (see _forget_below)
 
     def seed(self, snapshots: Versions, windows: Versions) -> None:
         """What the store holds after a restore (nothing of the versions above it)."""
@@ -105,7 +106,9 @@ class SegmentLedger:
             return {}
         del self.acked[(node, version)]
         self.complete[node].add(version)
-        heads = truncation_heads(self.topology, restorable_versions(self.topology, self.complete))
+        durable = restorable_versions(self.topology, self.complete)
+        self._forget_below(min(durable.values(), default=0))
+        heads = truncation_heads(self.topology, durable)
         truncated = {}
         for connector, head in heads.items():
             if head <= self.heads[connector]:
@@ -117,6 +120,16 @@ class SegmentLedger:
             if gone:
                 truncated[connector] = gone
         return truncated
+
+    def _forget_below(self, floor: int) -> None:
+        """Restorable versions only rise as acks arrive, and no restore goes below the
+        least of them: older versions can never be chosen again, so they are dropped and
+        each ack costs the versions still in reach, not every version the job has taken."""
+        if floor <= self.floor:
+            return
+        self.floor = floor
+        for node, versions in self.complete.items():
+            self.complete[node] = {v for v in versions if v >= floor}
 
     def window_sizes(self) -> dict[Node, WindowSize]:
         """Each connector's pending window (acknowledged parts, not truncated)."""

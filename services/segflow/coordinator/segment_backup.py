@@ -41,7 +41,7 @@ class SegmentBackup:
         self.plans: dict[int, dict | None] = {}
 
     def has_state(self) -> bool:
-        return bool(self.catalog.snapshot_versions())
+        return bool(self.catalog.holdings().snapshots)
 
     def plan(self, attempt: int, replicas: dict[int, int], restore: str) -> dict | None:
         """The restore plan of ``attempt`` (``None``: start afresh), made once per attempt:
@@ -56,8 +56,8 @@ class SegmentBackup:
         return plan
 
     def _restore(self, replicas: dict[int, int], restore: str) -> dict | None:
-        found = self.catalog.snapshot_versions()
-        parts = self.catalog.window_versions()
+        held = self.catalog.holdings()
+        found, parts = held.snapshots, held.windows
         for block, replica in sorted(set(found) | set(parts)):
             if replica >= replicas.get(block, 0):
                 raise SegmentBackupError(
@@ -71,7 +71,7 @@ class SegmentBackup:
             checkpoint = self.catalog.resolve(restore)
             state = AdjustedState({n: checkpoint for n in self.topology.nodes}, {}, {})
         versions = {block: state.versions.get(block, 0) for block in replicas}
-        self.catalog.delete_after(versions)
+        self.catalog.delete_after(versions, held)
         self.ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},
                          {b: {v for v in s if v <= versions[b]} for b, s in windows.items()})
         event(log, logging.WARNING, "segment restore", versions=versions,
