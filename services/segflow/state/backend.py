@@ -22,6 +22,10 @@ class StateStoreError(SegflowError):
     """The state store could not be reached or refused an operation."""
 
 
+class WriteConflict(StateStoreError):
+    """A conditional write lost: the object changed (or appeared) since it was read."""
+
+
 class StateBackend(abc.ABC):
     """Bytes by key. Implementations must be safe to use from several threads."""
 

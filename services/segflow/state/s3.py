@@ -32,13 +32,14 @@ from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError
                                  NoCredentialsError, PartialCredentialsError, ReadTimeoutError)
 
 from ..errors import SegflowError
-from .backend import StateBackend, StateStoreError
+from .backend import StateBackend, StateStoreError, WriteConflict
 
 DUMMY_CREDENTIAL = "segflow"
 _CREDENTIAL_SOURCES = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
                        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
 _NOT_FOUND = ("404", "NoSuchKey", "NotFound")
+_CONFLICT = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
 _CREDENTIAL_CODES = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "ExpiredToken",
                      "InvalidToken")
 
@@ -161,6 +162,11 @@ class S3Backend(StateBackend):
             self._client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=bytes(data))
 
     def get(self, key: str) -> bytes | None:
+        found = self.get_tagged(key)
+        return None if found is None else found[0]
+
+    def get_tagged(self, key: str) -> tuple[bytes, str] | None:
+        """The bytes under ``key`` and their ETag (for :meth:`put_if`), or ``None``."""
         self._ensure_bucket()
         with self._failing(f"reading {key!r}"):
             try:
@@ -169,11 +175,26 @@ class S3Backend(StateBackend):
                 if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
                     return None
                 raise
-            body = response["Body"]
+            with contextlib.closing(response["Body"]) as body:
+                return body.read(), response["ETag"]
+
+    def put_if(self, key: str, data: bytes, etag: str | None) -> str:
+        """Write ``data`` only if ``key`` is still as read: absent (``etag`` None, sent as
+        ``If-None-Match: *``) or unchanged (``If-Match: etag``). Returns the new ETag;
+        raises :class:`WriteConflict` if another writer came first. S3 decides, so two
+        writers racing on one key can never both win."""
+        self._ensure_bucket()
+        condition = {"IfNoneMatch": "*"} if etag is None else {"IfMatch": etag}
+        with self._failing(f"writing {key!r} conditionally"):
             try:
-                return body.read()
-            finally:
-                body.close()
+                response = self._client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=bytes(data),
+                                                   **condition)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _CONFLICT:
+                    raise WriteConflict(f"{self._where()}: {key!r} changed since it was read "
+                                        f"({'it exists now' if etag is None else 'its ETag is not ' + etag})") from None
+                raise
+            return response["ETag"]
 
     def list(self, prefix: str) -> list[str]:
         self._ensure_bucket()

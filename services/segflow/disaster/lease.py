@@ -1,0 +1,152 @@
+"""The lease that names the one cluster allowed to run a job (pure).
+
+Both clusters' operators read one object in the shared backup store. The holder renews it;
+a cluster that does not hold it takes it over, by a conditional write of the next
+*generation*, once it has seen the object unchanged for ``ttl`` seconds (or once the holder
+released it for a planned switch-over). Staleness is measured on the taker's own clock from
+when it first saw that version, so clocks of the two clusters need not agree.
+
+The holder stops committing at its *deadline*, ``renewed_at + ttl - guard`` on its own
+clock: a taker cannot have waited ``ttl`` since that renewal before then, so the old
+holder has stopped before the new one starts (the guard covers the lag between a renewal
+and a taker seeing it, and the holder's clock drift over one ``ttl``).
+"""
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, replace
+
+from ..errors import SegflowError
+
+GUARD_SECONDS = 2.0
+RENEW_FRACTION = 0.25        # renew after a quarter of the ttl: three renewals may be lost
+
+
+class LeaseError(SegflowError):
+    """The lease object is not a lease (written by something else, or corrupted)."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    owner: str                 # the cluster that may run the job
+    generation: int            # rises by one at every takeover; commits carry it
+    renewed_at: float          # the owner's clock (Unix seconds) at its last renewal
+    ttl: float                 # seconds a renewal holds: failoverAfterSeconds
+    released: bool = False     # the owner handed the job over (planned switch-over)
+    previous: str = ""         # the owner before this generation
+    taken_at: float = 0.0      # when this generation began (the taker's clock)
+
+    @property
+    def deadline(self) -> float:
+        """After this instant (the owner's clock) the owner must not commit anything."""
+        return self.renewed_at + self.ttl - min(GUARD_SECONDS, self.ttl / 2)
+
+    def encode(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> "Lease":
+        try:
+            raw = json.loads(data)
+            return cls(owner=str(raw["owner"]), generation=int(raw["generation"]),
+                       renewed_at=float(raw["renewed_at"]), ttl=float(raw["ttl"]),
+                       released=bool(raw.get("released", False)), previous=str(raw.get("previous", "")),
+                       taken_at=float(raw.get("taken_at", 0.0)))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise LeaseError(f"the lease object is not a segflow lease ({type(exc).__name__}: {exc}); delete it "
+                             "only if no cluster runs the job, then let the primary create it again") from None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a cluster read of the lease: ``readable`` False when the store did not answer;
+    ``unchanged_for``: seconds this cluster has seen this very version of the object."""
+    lease: Lease | None
+    readable: bool = True
+    unchanged_for: float = 0.0
+
+
+class Move(enum.Enum):
+    HOLD = "hold"              # I hold it and need not write now
+    RENEW = "renew"            # I hold it: write it again (conditional on the version read)
+    CREATE = "create"          # no lease yet and I am the primary: create generation 1
+    TAKE_OVER = "take-over"    # the holder is gone or released it: write generation + 1
+    RELEASE = "release"        # hand over (planned switch-over, after a savepoint)
+    STAND_BY = "stand-by"      # another cluster holds it, or nobody yet: run nothing
+    FENCED = "fenced"          # I held it, and another cluster took it: stop everything
+    LOST = "lost"              # I held it, but could not renew before my deadline: stop everything
+
+
+@dataclass(frozen=True)
+class LeaseDecision:
+    move: Move
+    reason: str
+    write: Lease | None = None     # the lease to write, for CREATE, RENEW, TAKE_OVER and RELEASE
+
+    @property
+    def active(self) -> bool:
+        """The cluster may run the job's pods after this move (once the write succeeded)."""
+        return self.move in (Move.HOLD, Move.RENEW, Move.CREATE, Move.TAKE_OVER)
+
+
+def decide(me: str, role: str, ttl: float, held: Lease | None, seen: Observation, now: float,
+           release: bool = False) -> LeaseDecision:
+    """The next move of cluster ``me`` (role ``primary`` or ``standby``). ``held``: the
+    lease as this cluster last wrote it, if it believes it holds the job; ``release``:
+    the holder is ready to hand over (its job is saved and stopped)."""
+    lease = seen.lease
+    if not seen.readable:
+        if held is None:
+            return LeaseDecision(Move.STAND_BY, "the backup store does not answer; waiting to read the lease")
+        if now < held.deadline:
+            return LeaseDecision(Move.HOLD, "the backup store does not answer; holding the lease until its deadline")
+        return LeaseDecision(Move.LOST, f"could not renew the lease for {now - held.renewed_at:.0f} s (the backup "
+                                        "store does not answer): stopping so that the standby can take over")
+    holding = held is not None and lease is not None and lease.owner == me and lease.generation == held.generation
+    if holding:
+        if lease.released:
+            return LeaseDecision(Move.STAND_BY, "released the lease; waiting for the primary to take it")
+        if release:
+            return LeaseDecision(Move.RELEASE, "handing the job over to the primary",
+                                 replace(lease, renewed_at=now, released=True))
+        if now - lease.renewed_at >= ttl * RENEW_FRACTION or lease.ttl != ttl:
+            return LeaseDecision(Move.RENEW, "renewing the lease", replace(lease, renewed_at=now, ttl=ttl))
+        return LeaseDecision(Move.HOLD, "holding the lease")
+    if held is not None:
+        if lease is None:
+            return LeaseDecision(Move.FENCED, "the lease object was deleted while this cluster held it")
+        return LeaseDecision(Move.FENCED, f"cluster {lease.owner!r} took the job over (generation "
+                                          f"{lease.generation})")
+    if lease is None:
+        if role == "primary":
+            return LeaseDecision(Move.CREATE, "taking the lease as the primary",
+                                 Lease(me, 1, now, ttl, taken_at=now))
+        return LeaseDecision(Move.STAND_BY, "no cluster holds the lease yet; waiting for the primary")
+    taking = Lease(me, lease.generation + 1, now, ttl, previous=lease.owner, taken_at=now)
+    if lease.owner == me and not lease.released:
+        return LeaseDecision(Move.TAKE_OVER, f"the lease names this cluster (generation {lease.generation}) but "
+                                             "this operator does not hold it: taking the next generation", taking)
+    if lease.released:
+        if role == "primary":
+            return LeaseDecision(Move.TAKE_OVER, f"cluster {lease.owner!r} handed the job over", taking)
+        return LeaseDecision(Move.STAND_BY, f"cluster {lease.owner!r} released the lease for a primary to take")
+    if seen.unchanged_for >= ttl:
+        return LeaseDecision(Move.TAKE_OVER, f"cluster {lease.owner!r} has not renewed the lease for "
+                                             f"{seen.unchanged_for:.0f} s", taking)
+    return LeaseDecision(Move.STAND_BY, f"cluster {lease.owner!r} holds the lease (generation {lease.generation})")
+
+
+def publish_refusal(lease: Lease | None, owner: str, generation: int, now: float) -> str:
+    """Why a holder of ``generation`` must not commit now ("" when it may): checked
+    before every checkpoint is published, so no commit follows a takeover."""
+    if lease is None:
+        return "the lease object is gone"
+    if lease.owner != owner or lease.generation != generation:
+        return (f"cluster {lease.owner!r} holds generation {lease.generation} of the lease; this is "
+                f"{owner!r}'s generation {generation}")
+    if lease.released:
+        return "the lease was released for a switch-over"
+    if now >= lease.deadline:
+        return f"the lease has not been renewed for {now - lease.renewed_at:.1f} s (past its deadline)"
+    return ""
