@@ -28,9 +28,14 @@ class CheckpointSettings:
     job_name: str = ""
     restore: str = ""              # "", "latest", "auto" or a checkpoint id
     connectors: str = ""           # segment protocol: auto (the default), none or block ids/names
+    lease_owner: str = ""          # disaster recovery: the cluster holding the job's lease ...
+    lease_generation: int = 0      # ... and its generation; 0: no lease fences this job
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
+        if self.lease_generation and not (self.state_url.startswith("s3://") and self.lease_owner):
+            raise SegflowError("a lease generation fences commits to an S3 backup store: it needs an s3:// state "
+                               "URL and the lease owner (set by the operator for disasterRecovery)")
         if self.connectors and not self.protocol.segment_backup:
             raise SegflowError(f"--connectors chooses segment backup's connectors: it needs "
                                f"--checkpoint-protocol segment, not {self.protocol.value}")

@@ -20,6 +20,7 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.local_records import LocalCheckpointRecords
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
+from ..disaster.lease_store import LeaseStore
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
@@ -33,6 +34,7 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
 from .cleanup import StoreCleanup
+from .fence import LeaseFence
 from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
@@ -84,9 +86,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.cleanup: StoreCleanup | None = None
         self.segment: SegmentBackup | None = None
         self.metrics = None
+        self.fence: LeaseFence | None = None
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
+            if settings.lease_generation:
+                self.fence = LeaseFence(LeaseStore(settings.state_url, settings.job_name,
+                                                   backend=self.catalog.backend),
+                                        settings.lease_owner, settings.lease_generation)
             self.cleanup = StoreCleanup(self.catalog)
             if settings.protocol.segment_backup:
                 self.segment = SegmentBackup(graph, settings.connectors, self.catalog, self.cleanup)
@@ -335,6 +342,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 waiter.end(outcome.error)
             return
         checkpoint_id = outcome.checkpoint_id
+        refusal = self.fence.refusal() if self.fence is not None else ""
+        if refusal:
+            self.tracker.retract(checkpoint_id)
+            self.fenced(refusal)
+            return
         meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
                 "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
                 "replicas": len(self.tracker.replicas), "time": time.time(),
@@ -351,6 +363,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if waiter is not None:
             waiter.end()
         self.cleanup.old_checkpoints(self.settings.retain)
+
+    def fenced(self, reason: str) -> None:
+        """The lease is lost: nothing more may be published, so the job ends here (the
+        lock is reentrant: called from a checkpoint's end too)."""
+        with self.lock:
+            if not self.state.over:
+                self.state.fail(reason if reason.startswith("fenced") else f"fenced: {reason}", time.monotonic())
+                self._changed()
 
     def _collect_local(self) -> None:
         """Lock held. Delete (in the background) the local checkpoints and log segments
@@ -503,6 +523,9 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         servicer.spawner = WorkerSpawner(workers, address)
         servicer.spawner.start_all()
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
+    if servicer.fence is not None:
+        threading.Thread(target=servicer.fence.watch, args=(servicer.fenced, servicer.done),
+                         name="lease-fence", daemon=True).start()
     try:
         servicer.done.wait()
         servicer.reported.wait(linger)

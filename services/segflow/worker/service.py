@@ -80,6 +80,7 @@ class Attempt:
         self.committed = threading.Event()     # the job's end was committed
         self.restart = False
         self.stop_reason = ""
+        self.stopped = False                   # the coordinator ended the job: no restart will come
         self.executors: dict = {}
         self.inboxes: dict[ReplicaId, Inbox] = {}
         self.outlets: list[RemoteOutlet] = []
@@ -184,7 +185,7 @@ class WorkerService:
                 return RESTART
             if not ok:
                 self._finish(attempt, ok=False, error=error, peer_failure=peer_failure)
-                return RESTART if self._wait_for_restart(attempt) else FAILED
+                return RESTART if not attempt.stopped and self._wait_for_restart(attempt) else FAILED
             if attempt.two_phase:
                 self._finish(attempt, ok=True, committed=False)
                 while not attempt.committed.wait(0.2):
@@ -354,6 +355,7 @@ class WorkerService:
         kind = command.kind
         if kind == cpb.Command.STOP:
             attempt.stop_reason = command.reason or "stopped by the coordinator"
+            attempt.stopped = True
             event(log, logging.WARNING, "stopping", reason=attempt.stop_reason)
             attempt.cancel.set()
         elif kind == cpb.Command.RESTART:

@@ -1,0 +1,58 @@
+"""The coordinator's side of disaster-recovery fencing (I/O around the pure rules in
+``disaster.lease``).
+
+Every checkpoint publish reads the lease first and is refused unless this job's cluster
+still holds the generation it was deployed with, before its deadline: sinks commit only
+what a published checkpoint covers, so a cut-off old primary commits nothing after a
+takeover. A watcher also reads the lease every second and ends the job at the lease's
+deadline even when the store does not answer, so the old primary's processes are gone
+before a standby can have taken over.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from ..disaster.lease import Lease, LeaseError, publish_refusal
+from ..disaster.lease_store import LeaseStore
+from ..observability.logs import event
+from ..state import StateStoreError
+
+log = logging.getLogger("segflow.coordinator")
+WATCH_SECONDS = 1.0
+
+
+class LeaseFence:
+    def __init__(self, store: LeaseStore, owner: str, generation: int, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.owner = owner
+        self.generation = generation
+        self.clock = clock
+        self.last: Lease | None = None        # the lease as last read
+
+    def refusal(self) -> str:
+        """Why this coordinator must not publish now ("" if it may), from a fresh read."""
+        try:
+            self.last, _ = self.store.read()
+        except (StateStoreError, LeaseError) as exc:
+            return f"cannot read the lease: {exc}"
+        return publish_refusal(self.last, self.owner, self.generation, self.clock())
+
+    def overdue(self) -> str:
+        """Why the job must end now ("" if not): another holder, or past the deadline of the
+        last lease read, whether or not the store answers now."""
+        reason = self.refusal()
+        if reason.startswith("cannot read") and self.last is not None:
+            return publish_refusal(self.last, self.owner, self.generation, self.clock())
+        return "" if reason.startswith("cannot read") else reason
+
+    def watch(self, fail: Callable[[str], None], done: threading.Event) -> None:
+        """Until ``done``: end the job (``fail``) once the lease is lost."""
+        while not done.wait(WATCH_SECONDS):
+            reason = self.overdue()
+            if reason:
+                event(log, logging.ERROR, "fenced", owner=self.owner, generation=self.generation, reason=reason)
+                fail(f"fenced: {reason}; another cluster runs this job now")
+                return

@@ -1,0 +1,117 @@
+"""A coordinator deployed under a lease generation publishes checkpoints only while its
+cluster holds that generation: a takeover, or a lease left unrenewed past its deadline,
+ends the job, and nothing is published or committed after that (real processes, moto)."""
+import os
+import subprocess
+import threading
+import time
+
+import psutil
+import pytest
+
+from segflow.disaster.lease import Lease
+from segflow.disaster.lease_store import LeaseStore
+from segflow.settings import CheckpointSettings
+from segflow.state import open_backend
+from support.processes import ROOT, SEGFLOW, wait_for
+from support.servers import new_bucket
+
+JOB = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
+TTL = 4.0
+
+
+def stop_tree(process):
+    try:
+        tree = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        tree = []
+    for p in [*tree]:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+class Holder:
+    """The primary's operator, renewing generation 1 of the lease until told to stop."""
+
+    def __init__(self, store):
+        self.store = store
+        self.version = store.write(Lease("east", 1, time.time(), TTL), None)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.renew, daemon=True)
+        self.thread.start()
+
+    def renew(self):
+        while not self.stop.wait(0.5):
+            self.version = self.store.write(Lease("east", 1, time.time(), TTL), self.version)
+
+    def halt(self):
+        self.stop.set()
+        self.thread.join()
+
+
+@pytest.fixture
+def fenced_job(s3_server, tmp_path):
+    url = f"s3://{new_bucket()}/backup"
+    store = LeaseStore(url, "fenced", s3_server.endpoint)
+    holder = Holder(store)
+    settings = CheckpointSettings("aligned", 0.3, url, s3_server.endpoint, 100, "fenced",
+                                  lease_owner="east", lease_generation=1)
+    output = tmp_path / "out"
+    process = subprocess.Popen(
+        [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
+         "-p", f"output={output}", "-p", "events=400000", "-p", "rate=4000"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    backend = open_backend(url, s3_server.endpoint)
+
+    def complete():
+        return {k for k in backend.list("jobs/fenced/") if k.endswith("/_COMPLETE")}
+
+    try:
+        yield process, holder, store, complete, output
+    finally:
+        holder.halt()
+        stop_tree(process)
+
+
+def workers_of(process):
+    try:
+        return [p for p in psutil.Process(process.pid).children(recursive=True) if "worker" in p.cmdline()]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def parts(output):
+    return sorted(p for p in os.listdir(output) if p.startswith("part-")) if output.exists() else []
+
+
+def test_a_takeover_ends_the_job_and_nothing_is_published_after_it(fenced_job):
+    process, holder, store, complete, output = fenced_job
+    wait_for(lambda: len(complete()) >= 2, timeout=60)
+    holder.halt()
+    store.write(Lease("west", 2, time.time(), TTL, previous="east"), holder.version)
+    time.sleep(0.5)                      # a publish that read the lease just before may still land
+    published, committed = complete(), parts(output)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode != 0
+    assert "fenced" in stderr and "'west' holds generation 2" in stderr
+    assert complete() == published and parts(output) == committed
+
+
+def test_an_unrenewed_lease_ends_the_job_at_its_deadline_with_nothing_published_after(fenced_job):
+    process, holder, store, complete, output = fenced_job
+    wait_for(lambda: len(complete()) >= 2, timeout=60)
+    holder.halt()
+    deadline = store.read()[0].deadline
+    wait_for(lambda: not workers_of(process), timeout=deadline + TTL - time.time())
+    stopped = time.time()
+    _, stderr = process.communicate(timeout=30)
+    assert stopped < deadline + 1.5, f"the workers ran on after the lease's deadline {deadline}: {stderr[-3000:]}"
+    assert process.returncode != 0 and "past its deadline" in stderr
+    published = complete()
+    time.sleep(1.0)
+    assert complete() == published
