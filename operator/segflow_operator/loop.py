@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from dataclasses import replace
 
 from kubernetes.client.rest import ApiException
 
@@ -11,8 +13,10 @@ from segflow.errors import SegflowError
 
 from . import manifests, metrics
 from .kube import Kube, now
+from .lease_keeper import LeaseKeeper
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
+from .reconcile.disaster import dr_status, standby
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, parse
 from .watcher import CoordinatorWatcher
@@ -28,9 +32,13 @@ class JobLoop:
         self.watcher = CoordinatorWatcher()
         self.savepoints = SavepointRequests()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
+        self.keeper: LeaseKeeper | None = None
+        self.generation = 0                          # of the lease this cluster holds (disaster recovery)
 
     def close(self) -> None:
         self.watcher.close()
+        if self.keeper is not None:
+            self.keeper.close()
 
     def step(self) -> None:
         body = self.kube.get_job(self.namespace, self.name)
@@ -46,6 +54,10 @@ class JobLoop:
             self._record(body, status, decision)
             return
         pods = tuple(pod_view(p) for p in self.kube.pods(self.namespace, self.name))
+        if spec.disaster_recovery is not None:
+            spec = self._lease(body, spec, status, pods)
+            if spec is None:
+                return
         revision = int(status.get("revision", 0))
         coordinator = next((p for p in pods if p.role == "coordinator" and p.revision == revision
                             and not p.deleting), None)
@@ -53,10 +65,42 @@ class JobLoop:
         update = self.watcher.follow(address)
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
+        if self.keeper is not None:
+            decision.status["disasterRecovery"] = dr_status(
+                spec.disaster_recovery.cluster, spec.disaster_recovery.role, status.get("disasterRecovery") or {},
+                self.keeper.lease, self.keeper.taken, decision.status.get("phase", status.get("phase", "")),
+                time.time())
         if spec.batch_stage is not None:
             self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
         self._apply(body, spec, status, decision)
+
+    def _lease(self, body: dict, spec: StreamJobSpec, status: dict, pods: tuple) -> StreamJobSpec | None:
+        """Disaster recovery: keep the lease, and stand by (None) unless this cluster holds
+        it. A holder whose role became standby suspends the job through a savepoint, then
+        releases the lease for the primary to take (a planned switch-over loses nothing)."""
+        dr = spec.disaster_recovery
+        if self.keeper is None or (self.keeper.dr.backup_url, self.keeper.dr.s3_endpoint, self.keeper.dr.cluster) \
+                != (dr.backup_url, dr.s3_endpoint, dr.cluster):
+            if self.keeper is not None:
+                self.keeper.close()
+            self.keeper = LeaseKeeper(dr, manifests.state_job_name(self.namespace, self.name))
+        self.keeper.dr = dr                          # a new role or failover time applies at once
+        previous = status.get("disasterRecovery") or {}
+        adopt = int(previous.get("generation", 0)) if previous.get("activeCluster") == dr.cluster else 0
+        lease = self.keeper.step(release=dr.role == "standby" and status.get("phase") == "Suspended",
+                                 adopt_generation=adopt)
+        self.generation = self.keeper.held.generation if self.keeper.held is not None else 0
+        if lease.active:
+            if dr.role == "standby":
+                spec = replace(spec, state="suspended")
+            return spec
+        decision = standby(status, Observed(pods, None, now()), lease)
+        decision.status["disasterRecovery"] = dr_status(dr.cluster, dr.role, previous, self.keeper.lease,
+                                                        self.keeper.taken, "Standby", time.time())
+        self.watcher.follow("")
+        self._apply(body, spec, status, decision)
+        return None
 
     def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:
         """``status.batchStage`` from the stage's progress record. The operator reads the
@@ -83,7 +127,8 @@ class JobLoop:
             elif isinstance(action, Deploy):
                 self.watcher.follow("")
                 for manifest in [manifests.config_map(body, spec), *manifests.services(body),
-                                 manifests.coordinator_pod(body, spec, action.revision, action.restore)]:
+                                 manifests.coordinator_pod(body, spec, action.revision, action.restore,
+                                                           self.generation)]:
                     self.kube.create(manifest)
             elif isinstance(action, CreateWorkers):
                 for index in action.indices:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from .pod_template import apply_template
 from .spec import StreamJobSpec, checkpointing_shape
 
 COORDINATOR_PORT = 7070
@@ -88,8 +89,10 @@ def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, a
                      "terminationGracePeriodSeconds": 10, "automountServiceAccountToken": False}}
 
 
-def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str) -> dict:
-    """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start)."""
+def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str, lease_generation: int = 0) -> dict:
+    """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start).
+    ``lease_generation``: with disaster recovery, the generation of the lease this cluster
+    holds; the coordinator publishes nothing once another cluster holds a newer one."""
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
             "--listen", f"$(POD_IP):{COORDINATOR_PORT}"]
@@ -97,12 +100,14 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
         args += ["-p", f"{key}={value}"]
     settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
                        restore=restore if spec.checkpointing.enabled else "")
+    if spec.disaster_recovery is not None and lease_generation:
+        settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
     args += ["--settings", settings.to_json()]
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
     if spec.batch_stage is not None:
         pod["spec"]["containers"].append(batch_stage_container(spec, fresh=not restore))
-    return pod
+    return apply_template(pod, spec.pod_template)
 
 
 BATCH_STAGE_CONTAINER = "batch-stage"
@@ -132,5 +137,5 @@ def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coord
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)"]
-    return _pod(body, spec, worker_name(job, revision, index), "worker", revision, args, {INDEX_LABEL: str(index)},
-                spec.resources or None)
+    return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
+                               {INDEX_LABEL: str(index)}, spec.resources or None), spec.pod_template)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
+from urllib.parse import urlparse
 
 from segflow.errors import SegflowError
 from segflow.settings import CheckpointSettings
@@ -27,6 +29,17 @@ class BatchStage:
 
 
 @dataclass(frozen=True)
+class DisasterRecovery:
+    """``spec.disasterRecovery``: the job runs in whichever of two clusters holds its lease
+    in the shared backup store (``segflow.disaster.lease``)."""
+    backup_url: str
+    cluster: str
+    role: str = "primary"
+    failover_after: float = 10.0
+    s3_endpoint: str = ""
+
+
+@dataclass(frozen=True)
 class StreamJobSpec:
     image: str
     module: str
@@ -42,6 +55,8 @@ class StreamJobSpec:
     restore_from: str = ""
     pull_policy: str = "IfNotPresent"
     batch_stage: BatchStage | None = None
+    pod_template: dict = field(default_factory=dict)
+    disaster_recovery: DisasterRecovery | None = None
 
     def deployment_hash(self) -> str:
         """What a running deployment is made of: a change here means a redeploy."""
@@ -51,6 +66,8 @@ class StreamJobSpec:
                  "restartNonce": self.restart_nonce}
         if self.batch_stage is not None:      # only when set: jobs without one keep their hash
             shape["batchStage"] = self.batch_stage.__dict__
+        if self.pod_template:
+            shape["podTemplate"] = self.pod_template
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -67,7 +84,11 @@ def checkpointing_shape(c: CheckpointSettings) -> dict:
             **({"connectors": c.connectors} if c.connectors else {})}
 
 
-def _checkpointing(raw: dict) -> CheckpointSettings:
+def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = None) -> CheckpointSettings:
+    if disaster_recovery is not None:
+        raw = {**raw, "stateUrl": disaster_recovery.backup_url, "s3Endpoint": disaster_recovery.s3_endpoint}
+    for where in ("stateUrl", "s3Endpoint"):
+        _no_password(f"spec.checkpointing.{where}", str(raw.get(where, "") or ""))
     protocol = raw.get("protocol", "aligned")
     interval = float(raw.get("intervalSeconds", 5))
     if interval <= 0:
@@ -97,7 +118,11 @@ def parse(spec: dict) -> StreamJobSpec:
     parallelism = int(spec.get("parallelism", 1))
     if parallelism < 1:
         raise InvalidSpec(f"spec.parallelism must be at least 1, not {parallelism}")
-    checkpointing = _checkpointing(spec.get("checkpointing") or {})
+    restore_from, raw_checkpointing = _restore_point(str(spec.get("restoreFrom", "") or ""),
+                                                     spec.get("checkpointing") or {})
+    disaster_recovery = _disaster_recovery(spec.get("disasterRecovery"), raw_checkpointing)
+    checkpointing = _checkpointing(raw_checkpointing, disaster_recovery)
+    pod_template = _pod_template(spec.get("podTemplate") or {})
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
@@ -105,8 +130,9 @@ def parse(spec: dict) -> StreamJobSpec:
         checkpointing=checkpointing, state=spec.get("state", "running"),
         upgrade_mode=spec.get("upgradeMode", "savepoint"),
         savepoint_nonce=int(spec.get("savepointTriggerNonce", 0)), restart_nonce=int(spec.get("restartNonce", 0)),
-        restore_from=str(spec.get("restoreFrom", "") or ""),
-        pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage)
+        restore_from=restore_from or ("auto" if disaster_recovery else ""),
+        pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage,
+        pod_template=pod_template, disaster_recovery=disaster_recovery)
     if parsed.restore_from and not parsed.stateful:
         raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")
     return parsed
@@ -155,3 +181,85 @@ def _batch_stage(raw: dict | None, job_image: str, parameters: dict,
     return BatchStage(module=raw["module"], function=raw["function"], input=source, output=raw["output"],
                       image=raw.get("image") or spark_image(job_image), trigger=trigger, spark_master=raw.get("sparkMaster", "local[1]"),
                       s3_endpoint=raw.get("s3Endpoint") or checkpointing.s3_endpoint)
+
+
+CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+MIN_FAILOVER_SECONDS = 2.0
+
+
+def _restore_point(restore_from: str, checkpointing: dict) -> tuple[str, dict]:
+    """``restoreFrom`` as a checkpoint of the job's own store, or ``s3://bucket/prefix/latest``
+    (any store, e.g. a backup store reached from a third cluster): then that store is the
+    job's state store, and ``checkpointing.stateUrl`` may be left out."""
+    if "://" not in restore_from:
+        return restore_from, checkpointing
+    store, _, point = restore_from.rstrip("/").rpartition("/")
+    given = str(checkpointing.get("stateUrl", "") or "")
+    if given and given.rstrip("/") != store.rstrip("/"):
+        raise InvalidSpec(f"spec.restoreFrom names the store {store} but checkpointing.stateUrl is {given}: leave "
+                          "stateUrl out (the job then keeps its state where it restores from) or make them equal")
+    return point, {**checkpointing, "stateUrl": store}
+
+
+def _no_password(where: str, url: str) -> None:
+    """Credentials belong in Secrets: a password in a URL would be copied into pod
+    arguments, config maps and the status."""
+    if "://" in url and urlparse(url).password:
+        raise InvalidSpec(f"{where} carries a password: take it out of the URL and give it to the pods from a "
+                          "Secret (podTemplate.env with valueFrom.secretKeyRef: SEGFLOW_REDIS_PASSWORD for Redis, "
+                          "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for S3)")
+
+
+def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecovery | None:
+    if not raw:
+        return None
+    url = str(raw.get("backupUrl", ""))
+    parsed = urlparse(url)
+    if parsed.scheme != "s3" or not parsed.netloc:
+        raise InvalidSpec(f"spec.disasterRecovery.backupUrl must be s3://bucket/prefix (the segment-backup store "
+                          f"both clusters reach), not {url!r}")
+    if checkpointing.get("stateUrl") and checkpointing["stateUrl"].rstrip("/") != url.rstrip("/"):
+        raise InvalidSpec("spec.checkpointing.stateUrl must be left out (or equal spec.disasterRecovery.backupUrl): "
+                          "a disaster-recovery job keeps its state in the backup store")
+    if checkpointing.get("protocol", "aligned") == "none":
+        raise InvalidSpec("spec.disasterRecovery needs checkpoints: set checkpointing.protocol to segment "
+                          "(or aligned, unaligned), not none")
+    cluster = str(raw.get("clusterName", ""))
+    if not CLUSTER_NAME.fullmatch(cluster):
+        raise InvalidSpec(f"spec.disasterRecovery.clusterName must name this cluster as a DNS label (each "
+                          f"cluster its own, e.g. east and west), not {cluster!r}")
+    role = str(raw.get("role", "primary"))
+    if role not in ("primary", "standby"):
+        raise InvalidSpec(f"spec.disasterRecovery.role must be primary or standby, not {role!r}")
+    failover_after = float(raw.get("failoverAfterSeconds", 10))
+    if failover_after < MIN_FAILOVER_SECONDS:
+        raise InvalidSpec(f"spec.disasterRecovery.failoverAfterSeconds must be at least {MIN_FAILOVER_SECONDS:g}, "
+                          f"not {failover_after:g}")
+    return DisasterRecovery(url, cluster, role, failover_after,
+                            str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""))
+
+
+TEMPLATE_FIELDS = ("env", "envFrom", "volumes", "volumeMounts", "serviceAccountName", "automountServiceAccountToken",
+                   "nodeSelector", "tolerations", "affinity", "annotations", "labels")
+RESERVED_ENV = frozenset({"POD_IP"})
+RESERVED_LABEL = re.compile(r"^(segflow\.io/|app\.kubernetes\.io/(name|managed-by)$)")
+CREDENTIAL_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|CREDENTIAL|PRIVATE_KEY", re.IGNORECASE)
+
+
+def _pod_template(raw: dict) -> dict:
+    """``spec.podTemplate``, checked: only the fields merged into pods, no label the
+    operator selects by, and no credential given as a plain value."""
+    unknown = sorted(set(raw) - set(TEMPLATE_FIELDS))
+    if unknown:
+        raise InvalidSpec(f"spec.podTemplate has unknown fields {unknown}: it takes {', '.join(TEMPLATE_FIELDS)}")
+    for item in raw.get("env") or []:
+        name = str(item.get("name", ""))
+        if name in RESERVED_ENV:
+            raise InvalidSpec(f"spec.podTemplate.env {name} is set by the operator; choose another name")
+        if "value" in item and CREDENTIAL_NAME.search(name):
+            raise InvalidSpec(f"spec.podTemplate.env {name} looks like a credential given as a plain value: put it "
+                              f"in a Secret and use valueFrom.secretKeyRef (or envFrom.secretRef)")
+    reserved = sorted(k for k in raw.get("labels") or {} if RESERVED_LABEL.match(k))
+    if reserved:
+        raise InvalidSpec(f"spec.podTemplate.labels {reserved} are the operator's own (it finds its pods by them)")
+    return {k: raw[k] for k in TEMPLATE_FIELDS if k in raw}

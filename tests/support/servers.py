@@ -99,14 +99,15 @@ def redis_ping(port: int, timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
+            return s.recv(64).startswith((b"+PONG", b"-NOAUTH"))     # up (NOAUTH: it wants a password)
     except OSError:
         return False
 
 
 class RedisServer:
-    def __init__(self, port: int | None = None, start_timeout: float = 10.0):
+    def __init__(self, port: int | None = None, start_timeout: float = 10.0, password: str = ""):
         self.program = redis_server_path()
+        self.password = password
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.dir = tempfile.mkdtemp(prefix="segflow-redis-")
@@ -124,7 +125,8 @@ class RedisServer:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [self.program, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                 "--appendonly", "no", "--daemonize", "no", "--dir", self.dir, "--protected-mode", "yes"],
+                 "--appendonly", "no", "--daemonize", "no", "--dir", self.dir, "--protected-mode", "yes",
+                 *(["--requirepass", self.password] if self.password else [])],
                 cwd=self.dir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
         _wait_until(lambda: redis_ping(self.port), self.process, f"redis-server on port {self.port}",
@@ -159,8 +161,8 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_redis(port: int | None = None) -> RedisServer:
-    server = RedisServer(port)
+def start_redis(port: int | None = None, password: str = "") -> RedisServer:
+    server = RedisServer(port, password=password)
     try:
         return server.start()
     except BaseException:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from .actions import Decision, Savepoint
 from .deployment import deploy
+from .disaster import STANDBY
 from .savepoints import request
 from .situation import RUNNING_PHASES, Situation
+
+FENCED = "fenced: "           # how a coordinator that lost the lease says why it ended
 
 
 def finished(s: Situation, d: Decision) -> bool:
@@ -41,9 +44,9 @@ def suspend(s: Situation, d: Decision) -> bool:
 
 def start(s: Situation, d: Decision) -> bool:
     """The first deployment, or a resume after a suspension."""
-    if s.revision != 0 and s.current != "Suspended":
+    if s.revision != 0 and s.current not in ("Suspended", STANDBY):
         return False
-    resuming = s.current == "Suspended"
+    resuming = s.current in ("Suspended", STANDBY)
     restore = str(s.status.get("resumeFrom", "")) if resuming else s.spec.restore_from
     if resuming:
         message = f"resuming from savepoint {restore}" if restore else "resuming from the start"
@@ -76,6 +79,11 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
         return False
     if coordinator is not None and coordinator.phase == "Succeeded":
         d.phase(s.current, "Completed", "the job finished")
+        return True
+    if coordinator is not None and FENCED in coordinator.message and s.spec.disaster_recovery:
+        d.delete(s.mine)                   # another cluster holds the job's lease now
+        d.status["resumeFrom"] = "auto"
+        d.phase(s.current, STANDBY, "fenced: another cluster holds the job's lease", warning=True)
         return True
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128:
         message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"

@@ -36,6 +36,7 @@ class Lease:
     released: bool = False     # the owner handed the job over (planned switch-over)
     previous: str = ""         # the owner before this generation
     taken_at: float = 0.0      # when this generation began (the taker's clock)
+    previous_renewed_at: float = 0.0   # the previous owner's last renewal: the fault came after it
 
     @property
     def deadline(self) -> float:
@@ -52,7 +53,8 @@ class Lease:
             return cls(owner=str(raw["owner"]), generation=int(raw["generation"]),
                        renewed_at=float(raw["renewed_at"]), ttl=float(raw["ttl"]),
                        released=bool(raw.get("released", False)), previous=str(raw.get("previous", "")),
-                       taken_at=float(raw.get("taken_at", 0.0)))
+                       taken_at=float(raw.get("taken_at", 0.0)),
+                       previous_renewed_at=float(raw.get("previous_renewed_at", 0.0)))
         except (ValueError, KeyError, TypeError) as exc:
             raise LeaseError(f"the lease object is not a segflow lease ({type(exc).__name__}: {exc}); delete it "
                              "only if no cluster runs the job, then let the primary create it again") from None
@@ -123,7 +125,8 @@ def decide(me: str, role: str, ttl: float, held: Lease | None, seen: Observation
             return LeaseDecision(Move.CREATE, "taking the lease as the primary",
                                  Lease(me, 1, now, ttl, taken_at=now))
         return LeaseDecision(Move.STAND_BY, "no cluster holds the lease yet; waiting for the primary")
-    taking = Lease(me, lease.generation + 1, now, ttl, previous=lease.owner, taken_at=now)
+    taking = Lease(me, lease.generation + 1, now, ttl, previous=lease.owner, taken_at=now,
+                   previous_renewed_at=lease.renewed_at)
     if lease.owner == me and not lease.released:
         return LeaseDecision(Move.TAKE_OVER, f"the lease names this cluster (generation {lease.generation}) but "
                                              "this operator does not hold it: taking the next generation", taking)

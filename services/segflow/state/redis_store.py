@@ -27,6 +27,7 @@ Design choices:
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Iterable, Iterator
 from urllib.parse import urlparse
 
@@ -40,6 +41,8 @@ from ..errors import SegflowError
 from .backend import StateBackend, StateStoreError, without_password
 
 NAMESPACE = "segflow:"
+PASSWORD_ENV = "SEGFLOW_REDIS_PASSWORD"     # from a Kubernetes Secret, so that no URL carries it
+USERNAME_ENV = "SEGFLOW_REDIS_USERNAME"
 _GLOB_SPECIAL = frozenset("*?[]\\")
 
 
@@ -53,10 +56,13 @@ def failing_fast_client(url: str, connect_timeout: float, timeout: float, decode
     """A client that never retries on its own (redis-py retries by default), so that an
     outage surfaces at once and the caller decides: the state store fails the checkpoint,
     the Redis Streams connectors defer a commit or fail a replica. ``protocol``: the RESP
-    version (None: redis-py's default). Raises what ``redis.Redis.from_url`` raises for a
+    version (None: redis-py's default). Credentials missing from the URL come from
+    ``SEGFLOW_REDIS_USERNAME`` / ``SEGFLOW_REDIS_PASSWORD``. Raises what ``redis.Redis.from_url`` raises for a
     bad URL (ValueError, RedisError)."""
     return redis.Redis.from_url(
         url,
+        username=os.environ.get(USERNAME_ENV) or None,      # the URL's own credentials win
+        password=os.environ.get(PASSWORD_ENV) or None,
         socket_connect_timeout=connect_timeout,
         socket_timeout=timeout,
         retry=Retry(NoBackoff(), 0),

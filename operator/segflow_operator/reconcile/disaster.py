@@ -1,0 +1,48 @@
+"""Disaster recovery in a reconcile step (pure): a cluster that does not hold the job's
+lease runs none of its pods and shows phase ``Standby``; ``status.disasterRecovery`` tells
+which cluster is active, the lease's generation and renewal, and the last failover."""
+from __future__ import annotations
+
+import datetime
+
+from segflow.disaster.lease import Lease, LeaseDecision, Move
+
+from .actions import Decision
+from .views import Observed
+
+STANDBY = "Standby"
+
+
+def rfc3339(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def standby(status: dict, observed: Observed, lease: LeaseDecision) -> Decision:
+    """No pods of any revision; whenever this cluster takes the lease, the job resumes
+    from the backup store's latest state (``resumeFrom: auto``)."""
+    d = Decision()
+    d.delete([p for p in observed.pods if not p.deleting])
+    d.status["resumeFrom"] = "auto"
+    d.phase(status.get("phase", ""), STANDBY, lease.reason, warning=lease.move in (Move.FENCED, Move.LOST))
+    return d
+
+
+def dr_status(cluster: str, role: str, previous: dict, lease: Lease | None, taken: Lease | None, phase: str,
+              now: float) -> dict:
+    """``status.disasterRecovery``. ``taken``: the lease this cluster last took over (its
+    failover); the recovery time is measured once the job runs again, from the old
+    holder's last renewal (the fault came after it) to now."""
+    result = {"clusterName": cluster, "role": role}
+    if lease is not None:
+        result.update(activeCluster="" if lease.released else lease.owner, generation=lease.generation,
+                      lastRenewal=rfc3339(lease.renewed_at))
+    failover = dict(previous.get("lastFailover") or {})
+    if taken is not None and failover.get("generation") != taken.generation:
+        failover = {"time": rfc3339(taken.taken_at), "from": taken.previous, "to": taken.owner,
+                    "generation": taken.generation, "previousRenewal": rfc3339(taken.previous_renewed_at)}
+    if taken is not None and failover.get("generation") == taken.generation and "rtoSeconds" not in failover \
+            and phase == "Running":
+        failover["rtoSeconds"] = round(now - taken.previous_renewed_at, 1)
+    if failover:
+        result["lastFailover"] = failover
+    return result

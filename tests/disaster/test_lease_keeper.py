@@ -1,0 +1,73 @@
+"""Two clusters' operators keeping one job's lease on a real S3 server: the primary
+creates and renews it, the standby waits, takes over once the primary goes silent, and
+the old primary, back again, finds itself fenced; a planned switch-over hands over at
+once; an operator that restarts takes back the generation its status names."""
+import time
+
+import pytest
+
+from segflow.disaster.lease import Move
+from segflow_operator.lease_keeper import LeaseKeeper
+from segflow_operator.reconcile.disaster import dr_status
+from segflow_operator.spec import DisasterRecovery
+from support.processes import wait_for
+from support.servers import new_bucket
+
+TTL = 2.0
+
+
+@pytest.fixture
+def clusters(s3_server):
+    url = f"s3://{new_bucket()}/backup"
+    made = []
+
+    def keeper(name, role):
+        made.append(LeaseKeeper(DisasterRecovery(url, name, role, TTL, s3_server.endpoint), "ns.job"))
+        return made[-1]
+
+    yield keeper
+    for k in made:
+        k.close()
+
+
+def test_the_standby_takes_over_a_silent_primary_which_is_then_fenced(clusters):
+    east, west = clusters("east", "primary"), clusters("west", "standby")
+    assert west.step(False, 0).move is Move.STAND_BY
+    assert east.step(False, 0).move is Move.CREATE and east.held.generation == 1
+    started = time.monotonic()
+    for _ in range(6):                              # a live primary keeps the standby waiting
+        assert east.step(False, 0).active and west.step(False, 0).move is Move.STAND_BY
+        time.sleep(TTL / 4)
+    assert time.monotonic() - started > TTL
+    taken = wait_for(lambda: (d := west.step(False, 0)).move is Move.TAKE_OVER and d, timeout=3 * TTL, every=0.2)
+    assert taken.write.generation == 2 and taken.write.previous == "east"
+    assert taken.write.taken_at - taken.write.previous_renewed_at >= TTL, "taken over before the lease went stale"
+    fenced = east.step(False, 0)
+    assert fenced.move is Move.FENCED and east.held is None and "west" in fenced.reason
+    assert east.step(False, 0).move is Move.STAND_BY
+    status = dr_status("west", "standby", {}, west.lease, west.taken, "Running", time.time())
+    assert status["activeCluster"] == "west" and status["generation"] == 2
+    assert status["lastFailover"]["from"] == "east" and status["lastFailover"]["rtoSeconds"] >= TTL - 0.5
+
+
+def test_a_switch_over_releases_and_the_new_primary_takes_the_next_generation_at_once(clusters):
+    east, west = clusters("east", "primary"), clusters("west", "standby")
+    east.step(False, 0)
+    east.dr = DisasterRecovery(east.dr.backup_url, "east", "standby", TTL, east.dr.s3_endpoint)
+    west.dr = DisasterRecovery(west.dr.backup_url, "west", "primary", TTL, west.dr.s3_endpoint)
+    assert west.step(False, 0).move is Move.STAND_BY          # east still holds it (its savepoint runs)
+    assert east.step(True, 0).move is Move.RELEASE and east.held is None
+    taken = west.step(False, 0)
+    assert taken.move is Move.TAKE_OVER and taken.write.generation == 2
+    assert east.step(False, 0).move is Move.STAND_BY
+
+
+def test_a_restarted_operator_takes_back_the_generation_its_status_names_and_no_other(clusters):
+    east = clusters("east", "primary")
+    east.step(False, 0)
+    again = clusters("east", "primary")
+    assert again.step(False, adopt_generation=1).move in (Move.HOLD, Move.RENEW) and again.held.generation == 1
+    forgotten = clusters("east", "primary")
+    decision = forgotten.step(False, adopt_generation=0)
+    assert decision.move is Move.TAKE_OVER and decision.write.generation == 2
+    assert again.step(False, 1).move is Move.FENCED
