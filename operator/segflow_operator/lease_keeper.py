@@ -24,12 +24,20 @@ class LeaseKeeper:
         self.lease: Lease | None = None            # as last read (or written)
         self.taken: Lease | None = None            # the lease this cluster last took over, for the status
         self.version: str | None = None
+        self.held_as = ""                          # the role this cluster had when it took the lease
         self.seen_since = 0.0                      # monotonic time this version was first read
 
-    def step(self, release: bool, adopt_generation: int) -> LeaseDecision:
-        """One read, decision and write. ``adopt_generation``: the generation the status
-        says this cluster holds, taken back after an operator restart if the lease agrees."""
-        observation = self._observe(adopt_generation)
+    @property
+    def switching_over(self) -> bool:
+        """The holder took the lease as the primary and has been made the standby since: a
+        planned switch-over (a standby that took over in a failover simply runs the job)."""
+        return self.held is not None and self.held_as == "primary" and self.dr.role == "standby"
+
+    def step(self, release: bool, adopt_generation: int, adopt_role: str = "") -> LeaseDecision:
+        """One read, decision and write. ``adopt_generation`` and ``adopt_role``: the
+        generation the status says this cluster holds and the role it took it as, taken
+        back after an operator restart if the lease agrees."""
+        observation = self._observe(adopt_generation, adopt_role)
         decision = decide(self.dr.cluster, self.dr.role, self.dr.failover_after, self.held, observation, time.time(),
                           release)
         if decision.write is not None:
@@ -44,13 +52,15 @@ class LeaseKeeper:
                     LeaseDecision(Move.STAND_BY, f"cannot write the lease: {exc}")
             self.lease, self.seen_since = decision.write, time.monotonic()
             self.held = None if decision.move is Move.RELEASE else decision.write
+            if decision.move in (Move.CREATE, Move.TAKE_OVER):
+                self.held_as = self.dr.role
             if decision.move is Move.TAKE_OVER:
                 self.taken = decision.write
         elif not decision.active:
             self.held = None
         return decision
 
-    def _observe(self, adopt_generation: int) -> Observation:
+    def _observe(self, adopt_generation: int, adopt_role: str) -> Observation:
         try:
             lease, version = self.store.read()
         except (StateStoreError, LeaseError) as exc:
@@ -61,7 +71,7 @@ class LeaseKeeper:
         self.lease, self.version = lease, version
         if self.held is None and lease is not None and adopt_generation and lease.owner == self.dr.cluster \
                 and lease.generation == adopt_generation and not lease.released:
-            self.held = lease
+            self.held, self.held_as = lease, adopt_role or self.dr.role
         return Observation(lease, unchanged_for=time.monotonic() - self.seen_since)
 
     def close(self) -> None:

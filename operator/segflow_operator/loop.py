@@ -9,6 +9,7 @@ from kubernetes.client.rest import ApiException
 
 from segflow.batch import progress
 from segflow.batch.location import open_location
+from segflow.disaster.lease import Move
 from segflow.errors import SegflowError
 
 from . import manifests, metrics
@@ -66,10 +67,8 @@ class JobLoop:
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
         if self.keeper is not None:
-            decision.status["disasterRecovery"] = dr_status(
-                spec.disaster_recovery.cluster, spec.disaster_recovery.role, status.get("disasterRecovery") or {},
-                self.keeper.lease, self.keeper.taken, decision.status.get("phase", status.get("phase", "")),
-                time.time())
+            decision.status["disasterRecovery"] = self._dr_status(spec, status,
+                                                                  decision.status.get("phase", status.get("phase", "")))
         if spec.batch_stage is not None:
             self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
@@ -88,19 +87,29 @@ class JobLoop:
         self.keeper.dr = dr                          # a new role or failover time applies at once
         previous = status.get("disasterRecovery") or {}
         adopt = int(previous.get("generation", 0)) if previous.get("activeCluster") == dr.cluster else 0
-        lease = self.keeper.step(release=dr.role == "standby" and status.get("phase") == "Suspended",
-                                 adopt_generation=adopt)
+        lease = self.keeper.step(release=self.keeper.switching_over and status.get("phase") == "Suspended",
+                                 adopt_generation=adopt, adopt_role=previous.get("heldAs", ""))
         self.generation = self.keeper.held.generation if self.keeper.held is not None else 0
+        metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
+        if lease.move is Move.TAKE_OVER:
+            metrics.TAKEOVERS.labels(self.namespace, self.name).inc()
+            log.warning("%s/%s: %s; now holding generation %d", self.namespace, self.name, lease.reason,
+                        self.generation)
         if lease.active:
-            if dr.role == "standby":
-                spec = replace(spec, state="suspended")
-            return spec
+            return replace(spec, state="suspended") if self.keeper.switching_over else spec
         decision = standby(status, Observed(pods, None, now()), lease)
-        decision.status["disasterRecovery"] = dr_status(dr.cluster, dr.role, previous, self.keeper.lease,
-                                                        self.keeper.taken, "Standby", time.time())
+        decision.status["disasterRecovery"] = self._dr_status(spec, status, "Standby")
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
+
+    def _dr_status(self, spec: StreamJobSpec, status: dict, phase: str) -> dict:
+        keeper, dr = self.keeper, spec.disaster_recovery
+        result = dr_status(dr.cluster, dr.role, status.get("disasterRecovery") or {}, keeper.lease, keeper.taken,
+                           phase, time.time())
+        if keeper.held is not None:
+            result["heldAs"] = keeper.held_as
+        return result
 
     def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:
         """``status.batchStage`` from the stage's progress record. The operator reads the

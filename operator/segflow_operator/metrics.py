@@ -1,10 +1,15 @@
 """The operator's Prometheus metrics."""
-from prometheus_client import Counter, Enum
+from prometheus_client import Counter, Enum, Gauge
 
-PHASES = ["Pending", "Deploying", "Running", "Recovering", "Suspended", "Completed", "Failed"]
+PHASES = ["Pending", "Deploying", "Running", "Recovering", "Suspended", "Completed", "Failed", "Standby"]
 
 RECONCILES = Counter("segflow_operator_reconciles", "Reconcile steps taken")
 ERRORS = Counter("segflow_operator_reconcile_errors", "Reconcile steps that raised")
 SAVEPOINTS = Counter("segflow_operator_savepoints", "Savepoints taken through coordinators")
 SAVEPOINT_FAILURES = Counter("segflow_operator_savepoint_failures", "Savepoints that failed")
 PHASE = Enum("segflow_streamjob_phase", "Phase of each StreamJob", ["namespace", "name"], states=PHASES)
+LEASE_GENERATION = Gauge("segflow_streamjob_lease_generation",
+                         "Disaster recovery: generation of the job's lease this cluster holds (0: it stands by)",
+                         ["namespace", "name"])
+TAKEOVERS = Counter("segflow_streamjob_takeovers", "Disaster recovery: leases this cluster took over",
+                    ["namespace", "name"])

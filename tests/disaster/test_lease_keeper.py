@@ -53,13 +53,22 @@ def test_the_standby_takes_over_a_silent_primary_which_is_then_fenced(clusters):
 def test_a_switch_over_releases_and_the_new_primary_takes_the_next_generation_at_once(clusters):
     east, west = clusters("east", "primary"), clusters("west", "standby")
     east.step(False, 0)
+    assert not east.switching_over
     east.dr = DisasterRecovery(east.dr.backup_url, "east", "standby", TTL, east.dr.s3_endpoint)
+    assert east.switching_over
     west.dr = DisasterRecovery(west.dr.backup_url, "west", "primary", TTL, west.dr.s3_endpoint)
     assert west.step(False, 0).move is Move.STAND_BY          # east still holds it (its savepoint runs)
     assert east.step(True, 0).move is Move.RELEASE and east.held is None
     taken = west.step(False, 0)
     assert taken.move is Move.TAKE_OVER and taken.write.generation == 2
     assert east.step(False, 0).move is Move.STAND_BY
+
+
+def test_a_standby_that_took_over_in_a_failover_runs_the_job_rather_than_handing_it_back(clusters):
+    west = clusters("west", "standby")
+    clusters("east", "primary").step(False, 0)
+    wait_for(lambda: west.step(False, 0).move is Move.TAKE_OVER, timeout=3 * TTL, every=0.2)
+    assert west.held is not None and not west.switching_over
 
 
 def test_a_restarted_operator_takes_back_the_generation_its_status_names_and_no_other(clusters):

@@ -1,0 +1,102 @@
+"""One disaster-recovery run: the job's input in Redis, its StreamJob applied to both
+sites, and what the tests read back (status, output, the oracle's answer)."""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import time
+
+import redis
+
+from conftest import NAMESPACE
+from support.clusters import wait_for
+from support.servers import new_bucket
+
+JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "dr_counts.py")
+
+
+def event_key(i: int) -> str:
+    return f"k{(i * 7919) % 13}"
+
+
+class Scenario:
+    def __init__(self, name: str, redis_url: str, password: str, events: int = 16000, rate: int = 800,
+                 failover_after: float = 10.0):
+        self.name, self.redis_url, self.events, self.rate = name, redis_url, events, rate
+        self.failover_after = failover_after
+        self.source, self.sink = f"{name}:events", f"{name}:counts"
+        self.backup = f"s3://{new_bucket()}/backup"
+        self.redis = redis.Redis.from_url(redis_url, password=password, decode_responses=True)
+        self.redis.delete(self.source, self.sink, f"segflow:commits:{self.sink}")
+        pipe = self.redis.pipeline(transaction=False)
+        for i in range(events):
+            pipe.xadd(self.source, {"k": event_key(i), "t": i})
+        pipe.execute()
+
+    def manifest(self, site, role: str) -> dict:
+        return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
+                "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
+                         "job": {"module": JOB, "parameters": {"redis": self.redis_url, "source": self.source,
+                                                               "sink": self.sink, "events": str(self.events),
+                                                               "rate": str(self.rate)}},
+                         "checkpointing": {"protocol": "segment", "intervalSeconds": 1},
+                         "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
+                                              "failoverAfterSeconds": self.failover_after,
+                                              "s3Endpoint": site.s3_endpoint},
+                         "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
+                                                     {"secretRef": {"name": "segflow-redis"}}]}}}
+
+    def apply(self, site, role: str) -> None:
+        site.cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(self.manifest(site, role)))
+
+    def status(self, site) -> dict:
+        found = site.cluster.kubectl("get", "sj", self.name, "-n", NAMESPACE, "-o", "json", check=False, timeout=10)
+        return (json.loads(found.stdout).get("status") or {}) if found.returncode == 0 else {}
+
+    def wait_phase(self, site, *phases: str, timeout: float = 90.0) -> dict:
+        seen = {}
+
+        def reached():
+            seen.update(self.status(site))
+            return seen.get("phase") in phases and dict(seen)
+        try:
+            return wait_for(reached, timeout, f"{self.name} in {site.name} to be {' or '.join(phases)}", interval=0.5)
+        except AssertionError as exc:
+            events = site.cluster.kubectl("get", "events", "-n", NAMESPACE, check=False).stdout
+            raise AssertionError(f"{exc}\nstatus: {json.dumps(seen, indent=1)}\nevents:\n{events[-3000:]}") from None
+
+    def wait_checkpoints(self, site, count: int, timeout: float = 60.0) -> dict:
+        return wait_for(lambda: ((s := self.status(site)).get("lastCheckpoint") or {}).get("id", 0) >= count and s,
+                        timeout, f"{count} checkpoints of {self.name} in {site.name}", interval=0.5)
+
+    def output(self) -> collections.Counter:
+        return collections.Counter((f["k"], int(f["n"])) for _, f in self.redis.xrange(self.sink))
+
+    def expected(self) -> collections.Counter:
+        windows = collections.Counter((event_key(i), i // 100) for i in range(self.events))
+        return collections.Counter((k, n) for (k, _), n in windows.items())
+
+    def running_pods(self, site) -> list[str]:
+        found = site.cluster.kubectl("get", "pods", "-n", NAMESPACE, "-l", f"segflow.io/job={self.name}", "-o",
+                                     "json", check=False, timeout=10)
+        if found.returncode != 0:
+            return []
+        return [p["metadata"]["name"] for p in json.loads(found.stdout)["items"]
+                if p["status"].get("phase") in ("Pending", "Running")]
+
+    def delete(self, *sites) -> None:
+        for site in sites:
+            site.cluster.kubectl("delete", "sj", self.name, "-n", NAMESPACE, "--wait=false", check=False)
+        for site in sites:
+            wait_for(lambda: not self.running_pods(site), 60, f"{self.name}'s pods in {site.name} to end")
+        self.redis.close()
+
+
+def wait_namespace_gone(site, timeout: float = 120.0) -> None:
+    wait_for(lambda: site.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0, timeout,
+             f"namespace {NAMESPACE} in {site.name} to be deleted", interval=0.5)
+
+
+def since(start: float) -> float:
+    return round(time.monotonic() - start, 1)
