@@ -4,7 +4,9 @@ and started here; every process is stopped by PID at the end. East reaches S3 th
 proxy the partition test cuts."""
 from __future__ import annotations
 
+import glob
 import os
+import signal
 
 import pytest
 
@@ -67,6 +69,32 @@ class Site:
 
     def down(self) -> None:
         self.cluster.down()
+
+    def kill(self) -> list[int]:
+        """The datacenter is lost: SIGKILL every process of the cluster at once (control
+        plane, node agent, and every pod's process group), with no chance to clean up."""
+        pids = list(self.cluster.pids().values())
+        groups = []
+        for path in glob.glob(os.path.join(self.cluster.pods_dir(), "*", "*.pid")):
+            with open(path) as f:
+                groups.append(int(f.read().split()[0]))
+        for pid in pids:
+            _kill(lambda: os.kill(pid, signal.SIGKILL))
+        for pid in groups:
+            _kill(lambda: os.killpg(pid, signal.SIGKILL))
+        return pids + groups
+
+    def rebuild(self) -> None:
+        """A new cluster where the lost one was (its processes' leftovers stopped first)."""
+        self.down()
+        self.up()
+
+
+def _kill(send) -> None:
+    try:
+        send()
+    except ProcessLookupError:
+        pass
 
 
 @pytest.fixture(scope="session")

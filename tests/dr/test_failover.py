@@ -2,8 +2,26 @@
 backup in S3 and finishes it; the output equals a plain-Python oracle exactly."""
 import time
 
-from conftest import NAMESPACE, REDIS_PASSWORD
+import glob
+import os
+
+from conftest import NAMESPACE, REDIS_PASSWORD, S3_SECRET
 from scenario import Scenario, wait_namespace_gone
+from support.clusters import wait_for
+
+
+def assert_no_secret_anywhere(site):
+    """The credentials reach the pods only as references: no object the operator wrote,
+    no event and no log line holds their values."""
+    written = [site.cluster.kubectl("get", kind, "-n", NAMESPACE, "-o", "json").stdout
+               for kind in ("pods", "configmaps", "streamjobs", "events", "services")]
+    logs = []
+    for path in glob.glob(os.path.join(site.cluster.pods_dir(), "*", "*.log")):
+        with open(path, errors="replace") as f:
+            logs.append(f.read())
+    assert any("secretRef" in text for text in written) and logs
+    for secret in (REDIS_PASSWORD, S3_SECRET):
+        assert not [text[:200] for text in written + logs if secret in text], f"{secret} leaked"
 
 
 def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
@@ -31,3 +49,77 @@ def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
         run.delete(west)
         if east.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
             east.namespace()
+
+
+def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
+    east, west = sites["east"], sites["west"]
+    run = Scenario("lost", redis_server.url, REDIS_PASSWORD)
+    try:
+        run.apply(west, "standby")
+        run.apply(east, "primary")
+        run.wait_checkpoints(east, 3)
+        killed = east.kill()
+        assert len(killed) >= 6        # etcd, API server, controller manager, node agent, operator, job pods
+        final = run.wait_phase(west, "Completed", "Failed", timeout=150)
+        assert final["phase"] == "Completed", final
+        assert run.output() == run.expected()
+        story = final["disasterRecovery"]
+        assert (story["activeCluster"], story["lastFailover"]["from"]) == ("west", "east")
+        assert story["lastFailover"]["rtoSeconds"] <= 30
+    finally:
+        run.delete(west)
+        east.rebuild()
+
+
+def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_the_lease(sites, redis_server,
+                                                                                         s3_proxy):
+    east, west = sites["east"], sites["west"]
+    run = Scenario("cut", redis_server.url, REDIS_PASSWORD)
+    try:
+        run.apply(west, "standby")
+        run.apply(east, "primary")
+        run.wait_checkpoints(east, 3)
+        assert_no_secret_anywhere(east)
+        s3_proxy.cut()
+        fenced = run.wait_phase(east, "Standby", timeout=30)
+        assert "lease" in fenced["message"]
+        wait_for(lambda: not run.running_pods(east), 30, "the cut-off primary's pods to end")
+        final = run.wait_phase(west, "Completed", "Failed", timeout=150)
+        assert final["phase"] == "Completed", final
+        s3_proxy.heal()
+        healed = wait_for(lambda: (s := run.status(east)).get("disasterRecovery", {}).get("activeCluster") == "west"
+                          and s, 30, "the healed primary to see the standby's lease")
+        assert healed["phase"] == "Standby" and not run.running_pods(east)
+        assert run.output() == run.expected()
+        assert final["disasterRecovery"]["generation"] == 2
+    finally:
+        s3_proxy.heal()
+        run.delete(east, west)
+
+
+def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, redis_server):
+    east, west = sites["east"], sites["west"]
+    run = Scenario("twice", redis_server.url, REDIS_PASSWORD, events=30000, rate=600)
+    try:
+        run.apply(west, "standby")
+        run.apply(east, "primary")
+        run.wait_checkpoints(east, 3)
+        east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
+        restored = run.wait_phase(west, "Running", timeout=60)
+        wait_namespace_gone(east)
+        east.namespace()
+        run.apply(east, "standby")
+        run.wait_checkpoints(west, (restored.get("lastCheckpoint") or {}).get("id", 0) + 2)
+        assert run.wait_phase(east, "Standby")["disasterRecovery"]["activeCluster"] == "west"
+        west.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
+        final = run.wait_phase(east, "Completed", "Failed", timeout=150)
+        assert final["phase"] == "Completed", final
+        assert run.output() == run.expected()
+        story = final["disasterRecovery"]
+        assert (story["generation"], story["lastFailover"]["from"], story["lastFailover"]["to"]) == (3, "west", "east")
+        wait_namespace_gone(west)
+    finally:
+        run.delete(east)
+        for site in (east, west):
+            if site.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
+                site.namespace()
