@@ -1,19 +1,78 @@
-"""One disaster-recovery run: the job's input in Redis, its StreamJob applied to both
-sites, and what the tests read back (status, output, the oracle's answer)."""
+"""The two sites of the disaster-recovery tests (and bench/dr.py), and one run: the job's
+input in Redis, its StreamJob applied to both sites, and what is read back (status,
+output, the oracle's answer)."""
 from __future__ import annotations
 
 import collections
+import glob
 import json
 import os
-import time
+import signal
 
 import redis
 
-from conftest import NAMESPACE
-from support.clusters import wait_for
+from support.clusters import Cluster, wait_for
+from support.processes import ROOT
 from support.servers import new_bucket
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "dr_counts.py")
+PREFIX = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")
+NAMESPACE = "dr"
+REDIS_PASSWORD = "redis-pw-7f3a9c51"        # values a test searches for everywhere the operator writes
+S3_SECRET = "s3-secret-2b8e1d44"
+
+
+class Site:
+    """One cluster of the pair, with the operator installed and the job namespace ready."""
+
+    def __init__(self, name: str, s3_endpoint: str):
+        self.name = name
+        self.cluster = Cluster(f"{PREFIX}-dr-{name}")
+        self.s3_endpoint = s3_endpoint
+
+    def up(self) -> None:
+        self.cluster.up()
+        self.cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"),
+                          "--namespace", "segflow-system", "--create-namespace", "--wait", "--timeout", "90s")
+        self.namespace()
+
+    def namespace(self) -> None:
+        """The job namespace and its Secrets (what a namespace deletion takes away)."""
+        c = self.cluster
+        c.kubectl("create", "namespace", NAMESPACE)
+        c.kubectl("create", "secret", "generic", "segflow-s3", "-n", NAMESPACE,
+                  "--from-literal=AWS_ACCESS_KEY_ID=segflow-dr", f"--from-literal=AWS_SECRET_ACCESS_KEY={S3_SECRET}")
+        c.kubectl("create", "secret", "generic", "segflow-redis", "-n", NAMESPACE,
+                  f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
+
+    def down(self) -> None:
+        self.cluster.down()
+
+    def kill(self) -> list[int]:
+        """The datacenter is lost: SIGKILL every process of the cluster at once (control
+        plane, node agent, and every pod's process group), with no chance to clean up."""
+        pids = list(self.cluster.pids().values())
+        groups = []
+        for path in glob.glob(os.path.join(self.cluster.pods_dir(), "*", "*.pid")):
+            with open(path) as f:
+                groups.append(int(f.read().split()[0]))
+        for pid in pids:
+            _kill(lambda: os.kill(pid, signal.SIGKILL))
+        for pid in groups:
+            _kill(lambda: os.killpg(pid, signal.SIGKILL))
+        return pids + groups
+
+    def rebuild(self) -> None:
+        """A new cluster where the lost one was (its processes' leftovers stopped first)."""
+        self.down()
+        self.up()
+
+
+def _kill(send) -> None:
+    try:
+        send()
+    except ProcessLookupError:
+        pass
 
 
 def event_key(i: int) -> str:
@@ -21,10 +80,16 @@ def event_key(i: int) -> str:
 
 
 class Scenario:
+    """``name`` names the StreamJob, its streams and its backup store. ``protocol``,
+    ``connectors`` and ``job`` (a job file taking redis, source, sink, events and rate
+    parameters, and ``extra`` ones) let the benchmark compare configurations."""
+
     def __init__(self, name: str, redis_url: str, password: str, events: int = 16000, rate: int = 800,
-                 failover_after: float = 10.0):
+                 failover_after: float = 10.0, protocol: str = "segment", connectors: str = "", job: str = JOB,
+                 extra: dict | None = None):
         self.name, self.redis_url, self.events, self.rate = name, redis_url, events, rate
-        self.failover_after = failover_after
+        self.failover_after, self.protocol, self.connectors, self.job = failover_after, protocol, connectors, job
+        self.extra = extra or {}
         self.source, self.sink = f"{name}:events", f"{name}:counts"
         self.backup = f"s3://{new_bucket()}/backup"
         self.redis = redis.Redis.from_url(redis_url, password=password, decode_responses=True)
@@ -35,12 +100,14 @@ class Scenario:
         pipe.execute()
 
     def manifest(self, site, role: str) -> dict:
+        parameters = {"redis": self.redis_url, "source": self.source, "sink": self.sink, "events": self.events,
+                      "rate": self.rate, **self.extra}
+        checkpointing = {"protocol": self.protocol, "intervalSeconds": 1,
+                         **({"connectors": self.connectors} if self.connectors else {})}
         return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
                 "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
-                         "job": {"module": JOB, "parameters": {"redis": self.redis_url, "source": self.source,
-                                                               "sink": self.sink, "events": str(self.events),
-                                                               "rate": str(self.rate)}},
-                         "checkpointing": {"protocol": "segment", "intervalSeconds": 1},
+                         "job": {"module": self.job, "parameters": {k: str(v) for k, v in parameters.items()}},
+                         "checkpointing": checkpointing,
                          "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
                                               "failoverAfterSeconds": self.failover_after,
                                               "s3Endpoint": site.s3_endpoint},
@@ -96,7 +163,3 @@ class Scenario:
 def wait_namespace_gone(site, timeout: float = 120.0) -> None:
     wait_for(lambda: site.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0, timeout,
              f"namespace {NAMESPACE} in {site.name} to be deleted", interval=0.5)
-
-
-def since(start: float) -> float:
-    return round(time.monotonic() - start, 1)

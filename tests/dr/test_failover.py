@@ -5,8 +5,7 @@ import time
 import glob
 import os
 
-from conftest import NAMESPACE, REDIS_PASSWORD, S3_SECRET
-from scenario import Scenario, wait_namespace_gone
+from scenario import NAMESPACE, REDIS_PASSWORD, S3_SECRET, Scenario, wait_namespace_gone
 from support.clusters import wait_for
 
 
