@@ -10,9 +10,15 @@ import pytest
 from conftest import installed_operator, wait_for
 
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
+from support.servers import new_bucket, serving, start_s3
 
 NAMESPACE = "batch-e2e"
 EVENTS = 30000
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    yield from serving(start_s3, "moto S3 server")
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +36,14 @@ def progress(directory):
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def test_the_sidecar_processes_each_committed_epoch_once_across_a_lost_coordinator(operator, tmp_path):
+def test_the_sidecar_processes_each_committed_epoch_once_across_a_lost_coordinator(operator, tmp_path, s3_server):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "lambda"},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
                      "job": {"module": STREAM, "parameters": {"output": str(tmp_path / "bids"),
                                                               "events": str(EVENTS), "rate": "600"}},
                      "checkpointing": {"protocol": "aligned", "intervalSeconds": 0.5,
-                                       "stateUrl": f"file://{tmp_path}/state"},
+                                       "stateUrl": f"s3://{new_bucket()}/state",
+                                       "s3Endpoint": s3_server.endpoint},
                      "batchStage": {"module": DAILY, "function": "daily", "output": str(tmp_path / "daily")}}}
     operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
     wait_for(lambda: progress(tmp_path / "daily").get("lastEpoch"), 120, "the sidecar's first run")

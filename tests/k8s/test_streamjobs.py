@@ -2,6 +2,7 @@
 run as pods and give the oracle's output, survive pod kills, suspend and resume, take
 savepoints by nonce, clean up when deleted; bad specs fail clearly."""
 import collections
+import contextlib
 import glob
 import json
 import os
@@ -14,23 +15,71 @@ import pytest
 import yaml
 from conftest import installed_operator, wait_for
 
+from segflow.state import open_backend
 from support.processes import ROOT
+from support.servers import new_bucket, serving, start_redis, start_s3
 
 NAMESPACE = "jobs-e2e"
 WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
 
 
+REDIS_PASSWORD = "k8s-redis-pw-51c2"
+STATE_SECRET = {"envFrom": [{"secretRef": {"name": "segflow-state"}}]}
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    yield from serving(start_s3, "moto S3 server")
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    yield from serving(lambda: start_redis(password=REDIS_PASSWORD), "redis-server with a password")
+
+
 @pytest.fixture(scope="module")
 def operator(cluster):
+    """State lives where a real cluster keeps it, on servers reached over the network (S3
+    and Redis on loopback), with credentials from a Secret given to the pods by reference."""
     with installed_operator(cluster, NAMESPACE):
+        for namespace in (NAMESPACE, "doomed"):
+            cluster.kubectl("create", "namespace", namespace, check=False)
+            cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,
+                            "--from-literal=AWS_ACCESS_KEY_ID=segflow-k8s",
+                            "--from-literal=AWS_SECRET_ACCESS_KEY=k8s-s3-secret",
+                            f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
         yield cluster
+        cluster.kubectl("delete", "namespace", "doomed", "--wait=false", check=False)
+
+
+class State:
+    """A job's checkpoint store: a new bucket on the moto server, or the Redis server."""
+
+    def __init__(self, url, endpoint=""):
+        self.url, self.endpoint = url, endpoint
+
+    def checkpointing(self, interval=0.5):
+        return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": self.url,
+                **({"s3Endpoint": self.endpoint} if self.endpoint else {})}
+
+    def complete_markers(self, job):
+        """``{checkpoint id: its _COMPLETE record}`` of ``job`` (namespace.name)."""
+        with contextlib.closing(open_backend(self.url, self.endpoint or None)) as store:
+            return {int(k.split("/")[2][4:]): json.loads(store.get(k)) for k in store.list(f"jobs/{job}/")
+                    if k.endswith("/_COMPLETE")}
+
+
+@pytest.fixture
+def state(s3_server):
+    return State(f"s3://{new_bucket()}/state", s3_server.endpoint)
 
 
 def apply_job(cluster, name, module, parameters, parallelism=2, checkpointing=None, **spec):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name},
             "spec": {"image": "segflow/engine:0.1.0",
                      "job": {"module": module, "parameters": {k: str(v) for k, v in parameters.items()}},
-                     "parallelism": parallelism, "checkpointing": checkpointing or {"protocol": "none"}, **spec}}
+                     "parallelism": parallelism, "checkpointing": checkpointing or {"protocol": "none"},
+                     "podTemplate": STATE_SECRET, **spec}}
     cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
 
 
@@ -62,10 +111,6 @@ def windowed_oracle(events):
     return collections.Counter(f"{k}\t{n}" for (k, _), n in counts.items())
 
 
-def checkpointed(tmp_path, interval=0.5):
-    return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": f"file://{tmp_path}/state"}
-
-
 def test_the_operator_runs_from_the_chart(operator):
     pods = operator.get("pods", "-n", "segflow-system")["items"]
     assert len(pods) == 1 and pods[0]["status"]["phase"] == "Running"
@@ -80,7 +125,7 @@ def test_the_operator_serves_health_and_metrics(operator):
         assert "segflow_operator_reconciles_total" in reply.read().decode()
 
 
-def test_wordcount_runs_to_the_oracles_output(operator, tmp_path):
+def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state):
     rng = random.Random(3)
     words = [f"w{i}" for i in range(120)]
     text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(5000))
@@ -88,8 +133,8 @@ def test_wordcount_runs_to_the_oracles_output(operator, tmp_path):
     with open(os.path.join(ROOT, "examples", "k8s", "wordcount.yaml")) as f:
         manifest = yaml.safe_load(f)          # the example as shipped, pointed at this machine's paths
     manifest["spec"]["job"]["parameters"] = {"input": str(tmp_path / "in.txt"), "output": str(tmp_path / "out")}
-    manifest["spec"]["checkpointing"].update(checkpointed(tmp_path))
-    del manifest["spec"]["checkpointing"]["s3Endpoint"]
+    manifest["spec"]["checkpointing"].update(state.checkpointing())
+    manifest["spec"]["podTemplate"] = STATE_SECRET
     operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(manifest))
     final = phase_is(operator, "wordcount", "Completed", "Failed")
     assert final["phase"] == "Completed", final
@@ -110,10 +155,10 @@ def _pod_of(process):
         return ""
 
 
-def test_killed_worker_pods_recover_from_checkpoints(operator, tmp_path):
+def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path, redis_server):
     events = 60000
     apply_job(operator, "killed", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
-              checkpointing=checkpointed(tmp_path, 0.3))
+              checkpointing=State(redis_server.url).checkpointing(0.3))
     phase_is(operator, "killed", "Running")
     for round_ in range(3):
         wait_for(lambda: status(operator, "killed").get("lastCheckpoint"), 30, "a checkpoint")
@@ -134,10 +179,10 @@ def test_killed_worker_pods_recover_from_checkpoints(operator, tmp_path):
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
 
 
-def test_suspend_and_resume_through_a_savepoint(operator, tmp_path):
+def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):
     events = 40000
     apply_job(operator, "pausing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
-              checkpointing=checkpointed(tmp_path))
+              checkpointing=state.checkpointing())
     phase_is(operator, "pausing", "Running")
     wait_for(lambda: status(operator, "pausing").get("lastCheckpoint"), 30, "a checkpoint")
     operator.kubectl("patch", "sj", "pausing", "-n", NAMESPACE, "--type", "merge", "-p",
@@ -154,10 +199,10 @@ def test_suspend_and_resume_through_a_savepoint(operator, tmp_path):
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
 
 
-def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path):
+def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state):
     events = 50000
     apply_job(operator, "growing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
-              checkpointing=checkpointed(tmp_path))
+              checkpointing=state.checkpointing())
     phase_is(operator, "growing", "Running")
     wait_for(lambda: status(operator, "growing").get("lastCheckpoint"), 30, "a checkpoint")
     operator.kubectl("patch", "sj", "growing", "-n", NAMESPACE, "--type", "merge", "-p", '{"spec":{"parallelism":3}}')
@@ -173,17 +218,16 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path):
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
 
 
-def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path):
+def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path, state):
     apply_job(operator, "saving", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
-              checkpointing=checkpointed(tmp_path))
+              checkpointing=state.checkpointing())
     phase_is(operator, "saving", "Running")
     operator.kubectl("patch", "sj", "saving", "-n", NAMESPACE, "--type", "merge", "-p",
                      '{"spec":{"savepointTriggerNonce":7}}')
     saved = wait_for(lambda: (s := status(operator, "saving")).get("lastSavepointNonce") == 7 and s, 60,
                      "the savepoint")
     savepoint = saved["savepoint"]["id"]
-    marker = tmp_path / "state" / "jobs" / f"{NAMESPACE}.saving" / f"chk-{savepoint:08d}" / "_COMPLETE"
-    assert json.loads(marker.read_text())["savepoint"] is True
+    assert state.complete_markers(f"{NAMESPACE}.saving")[savepoint]["savepoint"] is True
     owned = {kind: [o["metadata"]["name"] for o in operator.get(kind, "-n", NAMESPACE, "-l",
                                                                 "segflow.io/job=saving")["items"]]
              for kind in ("pods", "services", "configmaps")}
@@ -193,24 +237,22 @@ def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator,
                          for kind in owned), 60, "the owned objects to be collected")
 
 
-def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, tmp_path):
+def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, tmp_path, state):
     apply_job(operator, "final", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
-              checkpointing=checkpointed(tmp_path), finalSavepointOnDelete=True)
+              checkpointing=state.checkpointing(), finalSavepointOnDelete=True)
     phase_is(operator, "final", "Running")
     operator.kubectl("delete", "sj", "final", "-n", NAMESPACE, "--wait=true", timeout=120)
-    root = tmp_path / "state" / "jobs" / f"{NAMESPACE}.final"
-    savepoints = [d for d in os.listdir(root) if (root / d / "_COMPLETE").exists()
-                  and json.loads((root / d / "_COMPLETE").read_text()).get("savepoint")]
+    savepoints = [i for i, record in state.complete_markers(f"{NAMESPACE}.final").items() if record.get("savepoint")]
     assert len(savepoints) == 1
     reasons = [e["reason"] for e in operator.get("events", "-n", NAMESPACE,
                                                   "--field-selector", "involvedObject.name=final")["items"]]
     assert "Savepoint" in reasons
 
 
-def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_path):
-    operator.kubectl("create", "namespace", "doomed")
+def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_path, state):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "doomed"},
-            "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": checkpointed(tmp_path),
+            "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": state.checkpointing(),
+                     "podTemplate": STATE_SECRET,
                      "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"), "events": "200000",
                                                                  "rate": "5000"}}}}
     operator.kubectl("apply", "-n", "doomed", "-f", "-", input=json.dumps(body))
