@@ -62,9 +62,7 @@ def one_round(config: str, index: int, sites: dict, redis_url: str, s3_endpoint:
                    extra={"counter": counter})
     run.redis.delete(counter)
     try:
-        run.apply(west, "standby")
-        run.apply(east, "primary")
-        run.wait_checkpoints(east, 3)
+        run.start(east, west)
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
         fault = time.time()
         final = run.wait_phase(west, "Completed", "Failed", timeout=240)
@@ -78,10 +76,11 @@ def one_round(config: str, index: int, sites: dict, redis_url: str, s3_endpoint:
                 "records_lost": sum((expected - output).values()), "duplicated": sum((output - expected).values()),
                 "reprocessed": int(run.redis.get(counter) or 0) - events}
     finally:
-        faulted = east.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0 or \
-            "Terminating" in east.cluster.kubectl("get", "namespace", NAMESPACE, check=False).stdout
-        run.delete(west) if faulted else run.delete(east, west)
-        if faulted:
+        namespace = east.cluster.kubectl("get", "namespace", NAMESPACE, check=False)
+        if namespace.returncode == 0 and "Terminating" not in namespace.stdout:     # the round failed before
+            run.delete(east, west)
+        else:
+            run.delete(west)
             wait_namespace_gone(east)
             east.namespace()
 

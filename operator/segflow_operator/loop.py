@@ -67,8 +67,9 @@ class JobLoop:
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
         if self.keeper is not None:
-            decision.status["disasterRecovery"] = self._dr_status(spec, status,
-                                                                  decision.status.get("phase", status.get("phase", "")))
+            decision.status["disasterRecovery"] = self._dr_status(
+                spec, status, decision.status.get("phase", status.get("phase", "")),
+                decision.status.get("restored", status.get("restored", "")))
         if spec.batch_stage is not None:
             self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
@@ -103,10 +104,10 @@ class JobLoop:
         self._apply(body, spec, status, decision)
         return None
 
-    def _dr_status(self, spec: StreamJobSpec, status: dict, phase: str) -> dict:
+    def _dr_status(self, spec: StreamJobSpec, status: dict, phase: str, restored: str = "") -> dict:
         keeper, dr = self.keeper, spec.disaster_recovery
         result = dr_status(dr.cluster, dr.role, status.get("disasterRecovery") or {}, keeper.lease, keeper.taken,
-                           phase, time.time())
+                           phase, time.time(), restored)
         if keeper.held is not None:
             result["heldAs"] = keeper.held_as
         return result

@@ -36,4 +36,4 @@ def coordinator_view(update) -> CoordinatorView:
     return CoordinatorView(phase="WAITING_FOR_WORKERS" if phase == "PHASE_UNSPECIFIED" else phase,
                            recoveries=update.recoveries, last_checkpoint=numbered, error=update.error,
                            windows=tuple((w.block, w.versions, w.bytes, w.records, w.truncation_lag)
-                                         for w in update.windows))
+                                         for w in update.windows), restored=update.restored)

@@ -13,26 +13,11 @@ from segflow.disaster.lease import Lease
 from segflow.disaster.lease_store import LeaseStore
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, wait_for
+from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import new_bucket
 
 JOB = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
 TTL = 4.0
-
-
-def stop_tree(process):
-    try:
-        tree = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        tree = []
-    for p in [*tree]:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 class Holder:
@@ -75,7 +60,7 @@ def fenced_job(s3_server, tmp_path):
         yield process, holder, store, complete, output
     finally:
         holder.halt()
-        stop_tree(process)
+        kill_tree(process)
 
 
 def workers_of(process):

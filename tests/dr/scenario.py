@@ -114,6 +114,13 @@ class Scenario:
                          "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
                                                      {"secretRef": {"name": "segflow-redis"}}]}}}
 
+    def start(self, primary, standby, checkpoints: int = 3) -> None:
+        """The job applied to both sites, running in the primary until it has taken
+        ``checkpoints`` checkpoints, the standby standing by."""
+        self.apply(standby, "standby")
+        self.apply(primary, "primary")
+        self.wait_checkpoints(primary, checkpoints)
+
     def apply(self, site, role: str) -> None:
         site.cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(self.manifest(site, role)))
 

@@ -27,9 +27,7 @@ def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
     east, west = sites["east"], sites["west"]
     run = Scenario("nsdel", redis_server.url, REDIS_PASSWORD)
     try:
-        run.apply(west, "standby")
-        run.apply(east, "primary")
-        run.wait_checkpoints(east, 3)
+        run.start(east, west)
         assert run.wait_phase(west, "Standby")["disasterRecovery"]["activeCluster"] == "east"
         assert not run.running_pods(west)
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
@@ -43,6 +41,7 @@ def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
         assert (story["activeCluster"], story["generation"]) == ("west", 2)
         assert story["lastFailover"]["from"] == "east" and story["lastFailover"]["to"] == "west"
         assert 0 < story["lastFailover"]["rtoSeconds"] <= 30, running
+        assert story["lastFailover"]["restored"].startswith("b0:v"), story     # segment backup's versions
         wait_namespace_gone(east)
     finally:
         run.delete(west)
@@ -54,9 +53,7 @@ def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
     east, west = sites["east"], sites["west"]
     run = Scenario("lost", redis_server.url, REDIS_PASSWORD)
     try:
-        run.apply(west, "standby")
-        run.apply(east, "primary")
-        run.wait_checkpoints(east, 3)
+        run.start(east, west)
         killed = east.kill()
         assert len(killed) >= 6        # etcd, API server, controller manager, node agent, operator, job pods
         final = run.wait_phase(west, "Completed", "Failed", timeout=150)
@@ -75,9 +72,7 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
     east, west = sites["east"], sites["west"]
     run = Scenario("cut", redis_server.url, REDIS_PASSWORD)
     try:
-        run.apply(west, "standby")
-        run.apply(east, "primary")
-        run.wait_checkpoints(east, 3)
+        run.start(east, west)
         assert_no_secret_anywhere(east)
         s3_proxy.cut()
         fenced = run.wait_phase(east, "Standby", timeout=30)
@@ -100,9 +95,7 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
     east, west = sites["east"], sites["west"]
     run = Scenario("twice", redis_server.url, REDIS_PASSWORD, events=30000, rate=600)
     try:
-        run.apply(west, "standby")
-        run.apply(east, "primary")
-        run.wait_checkpoints(east, 3)
+        run.start(east, west)
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
         restored = run.wait_phase(west, "Running", timeout=60)
         wait_namespace_gone(east)

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from recovery.jobs.join_families import oracle_lines as join_families_oracle
-from support.processes import ROOT, SEGFLOW
+from support.processes import ROOT, SEGFLOW, kill_tree  # noqa: F401 (the other kill tests import it from here)
 
 JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
 KILLS = 3
@@ -78,21 +78,6 @@ def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=
     return stderr
 
 
-def kill_tree(process):
-    """Stop the run and everything it started (the coordinator has its own session)."""
-    try:
-        tree = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        tree = []
-    for p in tree:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    if process.poll() is None:
-        process.kill()
-    process.wait()
-    psutil.wait_procs(tree, timeout=10)
 
 
 PROTOCOLS = ["aligned", "unaligned", "uncoordinated", "cic", "segment"]

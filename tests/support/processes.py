@@ -18,6 +18,20 @@ def segflow_processes(root_pid: int) -> list[psutil.Process]:
         return []
 
 
+def kill_tree(process: subprocess.Popen) -> None:
+    """Stop a run and everything it started (a coordinator has its own session)."""
+    tree = segflow_processes(process.pid)
+    for p in tree:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    psutil.wait_procs(tree, timeout=10)
+
+
 def wait_for(predicate, timeout: float, every: float = 0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -28,10 +28,10 @@ def standby(status: dict, observed: Observed, lease: LeaseDecision) -> Decision:
 
 
 def dr_status(cluster: str, role: str, previous: dict, lease: Lease | None, taken: Lease | None, phase: str,
-              now: float) -> dict:
+              now: float, restored: str = "") -> dict:
     """``status.disasterRecovery``. ``taken``: the lease this cluster last took over (its
     failover); the recovery time is measured once the job runs again, from the old
-    holder's last renewal (the fault came after it) to now."""
+    holder's last renewal (the fault came after it) to now, with what it restored."""
     result = {"clusterName": cluster, "role": role}
     if lease is not None:
         result.update(activeCluster="" if lease.released else lease.owner, generation=lease.generation,
@@ -43,6 +43,7 @@ def dr_status(cluster: str, role: str, previous: dict, lease: Lease | None, take
     if taken is not None and failover.get("generation") == taken.generation and "rtoSeconds" not in failover \
             and phase == "Running":
         failover["rtoSeconds"] = round(now - taken.previous_renewed_at, 1)
+        failover["restored"] = restored or "nothing (from the start)"
     if failover:
         result["lastFailover"] = failover
     return result

@@ -23,6 +23,8 @@ def job_outcome(s: Situation, d: Decision) -> bool:
                for b, v, n, r, lag in update.windows}
     if windows and windows != s.status.get("pendingWindows"):
         d.status["pendingWindows"] = windows
+    if update.restored and update.restored != s.status.get("restored"):
+        d.status["restored"] = update.restored
     if update.phase == "SUCCEEDED":
         d.phase(s.current, "Completed", "the job finished")
         return True

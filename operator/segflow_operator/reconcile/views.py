@@ -28,6 +28,7 @@ class CoordinatorView:
     last_checkpoint: int = 0
     error: str = ""
     windows: tuple = ()        # segment backup: (block, versions, bytes, records, truncation lag) per connector
+    restored: str = ""         # what the running attempt restored ("checkpoint 12", "b0:v12 b2:v11")
 
 
 @dataclass(frozen=True)

@@ -432,6 +432,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             update.last_checkpoint_seconds = complete.seconds
             update.last_checkpoint_bytes = complete.bytes
             update.last_alignment_seconds = complete.alignment
+        update.restored = self._restored()
         if self.segment is not None:
             update.windows.extend(cpb.PendingWindow(block=b, versions=w.versions, bytes=w.bytes, records=w.records,
                                                     truncation_lag=w.truncation_lag)
@@ -441,6 +442,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if state.phase is Phase.SUCCEEDED:
             update.results = pickle.dumps(state.results, protocol=5)
         return update
+
+    def _restored(self) -> str:
+        """What the current attempt restored, for the operator's status."""
+        segment = (self.recovery_plan or {}).get("segment")
+        if segment is not None:
+            return " ".join(f"b{b}:v{v}" for b, v in sorted(segment["versions"].items()))
+        return f"checkpoint {self.restore_id}" if self.restore_id else ""
 
     def Watch(self, request, context):
         while context.is_active():

@@ -209,7 +209,7 @@ class BlockProgress(_message.Message):
     def __init__(self, block: _Optional[int] = ..., name: _Optional[str] = ..., records_in: _Optional[int] = ...) -> None: ...
 
 class JobUpdate(_message.Message):
-    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event", "windows")
+    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event", "windows", "restored")
     class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         PHASE_UNSPECIFIED: _ClassVar[JobUpdate.Phase]
@@ -236,6 +236,7 @@ class JobUpdate(_message.Message):
     LAST_ALIGNMENT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     WINDOWS_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_FIELD_NUMBER: _ClassVar[int]
     phase: JobUpdate.Phase
     blocks: _containers.RepeatedCompositeFieldContainer[BlockProgress]
     error: str
@@ -248,7 +249,8 @@ class JobUpdate(_message.Message):
     last_alignment_seconds: float
     event: str
     windows: _containers.RepeatedCompositeFieldContainer[PendingWindow]
-    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ..., windows: _Optional[_Iterable[_Union[PendingWindow, _Mapping]]] = ...) -> None: ...
+    restored: str
+    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ..., windows: _Optional[_Iterable[_Union[PendingWindow, _Mapping]]] = ..., restored: _Optional[str] = ...) -> None: ...
 
 class PendingWindow(_message.Message):
     __slots__ = ("block", "versions", "bytes", "records", "truncation_lag")

@@ -1,0 +1,55 @@
+"""Disaster recovery in a reconcile step (pure): standing by, resuming after a takeover,
+a fenced coordinator, and the story status.disasterRecovery tells."""
+from segflow.disaster.lease import Lease, LeaseDecision, Move
+from segflow_operator.reconcile import CoordinatorView, DeletePods, Deploy, Observed, PodView, decide
+from segflow_operator.reconcile.disaster import dr_status, standby
+from segflow_operator.spec import parse
+
+SPEC = {"image": "segflow/engine:0.1.0", "job": {"module": "m"}, "parallelism": 1,
+        "checkpointing": {"protocol": "segment"},
+        "disasterRecovery": {"backupUrl": "s3://b/p", "clusterName": "west", "role": "standby"}}
+PODS = (PodView("j-1-coordinator", "coordinator", 1, phase="Running", ip="127.1.0.2"),
+        PodView("j-1-worker-0", "worker", 1, phase="Running"), PodView("j-0-worker-0", "worker", 0, deleting=True))
+
+
+def test_a_cluster_without_the_lease_deletes_every_pod_and_stands_by():
+    d = standby({"phase": "Running", "revision": 1}, Observed(PODS), LeaseDecision(Move.FENCED, "east took over"))
+    assert d.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0"))]
+    assert (d.status["phase"], d.status["resumeFrom"]) == ("Standby", "auto")
+    assert d.events[0].warning and d.events[0].reason == "Standby"
+
+
+def test_taking_the_lease_resumes_the_job_from_the_backup_store_in_a_new_revision():
+    d = decide(parse(SPEC), {"phase": "Standby", "revision": 3, "resumeFrom": "auto"}, Observed(()))
+    assert d.actions == [Deploy(4, "auto")] and d.status["restored"] == ""
+
+
+def test_a_first_deployment_of_a_disaster_recovery_job_resumes_whatever_the_store_holds():
+    assert decide(parse(SPEC), {}, Observed(())).actions == [Deploy(1, "auto")]
+
+
+def test_a_fenced_coordinator_turns_the_job_to_standby_not_failed():
+    spec = parse(SPEC)
+    status = {"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}}
+    gone = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1,
+                    message='{"msg": "job failed", "error": "fenced: cluster \'east\' holds generation 3"}'),)
+    d = decide(spec, status, Observed(gone))
+    assert d.status["phase"] == "Standby" and "Failed" not in [e.reason for e in d.events]
+
+
+def test_the_status_tells_the_failover_and_its_recovery_time_once_the_job_runs():
+    taken = Lease("west", 2, 1000.0, 10.0, previous="east", taken_at=1000.0, previous_renewed_at=989.0)
+    deploying = dr_status("west", "standby", {}, taken, taken, "Deploying", 1001.0)
+    assert deploying["activeCluster"] == "west" and deploying["generation"] == 2
+    assert deploying["lastFailover"]["from"] == "east" and "rtoSeconds" not in deploying["lastFailover"]
+    running = dr_status("west", "standby", deploying, taken, taken, "Running", 1004.5, "b0:v7 b2:v6")
+    assert running["lastFailover"]["rtoSeconds"] == 15.5 and running["lastFailover"]["restored"] == "b0:v7 b2:v6"
+    later = dr_status("west", "standby", running, taken, taken, "Running", 1100.0, "b0:v9")
+    assert later["lastFailover"] == running["lastFailover"]
+
+
+def test_the_restored_versions_reach_the_status_from_the_coordinator():
+    spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
+    status = {"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}}
+    d = decide(spec, status, Observed(PODS[:2], CoordinatorView("RUNNING", restored="checkpoint 4")))
+    assert d.status["restored"] == "checkpoint 4"
