@@ -56,6 +56,7 @@ def fenced_job(s3_server, tmp_path):
     def complete():
         return {k for k in backend.list("jobs/fenced/") if k.endswith("/_COMPLETE")}
 
+    process.written = lambda: set(backend.list("jobs/fenced/"))
     try:
         yield process, holder, store, complete, output
     finally:
@@ -79,12 +80,13 @@ def test_a_takeover_ends_the_job_and_nothing_is_published_after_it(fenced_job):
     wait_for(lambda: len(complete()) >= 2, timeout=60)
     holder.halt()
     store.write(Lease("west", 2, time.time(), TTL, previous="east"), holder.version)
-    time.sleep(0.5)                      # a publish that read the lease just before may still land
-    published, committed = complete(), parts(output)
+    time.sleep(0.5)                      # a write that read the lease just before may still land
+    published, committed, written = complete(), parts(output), process.written()
     _, stderr = process.communicate(timeout=30)
     assert process.returncode != 0
     assert "fenced" in stderr and "'west' holds generation 2" in stderr
     assert complete() == published and parts(output) == committed
+    assert process.written() <= written, "snapshot parts were written after the takeover"
 
 
 def test_an_unrenewed_lease_ends_the_job_at_its_deadline_with_nothing_published_after(fenced_job):

@@ -115,3 +115,25 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
         for site in (east, west):
             if site.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
                 site.namespace()
+
+
+def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(sites, redis_server):
+    east, west = sites["east"], sites["west"]
+    run = Scenario("switch", redis_server.url, REDIS_PASSWORD)
+    try:
+        run.start(east, west)
+        patch = '{"spec":{"disasterRecovery":{"role":"%s"}}}'
+        west.cluster.kubectl("patch", "sj", run.name, "-n", NAMESPACE, "--type", "merge", "-p", patch % "primary")
+        east.cluster.kubectl("patch", "sj", run.name, "-n", NAMESPACE, "--type", "merge", "-p", patch % "standby")
+        handed = run.wait_phase(east, "Standby", timeout=60)
+        assert handed["savepoint"]["id"] and handed["disasterRecovery"]["activeCluster"] in ("", "west")
+        running = run.wait_phase(west, "Running", timeout=30)
+        failover = running["disasterRecovery"]["lastFailover"]
+        assert (failover["from"], failover["to"], failover["generation"]) == ("east", "west", 2)
+        assert failover["rtoSeconds"] < 10, "the new primary waited as if the old one had failed"
+        final = run.wait_phase(west, "Completed", "Failed", timeout=120)
+        assert final["phase"] == "Completed", final
+        assert run.output() == run.expected()
+        assert not run.running_pods(east)
+    finally:
+        run.delete(east, west)

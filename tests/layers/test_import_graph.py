@@ -27,7 +27,7 @@ LAYERS = {
     "segflow.runtime": {"segflow.errors", "segflow.plan", "segflow.observability", "segflow.state"},
     "segflow.checkpoint": {"segflow.errors", "segflow.plan", "segflow.runtime", "segflow.state"},
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
-    "segflow.disaster": {"segflow.errors", "segflow.state"},
+    "segflow.disaster": {"segflow.errors", "segflow.state", "segflow.observability"},
 }
 
 

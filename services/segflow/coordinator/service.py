@@ -20,6 +20,7 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.local_records import LocalCheckpointRecords
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
+from ..disaster.fence import LeaseFence
 from ..disaster.lease_store import LeaseStore
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
@@ -34,7 +35,6 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
 from .cleanup import StoreCleanup
-from .fence import LeaseFence
 from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError
@@ -161,7 +161,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
-                                            retain=s.retain, job_name=s.job_name, connectors=connectors),
+                                            retain=s.retain, job_name=s.job_name, connectors=connectors,
+                                            lease_owner=s.lease_owner, lease_generation=s.lease_generation),
             restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned)
 
     def _lost(self, name: str, why: str) -> None:

@@ -26,7 +26,7 @@ class LocalCheckpoint(_message.Message):
     def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., process: _Optional[str] = ..., index: _Optional[int] = ..., record: _Optional[bytes] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Checkpointing(_message.Message):
-    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors")
+    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors", "lease_owner", "lease_generation")
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
     INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     STATE_URL_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,8 @@ class Checkpointing(_message.Message):
     RETAIN_FIELD_NUMBER: _ClassVar[int]
     JOB_NAME_FIELD_NUMBER: _ClassVar[int]
     CONNECTORS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_OWNER_FIELD_NUMBER: _ClassVar[int]
+    LEASE_GENERATION_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     interval_seconds: float
     state_url: str
@@ -41,7 +43,9 @@ class Checkpointing(_message.Message):
     retain: int
     job_name: str
     connectors: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ..., connectors: _Optional[_Iterable[int]] = ...) -> None: ...
+    lease_owner: str
+    lease_generation: int
+    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ..., connectors: _Optional[_Iterable[int]] = ..., lease_owner: _Optional[str] = ..., lease_generation: _Optional[int] = ...) -> None: ...
 
 class JobModule(_message.Message):
     __slots__ = ("target", "function", "params")

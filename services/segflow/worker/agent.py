@@ -18,6 +18,7 @@ import grpc
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.segment import WindowPart
 from ..checkpoint.uncoordinated import process_name
+from ..disaster.fence import LeaseFence
 from ..observability.logs import event
 from ..plan.placement import ReplicaId
 from ..state import StateStoreError
@@ -27,8 +28,12 @@ log = log_ = logging.getLogger("segflow.worker")
 
 
 class CheckpointAgent:
-    def __init__(self, worker: str, attempt: int, catalog: Catalog, control, executors: dict):
+    """``fence``: with disaster recovery, the lease this worker's snapshots are written under."""
+
+    def __init__(self, worker: str, attempt: int, catalog: Catalog, control, executors: dict,
+                 fence: LeaseFence | None = None):
         self.worker = worker
+        self.fence = fence
         self.attempt = attempt
         self.catalog = catalog
         self.control = control
@@ -113,7 +118,10 @@ class CheckpointAgent:
         ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob) + len(part or b""),
                              alignment_seconds=alignment, finished=finished, window_bytes=len(part or b""),
                              window_records=records)
+        refusal = self.fence.refusal() if self.fence is not None else ""
         try:
+            if refusal:
+                raise StateStoreError(f"fenced: {refusal}")
             if part is not None:
                 self.catalog.write_window(rid.block, rid.index, checkpoint_id, part)
             self.catalog.write(checkpoint_id, rid.block, rid.index, blob)

@@ -27,6 +27,8 @@ from ..checkpoint.protocols import CheckpointProtocol
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.unaligned import UnalignedSnapshots
 from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
+from ..disaster.fence import LeaseFence
+from ..disaster.lease_store import LeaseStore
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
@@ -296,8 +298,12 @@ class WorkerService:
         checkpointing = attempt.assignment.checkpointing
         catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
                           checkpointing.job_name)
+        fence = None
+        if checkpointing.lease_generation:
+            fence = LeaseFence(LeaseStore(checkpointing.state_url, checkpointing.job_name, backend=catalog.backend),
+                               checkpointing.lease_owner, checkpointing.lease_generation)
         attempt.agent = CheckpointAgent(self.name, attempt.assignment.attempt, catalog, self.control,
-                                        attempt.executors)
+                                        attempt.executors, fence)
         graph = execution.graph
         for rid, executor in attempt.executors.items():
             if attempt.protocol.uncoordinated:

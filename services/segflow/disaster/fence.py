@@ -1,12 +1,14 @@
-"""The coordinator's side of disaster-recovery fencing (I/O around the pure rules in
-``disaster.lease``).
+"""Disaster-recovery fencing in the job's processes (I/O around the pure rules in
+``lease``).
 
-Every checkpoint publish reads the lease first and is refused unless this job's cluster
-still holds the generation it was deployed with, before its deadline: sinks commit only
-what a published checkpoint covers, so a cut-off old primary commits nothing after a
-takeover. A watcher also reads the lease every second and ends the job at the lease's
-deadline even when the store does not answer, so the old primary's processes are gone
-before a standby can have taken over.
+The coordinator reads the lease before every checkpoint publish, and each worker before
+writing a snapshot or pending-window part: both are refused unless this job's cluster
+still holds the generation it was deployed with, before its deadline. Sinks commit and
+windows are truncated only after a publish, so a cut-off old primary commits and deletes
+nothing after a takeover, and writes nothing a later restore could read. The coordinator's
+watcher also reads the lease every second and ends the job at the lease's deadline even
+when the store does not answer, so the old primary's processes are gone before a standby
+can have taken over.
 """
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..disaster.lease import Lease, LeaseError, publish_refusal
-from ..disaster.lease_store import LeaseStore
 from ..observability.logs import event
 from ..state import StateStoreError
+from .lease import Lease, LeaseError, publish_refusal
+from .lease_store import LeaseStore
 
-log = logging.getLogger("segflow.coordinator")
+log = logging.getLogger("segflow.disaster")
 WATCH_SECONDS = 1.0
 
 
