@@ -66,7 +66,7 @@ class JobLoop:
         update = self.watcher.follow(address)
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
-        if self.keeper is not None:
+        if self.keeper is not None and spec.disaster_recovery is not None:
             decision.status["disasterRecovery"] = self._dr_status(
                 spec, status, decision.status.get("phase", status.get("phase", "")),
                 decision.status.get("restored", status.get("restored", "")))

@@ -68,6 +68,8 @@ class StreamJobSpec:
             shape["batchStage"] = self.batch_stage.__dict__
         if self.pod_template:
             shape["podTemplate"] = self.pod_template
+        if self.disaster_recovery is not None:      # its pods run fenced by the lease; roles change nothing
+            shape["backupUrl"] = self.disaster_recovery.backup_url
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     @property

@@ -1,6 +1,7 @@
 """A coordinator deployed under a lease generation publishes checkpoints only while its
 cluster holds that generation: a takeover, or a lease left unrenewed past its deadline,
 ends the job, and nothing is published or committed after that (real processes, moto)."""
+import json
 import os
 import subprocess
 import threading
@@ -78,6 +79,8 @@ def parts(output):
 def test_a_takeover_ends_the_job_and_nothing_is_published_after_it(fenced_job):
     process, holder, store, complete, output = fenced_job
     wait_for(lambda: len(complete()) >= 2, timeout=60)
+    marker = json.loads(store.backend.get(sorted(complete())[0]))
+    assert marker["lease"] == {"owner": "east", "generation": 1}
     holder.halt()
     store.write(Lease("west", 2, time.time(), TTL, previous="east"), holder.version)
     time.sleep(0.5)                      # a write that read the lease just before may still land

@@ -71,6 +71,9 @@ def test_a_disaster_recovery_job_keeps_its_state_in_the_backup_store_and_resumes
     assert (spec.disaster_recovery.cluster, spec.disaster_recovery.role, spec.disaster_recovery.failover_after) == \
         ("east", "primary", 10.0)
     assert dr_spec().deployment_hash() == dr_spec(disasterRecovery={**DR, "role": "standby"}).deployment_hash()
+    without = parse({**GOOD, "checkpointing": {"protocol": "segment", "intervalSeconds": 1,
+                                               "stateUrl": "s3://backup/segflow"}})
+    assert without.deployment_hash() != dr_spec().deployment_hash(), "turning DR off must redeploy unfenced pods"
 
 
 def test_the_coordinator_gets_the_lease_generation_it_runs_under():

@@ -351,7 +351,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
                 "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
                 "replicas": len(self.tracker.replicas), "time": time.time(),
-                "savepoint": checkpoint_id in self.savepoints}
+                "savepoint": checkpoint_id in self.savepoints,
+                **({"lease": {"owner": self.settings.lease_owner, "generation": self.settings.lease_generation}}
+                   if self.fence is not None else {})}
         try:
             self.catalog.mark_complete(checkpoint_id, meta)
         except StateStoreError as exc:
