@@ -37,7 +37,7 @@ os.environ.setdefault("SEGFLOW_TEST_CLUSTER", "bench")      # clusters of its ow
 sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "dr")]
 
 from common import mean  # noqa: E402
-from scenario import NAMESPACE, REDIS_PASSWORD, Scenario, Site, wait_namespace_gone  # noqa: E402
+from scenario import NAMESPACE, REDIS_PASSWORD, Scenario, Site  # noqa: E402
 from segflow.disaster.lease_store import LeaseStore  # noqa: E402
 from support.clusters import ensure_built  # noqa: E402
 from support.servers import start_redis, start_s3  # noqa: E402
@@ -76,13 +76,11 @@ def one_round(config: str, index: int, sites: dict, redis_url: str, s3_endpoint:
                 "records_lost": sum((expected - output).values()), "duplicated": sum((output - expected).values()),
                 "reprocessed": int(run.redis.get(counter) or 0) - events}
     finally:
-        namespace = east.cluster.kubectl("get", "namespace", NAMESPACE, check=False)
-        if namespace.returncode == 0 and "Terminating" not in namespace.stdout:     # the round failed before
-            run.delete(east, west)
-        else:
+        if east.namespace_deleted():
             run.delete(west)
-            wait_namespace_gone(east)
-            east.namespace()
+            east.restore_namespace()
+        else:                                            # the round failed before the fault
+            run.delete(east, west)
 
 
 def main() -> None:

@@ -34,7 +34,6 @@ class JobLoop:
         self.savepoints = SavepointRequests()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
         self.keeper: LeaseKeeper | None = None
-        self.generation = 0                          # of the lease this cluster holds (disaster recovery)
 
     def close(self) -> None:
         self.watcher.close()
@@ -90,7 +89,6 @@ class JobLoop:
         adopt = int(previous.get("generation", 0)) if previous.get("activeCluster") == dr.cluster else 0
         lease = self.keeper.step(release=self.keeper.switching_over and status.get("phase") == "Suspended",
                                  adopt_generation=adopt, adopt_role=previous.get("heldAs", ""))
-        self.generation = self.keeper.held.generation if self.keeper.held is not None else 0
         metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
         if lease.move is Move.TAKE_OVER:
             metrics.TAKEOVERS.labels(self.namespace, self.name).inc()
@@ -103,6 +101,12 @@ class JobLoop:
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
+
+    @property
+    def generation(self) -> int:
+        """Of the job's lease this cluster holds (0: none, or no disaster recovery)."""
+        held = self.keeper.held if self.keeper is not None else None
+        return held.generation if held is not None else 0
 
     def _dr_status(self, spec: StreamJobSpec, status: dict, phase: str, restored: str = "") -> dict:
         keeper, dr = self.keeper, spec.disaster_recovery

@@ -45,6 +45,17 @@ class Site:
         c.kubectl("create", "secret", "generic", "segflow-redis", "-n", NAMESPACE,
                   f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
 
+    def namespace_deleted(self) -> bool:
+        """The job namespace is gone or going (a disaster struck it)."""
+        found = self.cluster.kubectl("get", "namespace", NAMESPACE, check=False)
+        return found.returncode != 0 or "Terminating" in found.stdout
+
+    def restore_namespace(self) -> None:
+        """The job namespace again (once its deletion has finished), if it was deleted."""
+        if self.namespace_deleted():
+            wait_namespace_gone(self)
+            self.namespace()
+
     def down(self) -> None:
         self.cluster.down()
 

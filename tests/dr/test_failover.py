@@ -45,8 +45,7 @@ def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
         wait_namespace_gone(east)
     finally:
         run.delete(west)
-        if east.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
-            east.namespace()
+        east.restore_namespace()
 
 
 def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
@@ -98,8 +97,7 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
         run.start(east, west)
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
         restored = run.wait_phase(west, "Running", timeout=60)
-        wait_namespace_gone(east)
-        east.namespace()
+        east.restore_namespace()
         run.apply(east, "standby")
         run.wait_checkpoints(west, (restored.get("lastCheckpoint") or {}).get("id", 0) + 2)
         assert run.wait_phase(east, "Standby")["disasterRecovery"]["activeCluster"] == "west"
@@ -113,8 +111,7 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
     finally:
         run.delete(east)
         for site in (east, west):
-            if site.cluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
-                site.namespace()
+            site.restore_namespace()
 
 
 def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(sites, redis_server):

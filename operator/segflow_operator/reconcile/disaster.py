@@ -17,13 +17,18 @@ def rfc3339(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def standby(status: dict, observed: Observed, lease: LeaseDecision) -> Decision:
-    """No pods of any revision; whenever this cluster takes the lease, the job resumes
-    from the backup store's latest state (``resumeFrom: auto``)."""
-    d = Decision()
-    d.delete([p for p in observed.pods if not p.deleting])
+def stand_by(d: Decision, current: str, pods, message: str, warning: bool) -> None:
+    """Delete ``pods`` and show phase Standby; whenever this cluster takes the lease, the
+    job resumes from the backup store's latest state (``resumeFrom: auto``)."""
+    d.delete([p for p in pods if not p.deleting])
     d.status["resumeFrom"] = "auto"
-    d.phase(status.get("phase", ""), STANDBY, lease.reason, warning=lease.move in (Move.FENCED, Move.LOST))
+    d.phase(current, STANDBY, message, warning=warning)
+
+
+def standby(status: dict, observed: Observed, lease: LeaseDecision) -> Decision:
+    """This cluster does not hold the lease: no pods of any revision."""
+    d = Decision()
+    stand_by(d, status.get("phase", ""), observed.pods, lease.reason, lease.move in (Move.FENCED, Move.LOST))
     return d
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .actions import Decision, Savepoint
 from .deployment import deploy
-from .disaster import STANDBY
+from .disaster import STANDBY, stand_by
 from .savepoints import request
 from .situation import RUNNING_PHASES, Situation
 
@@ -81,9 +81,7 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
         d.phase(s.current, "Completed", "the job finished")
         return True
     if coordinator is not None and FENCED in coordinator.message and s.spec.disaster_recovery:
-        d.delete(s.mine)                   # another cluster holds the job's lease now
-        d.status["resumeFrom"] = "auto"
-        d.phase(s.current, STANDBY, "fenced: another cluster holds the job's lease", warning=True)
+        stand_by(d, s.current, s.mine, "fenced: another cluster holds the job's lease", warning=True)
         return True
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128:
         message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"

@@ -20,8 +20,7 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.local_records import LocalCheckpointRecords
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
-from ..disaster.fence import LeaseFence
-from ..disaster.lease_store import LeaseStore
+from ..disaster.fence import LeaseFence, lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
@@ -90,10 +89,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
-            if settings.lease_generation:
-                self.fence = LeaseFence(LeaseStore(settings.state_url, settings.job_name,
-                                                   backend=self.catalog.backend),
-                                        settings.lease_owner, settings.lease_generation)
+            self.fence = lease_fence(self.catalog.backend, settings.state_url, settings.job_name,
+                                     settings.lease_owner, settings.lease_generation)
             self.cleanup = StoreCleanup(self.catalog)
             if settings.protocol.segment_backup:
                 self.segment = SegmentBackup(graph, settings.connectors, self.catalog, self.cleanup)
@@ -372,7 +369,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         lock is reentrant: called from a checkpoint's end too)."""
         with self.lock:
             if not self.state.over:
-                self.state.fail(reason if reason.startswith("fenced") else f"fenced: {reason}", time.monotonic())
+                self.state.fail(f"fenced: {reason}; this cluster no longer holds the job's lease", time.monotonic())
                 self._changed()
 
     def _collect_local(self) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from ..observability.logs import event
-from ..state import StateStoreError
+from ..state import StateBackend, StateStoreError
 from .lease import Lease, LeaseError, publish_refusal
 from .lease_store import LeaseStore
 
@@ -33,11 +33,16 @@ class LeaseFence:
         self.generation = generation
         self.clock = clock
         self.last: Lease | None = None        # the lease as last read
+        self.read_once = False
+
+    def _read(self) -> None:
+        self.last, _ = self.store.read()
+        self.read_once = True
 
     def refusal(self) -> str:
-        """Why this coordinator must not publish now ("" if it may), from a fresh read."""
+        """Why this process must not write or publish now ("" if it may), from a fresh read."""
         try:
-            self.last, _ = self.store.read()
+            self._read()
         except (StateStoreError, LeaseError) as exc:
             return f"cannot read the lease: {exc}"
         return publish_refusal(self.last, self.owner, self.generation, self.clock())
@@ -45,10 +50,12 @@ class LeaseFence:
     def overdue(self) -> str:
         """Why the job must end now ("" if not): another holder, or past the deadline of the
         last lease read, whether or not the store answers now."""
-        reason = self.refusal()
-        if reason.startswith("cannot read") and self.last is not None:
-            return publish_refusal(self.last, self.owner, self.generation, self.clock())
-        return "" if reason.startswith("cannot read") else reason
+        try:
+            self._read()
+        except (StateStoreError, LeaseError):
+            if not self.read_once:
+                return ""
+        return publish_refusal(self.last, self.owner, self.generation, self.clock())
 
     def watch(self, fail: Callable[[str], None], done: threading.Event) -> None:
         """Until ``done``: end the job (``fail``) once the lease is lost."""
@@ -56,5 +63,14 @@ class LeaseFence:
             reason = self.overdue()
             if reason:
                 event(log, logging.ERROR, "fenced", owner=self.owner, generation=self.generation, reason=reason)
-                fail(f"fenced: {reason}; another cluster runs this job now")
+                fail(reason)
                 return
+
+
+def lease_fence(backend: StateBackend, state_url: str, job_name: str, owner: str,
+                generation: int) -> LeaseFence | None:
+    """The fence of a job deployed under ``generation`` of its lease, reading the lease
+    through the job's own store; None when no lease fences the job (generation 0)."""
+    if not generation:
+        return None
+    return LeaseFence(LeaseStore(state_url, job_name, backend=backend), owner, generation)

@@ -27,8 +27,7 @@ from ..checkpoint.protocols import CheckpointProtocol
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.unaligned import UnalignedSnapshots
 from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
-from ..disaster.fence import LeaseFence
-from ..disaster.lease_store import LeaseStore
+from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
@@ -298,10 +297,8 @@ class WorkerService:
         checkpointing = attempt.assignment.checkpointing
         catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
                           checkpointing.job_name)
-        fence = None
-        if checkpointing.lease_generation:
-            fence = LeaseFence(LeaseStore(checkpointing.state_url, checkpointing.job_name, backend=catalog.backend),
-                               checkpointing.lease_owner, checkpointing.lease_generation)
+        fence = lease_fence(catalog.backend, checkpointing.state_url, checkpointing.job_name,
+                            checkpointing.lease_owner, checkpointing.lease_generation)
         attempt.agent = CheckpointAgent(self.name, attempt.assignment.attempt, catalog, self.control,
                                         attempt.executors, fence)
         graph = execution.graph
