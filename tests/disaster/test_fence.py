@@ -16,6 +16,7 @@ from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import new_bucket
+from support.tls import JobCertificates
 
 JOB = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
 TTL = 4.0
@@ -51,7 +52,8 @@ def fenced_job(s3_server, tmp_path):
     process = subprocess.Popen(
         [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
          "-p", f"output={output}", "-p", "events=400000", "-p", "rate=4000"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=JobCertificates("fenced").spawning_env())
     backend = open_backend(url, s3_server.endpoint)
 
     def complete():

@@ -10,24 +10,33 @@ import pytest
 
 from segflow.net import PROTOCOL_VERSION
 from segflow.net.codec import decode, encode
-from segflow.net.dataplane import DataPlaneServicer, Receivers, RemoteOutlet
+from segflow.net.dataplane import DATA_PLANE_ROLES, DataPlaneServicer, Receivers, RemoteOutlet
+from segflow.security.guard import RoleGuard
+from segflow.security.pki import Role
+from segflow.security.tls import server_credentials
 from segflow.runtime.channels import Cancelled, Inbox
 from segflow.runtime.elements import (END, TERMINATE, Barrier, Batch, IterationUpdate, Watermark)
 from segflow.v1 import data_pb2 as pb
 from segflow.v1 import data_pb2_grpc as pb_grpc
+from support.tls import JobCertificates
+
+
+CERTS = JobCertificates("dataplane-test")
 
 
 @pytest.fixture
 def server():
+    """Worker w1 runs replica b3.r0; the sender b2.r1 runs on worker w0."""
     cancel = threading.Event()
     inbox = Inbox(1000, cancel)
     receivers = Receivers("")
-    receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None)
-    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None,
+                    lambda block, replica: {(2, 1): "w0", (3, 0): "w1"}.get((block, replica)))
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=[RoleGuard(DATA_PLANE_ROLES)])
     pb_grpc.add_DataPlaneServicer_to_server(DataPlaneServicer(receivers, wait_ready=1.0), srv)
-    port = srv.add_insecure_port("127.0.0.1:0")
+    port = srv.add_secure_port("127.0.0.1:0", server_credentials(CERTS.authority.issue(Role.WORKER, "w1")))
     srv.start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    channel = CERTS.channel(f"127.0.0.1:{port}", Role.WORKER, Role.WORKER, "w0")
     yield port, channel, inbox, cancel
     cancel.set()
     channel.close()

@@ -16,6 +16,8 @@ from segflow.v1 import control_pb2_grpc as cpb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from support.processes import segflow_processes, wait_for
+from support.tls import JobCertificates
+from segflow.security.pki import Role
 
 SLOW_JOB = """
 def build(env, rate="3000"):
@@ -110,10 +112,12 @@ def test_slow_sink_keeps_worker_memory_bounded_and_loses_nothing(tmp_path, spawn
 
 def test_registration_with_another_protocol_version_is_refused(tmp_path, spawn):
     job = write(tmp_path, "slow_job.py", SLOW_JOB)
-    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0")
+    certs = JobCertificates()
+    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0",
+                        env=certs.env(Role.COORDINATOR, "coordinator"))
     line = coordinator.stdout.readline()
     address = re.search(r"listening on (\S+)", line).group(1)
-    with grpc.insecure_channel(address) as channel:
+    with certs.channel(address, Role.COORDINATOR, Role.WORKER, "old") as channel:
         stub = cpb_grpc.CoordinatorStub(channel)
         with pytest.raises(grpc.RpcError) as info:
             stub.Register(cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION + 1, worker="old",
@@ -126,9 +130,12 @@ def test_registration_with_another_protocol_version_is_refused(tmp_path, spawn):
 
 def test_worker_serves_health_and_prometheus_metrics(tmp_path, spawn):
     job = write(tmp_path, "slow_job.py", SLOW_JOB)
-    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0")
+    certs = JobCertificates()
+    coordinator = spawn("coordinator", job, "--workers", "1", "--listen", "127.0.0.1:0",
+                        env=certs.env(Role.COORDINATOR, "coordinator"))
     address = re.search(r"listening on (\S+)", coordinator.stdout.readline()).group(1)
-    worker = spawn("worker", "--coordinator", address, "--name", "w0", "--host", "127.0.0.7")
+    worker = spawn("worker", "--coordinator", address, "--name", "w0", "--host", "127.0.0.7",
+                   env=certs.env(Role.WORKER, "w0"))
     proc = psutil.Process(worker.pid)
 
     def listening():
@@ -154,7 +161,7 @@ def test_worker_serves_health_and_prometheus_metrics(tmp_path, spawn):
     assert "segflow_end_to_end_latency_seconds_bucket" in body
     assert "segflow_backpressure_seconds_total" in body
     data_port = next(p for p in ports if _is_grpc(p))
-    with grpc.insecure_channel(f"127.0.0.7:{data_port}") as channel:
+    with certs.channel(f"127.0.0.7:{data_port}", Role.WORKER) as channel:
         status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5).status
     assert status == health_pb2.HealthCheckResponse.SERVING
 

@@ -28,6 +28,7 @@ LAYERS = {
     "segflow.checkpoint": {"segflow.errors", "segflow.plan", "segflow.runtime", "segflow.state"},
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
     "segflow.disaster": {"segflow.errors", "segflow.state", "segflow.observability"},
+    "segflow.security": {"segflow.errors", "segflow.observability"},
 }
 
 

@@ -1,5 +1,5 @@
 """Talking to a running job's coordinator from outside the job: the CLI's savepoint
-command and the Kubernetes operator use these."""
+command and the Kubernetes operator use these, with a client certificate of the job."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -7,13 +7,15 @@ from collections.abc import Iterator
 import grpc
 
 from ..errors import SegflowError
+from ..security.pki import Identity, Role
+from ..security.tls import secure_channel
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 
 
-def request_savepoint(address: str, timeout: float = 180.0) -> int:
+def request_savepoint(address: str, identity: Identity, timeout: float = 180.0) -> int:
     """Take a savepoint of the job whose coordinator listens at ``address``; its id."""
-    with grpc.insecure_channel(address) as channel:
+    with secure_channel(address, identity, Role.COORDINATOR) as channel:
         try:
             reply = cpb_grpc.CoordinatorStub(channel).Savepoint(cpb.SavepointRequest(), timeout=timeout)
         except grpc.RpcError as exc:
@@ -23,8 +25,8 @@ def request_savepoint(address: str, timeout: float = 180.0) -> int:
     return reply.checkpoint_id
 
 
-def watch(address: str, connect_timeout: float = 5.0) -> Iterator[cpb.JobUpdate]:
+def watch(address: str, identity: Identity, connect_timeout: float = 5.0) -> Iterator[cpb.JobUpdate]:
     """The job's updates until it ends or the connection breaks (grpc.RpcError)."""
-    with grpc.insecure_channel(address) as channel:
+    with secure_channel(address, identity, Role.COORDINATOR) as channel:
         grpc.channel_ready_future(channel).result(timeout=connect_timeout)
         yield from cpb_grpc.CoordinatorStub(channel).Watch(cpb.WatchRequest())

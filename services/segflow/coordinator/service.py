@@ -5,6 +5,7 @@ garbage-collects old ones, and recovers lost workers from the last complete chec
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import queue
 import sys
@@ -24,10 +25,14 @@ from ..disaster.fence import LeaseFence, lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
+from ..net.control_codec import counts_of, recovery_fields
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
 from ..runtime.elements import FINAL_CHECKPOINT
+from ..security.guard import ANY_ROLE, RoleGuard, refuse
+from ..security.pki import Authority, Role
+from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
 from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
@@ -42,6 +47,14 @@ log = logging.getLogger("segflow.coordinator")
 
 HEARTBEAT_SECONDS = 0.5
 HEARTBEAT_TIMEOUT = 3.0
+
+_WORKER, _CLIENT = frozenset({Role.WORKER}), frozenset({Role.CLIENT})
+# Who may call what: workers run the job, clients (the CLI, the operator) follow and steer it.
+METHOD_ROLES = {
+    **{f"/segflow.v1.Coordinator/{m}": _WORKER for m in ("Register", "Heartbeat", "Finish", "Acknowledge", "Report")},
+    **{f"/segflow.v1.Coordinator/{m}": _CLIENT for m in ("Watch", "Cancel", "Savepoint")},
+    "/grpc.health.v1.Health/Check": ANY_ROLE,
+}
 
 _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.RUNNING: cpb.JobUpdate.RUNNING,
            Phase.SUCCEEDED: cpb.JobUpdate.SUCCEEDED, Phase.FAILED: cpb.JobUpdate.FAILED,
@@ -86,6 +99,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.segment: SegmentBackup | None = None
         self.metrics = None
         self.fence: LeaseFence | None = None
+        self._placement: tuple[int, dict] = (-1, {})
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
@@ -155,12 +169,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
             workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
-            recovery_plan=pickle.dumps(self.recovery_plan) if self.recovery_plan else b"",
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name, connectors=connectors,
                                             lease_owner=s.lease_owner, lease_generation=s.lease_generation),
-            restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned)
+            restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned,
+            **recovery_fields(self.recovery_plan))
 
     def _lost(self, name: str, why: str) -> None:
         """Lock held. Start a recovery, or fail the job."""
@@ -187,6 +201,31 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name)
         self._changed()
 
+    def _owners(self) -> dict:
+        """Lock held: which worker runs each replica, (block, index) -> name, in this attempt."""
+        if self._placement[0] != self.state.attempt or not self._placement[1]:
+            workers = [Worker(w.name, w.slots) for w in self.state.workers.values()]
+            _, pinned = self._rescaling(workers)
+            execution = plan(self.graph, workers, pinned)
+            self._placement = (self.state.attempt, {(r.block, r.index): execution.placement[r]
+                                                    for r in execution.all_replicas()})
+        return self._placement[1]
+
+    @staticmethod
+    def _as_worker(context, worker: str) -> None:
+        """A worker speaks only for itself: the name in a request is the one in its certificate."""
+        peer = peer_of(context)
+        if peer is None or peer.name != worker:
+            refuse(context, f"a request for worker {worker!r} from {peer.name if peer else 'an unknown caller'!r}")
+
+    def _owns(self, context, worker: str, replicas) -> None:
+        """Lock held: refuse a worker speaking for replicas placed elsewhere in this attempt."""
+        owners = self._owners()
+        foreign = sorted({r for r in replicas if owners.get(r) != worker})
+        if foreign:
+            refuse(context, f"worker {worker!r} does not run replica(s) "
+                            f"{', '.join(f'b{b}.r{i}' for b, i in foreign)} in attempt {self.state.attempt}")
+
     # ------------------------------------------------ uncoordinated protocols
     def _processes(self) -> list[str]:
         workers = [Worker(w, 1) for w in self.state.names] or [Worker(f"w{i}", 1) for i in range(self.state.expected)]
@@ -203,15 +242,17 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
               replay={f"{a}>{b}": r for (a, b), r in result.replay.items()})
 
     def Report(self, request, context):
+        self._as_worker(context, request.worker)
         with self.lock:
+            self._owns(context, request.worker, [_replica_of(request.process)])
             if request.attempt != self.state.attempt or not request.ok:
                 if not request.ok:
                     event(log, logging.WARNING, "local checkpoint failed", process=request.process,
                           index=request.index, error=request.error)
                 return cpb.Ack()
-            record = pickle.loads(request.record)
-            advanced = self.local_records.add(CheckpointRecord(request.process, request.index, record["sent"],
-                                                               record["processed"]), self._processes())
+            advanced = self.local_records.add(CheckpointRecord(request.process, request.index,
+                                                               counts_of(request.sent), counts_of(request.processed)),
+                                              self._processes())
             for process, index in sorted(advanced.items()):
                 self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
                                             process=process))
@@ -221,6 +262,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     # ---------------------------------------------------------------- RPCs
     def Register(self, request, context):
+        self._as_worker(context, request.worker)
         if request.protocol_version != PROTOCOL_VERSION:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"incompatible protocol version {request.protocol_version}: the coordinator "
@@ -260,8 +302,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             try:
                 for status in request_iterator:
                     if not name_box:
+                        self._as_worker(context, status.worker)
                         name_box.append(status.worker)
                         attempt = self.state.attempt
+                    elif status.worker != name_box[0]:
+                        refuse(context, f"a heartbeat stream of {name_box[0]!r} spoke for {status.worker!r}")
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
                     with self.lock:
                         self.state.heartbeat(status.worker, counters, time.monotonic())
@@ -288,6 +333,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 continue
 
     def Finish(self, request, context):
+        self._as_worker(context, request.worker)
         results = pickle.loads(request.results) if request.results else {}
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
         with self.lock:
@@ -310,7 +356,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=FINAL_CHECKPOINT))
 
     def Acknowledge(self, request, context):
+        self._as_worker(context, request.worker)
         with self.lock:
+            self._owns(context, request.worker, [(a.block, a.replica) for a in request.acks])
             if self.tracker is None or request.attempt != self.state.attempt:
                 return cpb.Ack()
             outcome = None
@@ -503,6 +551,23 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name)
 
 
+def _replica_of(process: str) -> tuple[int, int]:
+    """``"b1.r0"`` -> (1, 0); anything else names no replica (and is refused as foreign)."""
+    block, _, replica = process.partition(".")
+    try:
+        return int(block.removeprefix("b")), int(replica.removeprefix("r"))
+    except ValueError:
+        return -1, -1
+
+
+def _local_authority(ca: bytes) -> Authority:
+    """A local run's coordinator issues its workers' certificates from the run's CA."""
+    key = os.environ.get(AUTHORITY_KEY_ENV)
+    if not key:
+        raise SegflowError(f"--spawn-workers needs the run's CA key in {AUTHORITY_KEY_ENV} (segflow run sets it)")
+    return Authority.load(ca, key.encode())
+
+
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
           announce=sys.stdout, linger: float = 10.0) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code."""
@@ -513,12 +578,14 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     except SegflowError as exc:
         print(f"coordinator failed: {exc}", file=announce, flush=True)
         return 1
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"))
+    identity = identity_from_env()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"),
+                         interceptors=[RoleGuard(METHOD_ROLES)])
     cpb_grpc.add_CoordinatorServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     host = listen.rpartition(":")[0]
-    port = server.add_insecure_port(listen)
+    port = server.add_secure_port(listen, server_credentials(identity))
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     metrics = ServiceMetrics()
@@ -528,7 +595,7 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id}",
           file=announce, flush=True)
     if spawn:
-        servicer.spawner = WorkerSpawner(workers, address)
+        servicer.spawner = WorkerSpawner(workers, address, _local_authority(identity.ca))
         servicer.spawner.start_all()
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
     if servicer.fence is not None:

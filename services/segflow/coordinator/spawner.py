@@ -3,7 +3,7 @@
 Workers run as children of the coordinator (``segflow worker ...``, visible in ``ps``),
 each on its own 127.0.0.x address; a lost worker is started again under the same name
 for the recovery. On Kubernetes the operator restarts pods instead and nothing is
-spawned here.
+spawned here. Each worker gets a certificate in its own name from the run's CA.
 """
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+
+from ..security.pki import Authority, Role
+from ..security.tls import AUTHORITY_KEY_ENV, identity_env
 
 
 def segflow_command() -> list[str]:
@@ -24,9 +27,10 @@ def worker_host(index: int) -> str:
 
 
 class WorkerSpawner:
-    def __init__(self, count: int, coordinator: str):
+    def __init__(self, count: int, coordinator: str, authority: Authority):
         self.count = count
         self.coordinator = coordinator
+        self.authority = authority
         self.processes: dict[str, subprocess.Popen] = {}
 
     @staticmethod
@@ -43,10 +47,12 @@ class WorkerSpawner:
         if old is not None and old.poll() is None:
             old.kill()
             old.wait()
+        env = {k: v for k, v in os.environ.items() if k != AUTHORITY_KEY_ENV}
+        env.update(identity_env(self.authority.issue(Role.WORKER, name)))
         self.processes[name] = subprocess.Popen(
             segflow_command() + ["worker", "--coordinator", self.coordinator, "--name", name,
                                  "--host", worker_host(index)],
-            stdin=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, env=env)
 
     def exited(self) -> list[str]:
         return [n for n, p in self.processes.items() if p.poll() is not None]

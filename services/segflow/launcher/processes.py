@@ -2,7 +2,9 @@
 
 The launcher starts the coordinator (``segflow coordinator --spawn-workers``), which starts
 the workers as its children (each ``segflow worker`` on its own 127.0.0.x address) so it
-can start a lost one again for a recovery. Whatever happens (success, failure, Ctrl-C),
+can start a lost one again for a recovery. Every channel is mutual TLS under a CA made
+for this run alone (its key lives only in this process and the coordinator's
+environment). Whatever happens (success, failure, Ctrl-C),
 the whole process group is stopped before returning. While the job runs, its
 coordinator's address is recorded so ``segflow savepoint`` can find it.
 """
@@ -24,6 +26,8 @@ from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
+from ..security.pki import Authority, Identity, Role
+from ..security.tls import AUTHORITY_KEY_ENV, identity_env, identity_from_env, secure_channel
 from ..settings import CheckpointSettings
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
@@ -87,25 +91,37 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
     settings = (settings or CheckpointSettings()).named(spec.default_name())
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
+    authority = Authority.create(settings.job_name)
+    client = authority.issue(Role.CLIENT, "client")
+    env = {**os.environ, **identity_env(authority.issue(Role.COORDINATOR, "coordinator")),
+           AUTHORITY_KEY_ENV: authority.key_pem.decode()}
     coordinator = subprocess.Popen(
         segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
                              "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
                              "--settings", settings.to_json()],
-        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env)
     registry = registry_path(settings.job_name)
     try:
         address = _read_address(coordinator)
-        os.makedirs(os.path.dirname(registry), exist_ok=True)
-        with open(registry, "w") as f:
-            json.dump({"coordinator": address, "pid": coordinator.pid, "job": settings.job_name}, f)
+        _register(registry, {"coordinator": address, "pid": coordinator.pid, "job": settings.job_name,
+                             "tls": identity_env(client)})
         try:
-            return _watch(address, coordinator, on_progress, on_event)
+            return _watch(address, client, coordinator, on_progress, on_event)
         finally:
             _let_exit(coordinator)
     finally:
         stop_group(coordinator)
         if os.path.exists(registry):
             os.remove(registry)
+
+
+def _register(path: str, entry: dict) -> None:
+    """Record a running job for ``segflow savepoint``: readable by this user only, since it
+    holds the job's client key."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(entry, f)
 
 
 def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> None:
@@ -126,8 +142,9 @@ def _windows(windows) -> str:
     return f" | windows {sum(w.bytes for w in windows) / 1024:.0f}KiB ≤{held}v"
 
 
-def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -> DistributedResult:
-    channel = grpc.insecure_channel(address)
+def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_progress,
+           on_event) -> DistributedResult:
+    channel = secure_channel(address, client, Role.COORDINATOR)
     stub = cpb_grpc.CoordinatorStub(channel)
     final = None
     try:
@@ -163,18 +180,20 @@ def _watch(address: str, coordinator: subprocess.Popen, on_progress, on_event) -
 
 
 def savepoint(job_name: str | None = None, coordinator: str | None = None) -> int:
-    """Ask a running job's coordinator for a savepoint; returns its checkpoint id."""
-    if coordinator is None:
-        directory = os.path.join(cache_dir(), "run")
-        running = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) \
-            if os.path.isdir(directory) else []
-        if job_name is None:
-            if len(running) != 1:
-                raise SegflowError("name the job: running jobs are " + (", ".join(running) or "none"))
-            job_name = running[0]
-        path = registry_path(job_name)
-        if not os.path.exists(path):
-            raise SegflowError(f"no running job named {job_name!r} (running: {', '.join(running) or 'none'})")
-        with open(path) as f:
-            coordinator = json.load(f)["coordinator"]
-    return request_savepoint(coordinator)
+    """Ask a running job's coordinator for a savepoint; returns its checkpoint id. Given
+    an address, the client certificate comes from the environment (see ``security.tls``)."""
+    if coordinator is not None:
+        return request_savepoint(coordinator, identity_from_env())
+    directory = os.path.join(cache_dir(), "run")
+    running = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) \
+        if os.path.isdir(directory) else []
+    if job_name is None:
+        if len(running) != 1:
+            raise SegflowError("name the job: running jobs are " + (", ".join(running) or "none"))
+        job_name = running[0]
+    path = registry_path(job_name)
+    if not os.path.exists(path):
+        raise SegflowError(f"no running job named {job_name!r} (running: {', '.join(running) or 'none'})")
+    with open(path) as f:
+        entry = json.load(f)
+    return request_savepoint(entry["coordinator"], identity_from_env(entry["tls"]))

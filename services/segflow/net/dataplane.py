@@ -22,6 +22,9 @@ import grpc
 from ..checkpoint.uncoordinated import Piggybacked
 from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
+from ..security.guard import ANY_ROLE, refuse
+from ..security.pki import Role
+from ..security.tls import peer_of
 from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc
 from . import PROTOCOL_VERSION
@@ -31,6 +34,10 @@ log = logging.getLogger("segflow.net")
 
 SEND_QUEUE = 8
 _CLOSE = object()
+
+# Only workers of this job (certificates of its CA) may open channels.
+DATA_PLANE_ROLES = {"/segflow.v1.DataPlane/Channel": frozenset({Role.WORKER}),
+                    "/grpc.health.v1.Health/Check": ANY_ROLE}
 
 GRPC_OPTIONS = [
     ("grpc.max_send_message_length", 256 * 1024 * 1024),
@@ -42,27 +49,32 @@ class Receivers:
     """Where inbound channels deliver: the inboxes of this worker's replicas.
 
     ``lookup(block, replica, input)`` returns ``(inbox, blocking)`` or ``None`` when the
-    replica does not run here. Each attempt of a job (a new one after every recovery)
+    replica does not run here; ``owner(block, replica)`` names the worker that runs a
+    replica, so a channel is accepted only from the worker that runs its sender. Each attempt of a job (a new one after every recovery)
     has its own job id; a channel may connect before this worker has wired the attempt
     it belongs to, so it waits for :meth:`ready` with that id.
     """
 
-    def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None):
+    def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None,
+                 owner: Callable[[int, int], str | None] | None = None):
         self.job_id = job_id
         self.lookup = lookup
+        self.owner = owner
         self.changed = threading.Condition()
 
-    def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None]) -> None:
+    def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None],
+              owner: Callable[[int, int], str | None]) -> None:
         with self.changed:
             self.job_id = job_id
             self.lookup = lookup
+            self.owner = owner
             self.changed.notify_all()
 
-    def wait_for(self, job_id: str, timeout: float) -> Callable | None:
-        """The lookup of attempt ``job_id``, once wired here (None after ``timeout``)."""
+    def wait_for(self, job_id: str, timeout: float) -> tuple[Callable, Callable] | None:
+        """The lookup and owner of attempt ``job_id``, once wired here (None after ``timeout``)."""
         with self.changed:
             self.changed.wait_for(lambda: self.job_id == job_id, timeout)
-            return self.lookup if self.job_id == job_id else None
+            return (self.lookup, self.owner) if self.job_id == job_id else None
 
 
 class ChannelMetrics:
@@ -91,10 +103,16 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"incompatible data-plane protocol version {hello.protocol_version}: this "
                           f"worker speaks version {PROTOCOL_VERSION}; run the same segflow on every worker")
-        lookup = self.receivers.wait_for(hello.job_id, self.wait_ready)
-        if lookup is None:
+        wired = self.receivers.wait_for(hello.job_id, self.wait_ready)
+        if wired is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"channel for job {hello.job_id!r}, but this worker runs {self.receivers.job_id!r}")
+        lookup, owner = wired
+        peer = peer_of(context)
+        sender_owner = owner(hello.src_block, hello.src_replica)
+        if peer is None or sender_owner != peer.name:
+            refuse(context, f"a channel from b{hello.src_block}.r{hello.src_replica}, which runs on "
+                            f"{sender_owner or 'no worker'}, opened by {peer.name if peer else 'an unknown caller'}")
         target = lookup(hello.dst_block, hello.dst_replica, hello.dst_input)
         if target is None:
             context.abort(grpc.StatusCode.NOT_FOUND,

@@ -8,22 +8,90 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LocalCheckpoint(_message.Message):
-    __slots__ = ("worker", "attempt", "process", "index", "record", "ok", "error")
+    __slots__ = ("worker", "attempt", "process", "index", "ok", "error", "sent", "processed", "forced")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     PROCESS_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
-    RECORD_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    SENT_FIELD_NUMBER: _ClassVar[int]
+    PROCESSED_FIELD_NUMBER: _ClassVar[int]
+    FORCED_FIELD_NUMBER: _ClassVar[int]
     worker: str
     attempt: int
     process: str
     index: int
-    record: bytes
     ok: bool
     error: str
-    def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., process: _Optional[str] = ..., index: _Optional[int] = ..., record: _Optional[bytes] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+    sent: _containers.RepeatedCompositeFieldContainer[ChannelCount]
+    processed: _containers.RepeatedCompositeFieldContainer[ChannelCount]
+    forced: bool
+    def __init__(self, worker: _Optional[str] = ..., attempt: _Optional[int] = ..., process: _Optional[str] = ..., index: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., sent: _Optional[_Iterable[_Union[ChannelCount, _Mapping]]] = ..., processed: _Optional[_Iterable[_Union[ChannelCount, _Mapping]]] = ..., forced: _Optional[bool] = ...) -> None: ...
+
+class ChannelCount(_message.Message):
+    __slots__ = ("sender", "receiver", "count")
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    sender: str
+    receiver: str
+    count: int
+    def __init__(self, sender: _Optional[str] = ..., receiver: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class RecoveryLine(_message.Message):
+    __slots__ = ("line", "replay")
+    class LineEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
+    line: _containers.ScalarMap[str, int]
+    replay: _containers.RepeatedCompositeFieldContainer[ChannelReplay]
+    def __init__(self, line: _Optional[_Mapping[str, int]] = ..., replay: _Optional[_Iterable[_Union[ChannelReplay, _Mapping]]] = ...) -> None: ...
+
+class ChannelReplay(_message.Message):
+    __slots__ = ("sender", "receiver", "first", "last")
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    sender: str
+    receiver: str
+    first: int
+    last: int
+    def __init__(self, sender: _Optional[str] = ..., receiver: _Optional[str] = ..., first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
+
+class SegmentRestore(_message.Message):
+    __slots__ = ("versions", "replays")
+    class VersionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    versions: _containers.ScalarMap[int, int]
+    replays: _containers.RepeatedCompositeFieldContainer[WindowReplay]
+    def __init__(self, versions: _Optional[_Mapping[int, int]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ...) -> None: ...
+
+class WindowReplay(_message.Message):
+    __slots__ = ("connector", "successor", "first", "last")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    SUCCESSOR_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    connector: int
+    successor: int
+    first: int
+    last: int
+    def __init__(self, connector: _Optional[int] = ..., successor: _Optional[int] = ..., first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
 
 class Checkpointing(_message.Message):
     __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors", "lease_owner", "lease_generation")
@@ -91,7 +159,7 @@ class WorkerInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "recovery_plan", "restore_replicas", "pinned_replicas")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "restore_replicas", "pinned_replicas", "recovery_line", "segment_restore")
     class RestoreReplicasEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -114,9 +182,10 @@ class Assignment(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTING_FIELD_NUMBER: _ClassVar[int]
     RESTORE_CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
-    RECOVERY_PLAN_FIELD_NUMBER: _ClassVar[int]
     RESTORE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     PINNED_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    RECOVERY_LINE_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_RESTORE_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobModule
@@ -125,10 +194,11 @@ class Assignment(_message.Message):
     attempt: int
     checkpointing: Checkpointing
     restore_checkpoint: int
-    recovery_plan: bytes
     restore_replicas: _containers.ScalarMap[int, int]
     pinned_replicas: _containers.ScalarMap[int, int]
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., recovery_plan: _Optional[bytes] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ...) -> None: ...
+    recovery_line: RecoveryLine
+    segment_restore: SegmentRestore
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out")

@@ -22,6 +22,7 @@ from ..disaster.fence import LeaseFence
 from ..observability.logs import event
 from ..plan.placement import ReplicaId
 from ..state import StateStoreError
+from ..net.control_codec import channel_counts
 from ..v1 import control_pb2 as cpb
 
 log = log_ = logging.getLogger("segflow.worker")
@@ -69,8 +70,8 @@ class CheckpointAgent:
 
     def _persist_local(self, process: str, index: int, blob: bytes, log: bytes, record: dict) -> None:
         report = cpb.LocalCheckpoint(worker=self.worker, attempt=self.attempt, process=process, index=index,
-                                     ok=True, record=pickle.dumps({k: record[k] for k in ("sent", "processed",
-                                                                                          "forced")}))
+                                     ok=True, sent=channel_counts(record["sent"]),
+                                     processed=channel_counts(record["processed"]), forced=record["forced"])
         try:
             self.catalog.write_local(process, index, blob, log)
         except StateStoreError as exc:

@@ -12,6 +12,7 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.uncoordinated import cut, process_name, size
 from ..errors import SegflowError
 from ..observability.logs import event
+from ..net.control_codec import recovery_plan
 from ..runtime.rescale import check_blobs, rescale_states
 
 if TYPE_CHECKING:
@@ -28,8 +29,7 @@ def restore_attempt(worker: str, attempt: "Attempt", catalog: Catalog, execution
         _rescaled(worker, attempt, catalog, restore, dict(assignment.restore_replicas), execution)
     elif restore:
         _from_checkpoint(worker, attempt, catalog, restore)
-    elif assignment.recovery_plan:
-        plan = pickle.loads(assignment.recovery_plan)
+    elif (plan := recovery_plan(assignment)) is not None:
         if "segment" in plan:
             _segments(worker, attempt, catalog, execution, plan["segment"])
         else:

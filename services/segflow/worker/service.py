@@ -31,7 +31,7 @@ from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
-from ..net.dataplane import GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
+from ..net.dataplane import DATA_PLANE_ROLES, GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
@@ -40,6 +40,9 @@ from ..runtime.elements import FINAL_CHECKPOINT
 from ..runtime.local import INBOX_CAPACITY
 from ..runtime.pool import ExecutorPool
 from ..runtime.wiring import build_executor
+from ..security.guard import RoleGuard
+from ..security.pki import Role
+from ..security.tls import identity_from_env, secure_channel, server_credentials
 from ..settings import Config
 from ..state import open_backend
 from ..v1 import control_pb2 as cpb
@@ -105,6 +108,7 @@ class WorkerService:
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
+        self.identity = identity_from_env()
         self.metrics = ServiceMetrics()
         self.receivers = Receivers(job_id="")
         self.peers: dict[str, grpc.Channel] = {}
@@ -114,12 +118,12 @@ class WorkerService:
     # ------------------------------------------------------------------ serving
     def _serve(self) -> str:
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=512, thread_name_prefix="dataplane"),
-                                  options=GRPC_OPTIONS)
+                                  options=GRPC_OPTIONS, interceptors=[RoleGuard(DATA_PLANE_ROLES)])
         dpb_grpc.add_DataPlaneServicer_to_server(
             DataPlaneServicer(self.receivers, _NetworkCounters(self.metrics)), self.server)
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        port = self.server.add_insecure_port(f"{self.host}:0")
+        port = self.server.add_secure_port(f"{self.host}:0", server_credentials(self.identity))
         self.server.start()
         self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
         return f"{self.host}:{port}"
@@ -127,7 +131,7 @@ class WorkerService:
     def run(self) -> int:
         self.data_address = self._serve()
         self.metrics_address = self.metrics.serve(self.host)
-        self.control = cpb_grpc.CoordinatorStub(grpc.insecure_channel(self.coordinator))
+        self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR))
         try:
             while True:
                 assignment = self._register()
@@ -259,7 +263,8 @@ class WorkerService:
             attempt.executors[replica] = executor
         if attempt.two_phase:
             self._enable_checkpoints(attempt, execution, locals_)
-        self.receivers.ready(assignment.job_id, lookup)
+        self.receivers.ready(assignment.job_id, lookup,
+                             lambda block, index: execution.placement.get(ReplicaId(block, index)))
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None)
         threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
@@ -317,7 +322,7 @@ class WorkerService:
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)
         if channel is None:
-            channel = self.peers[address] = grpc.insecure_channel(address, options=GRPC_OPTIONS)
+            channel = self.peers[address] = secure_channel(address, self.identity, Role.WORKER, GRPC_OPTIONS)
         return channel
 
     # ---------------------------------------------------------------- heartbeat

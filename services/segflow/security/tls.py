@@ -1,0 +1,73 @@
+"""Mutual TLS for every gRPC channel of a job, and who is at the other end.
+
+A process gets its identity (the job's CA, its certificate and key, PEM) from the
+environment: the operator fills these from the job's Secret, a local ``segflow run``
+from the ephemeral CA it creates. There is no plaintext mode: a process without an
+identity refuses to start.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import grpc
+
+from ..errors import SegflowError
+from .pki import DOMAIN, Identity, Role
+
+CA_ENV = "SEGFLOW_TLS_CA"
+CERT_ENV = "SEGFLOW_TLS_CERT"
+KEY_ENV = "SEGFLOW_TLS_KEY"
+AUTHORITY_KEY_ENV = "SEGFLOW_TLS_CA_KEY"     # local runs only: lets the coordinator issue its workers'
+
+
+class TlsConfigError(SegflowError):
+    """A process was started without the certificates mutual TLS needs."""
+
+
+def identity_env(identity: Identity) -> dict[str, str]:
+    return {CA_ENV: identity.ca.decode(), CERT_ENV: identity.cert.decode(), KEY_ENV: identity.key.decode()}
+
+
+def identity_from_env(environ: Mapping[str, str] = os.environ) -> Identity:
+    missing = [name for name in (CA_ENV, CERT_ENV, KEY_ENV) if not environ.get(name)]
+    if missing:
+        raise TlsConfigError(
+            f"no TLS identity: {', '.join(missing)} unset. segflow talks only mutual TLS; `segflow run` and the "
+            "operator set these for the processes they start. To start a coordinator or worker by hand, issue "
+            "certificates with `segflow certs` and export them")
+    return Identity(environ[CA_ENV].encode(), environ[CERT_ENV].encode(), environ[KEY_ENV].encode())
+
+
+def server_credentials(identity: Identity) -> grpc.ServerCredentials:
+    """Serving credentials that demand a client certificate from the job's CA."""
+    return grpc.ssl_server_credentials([(identity.key, identity.cert)], root_certificates=identity.ca,
+                                       require_client_auth=True)
+
+
+def secure_channel(address: str, identity: Identity, server_role: Role,
+                   options: list[tuple[str, object]] | None = None) -> grpc.Channel:
+    """A channel to a peer that must prove it holds ``server_role`` in this job."""
+    credentials = grpc.ssl_channel_credentials(root_certificates=identity.ca, private_key=identity.key,
+                                               certificate_chain=identity.cert)
+    return grpc.secure_channel(address, credentials,
+                               options=[*(options or []), ("grpc.ssl_target_name_override", server_role.host)])
+
+
+@dataclass(frozen=True)
+class Peer:
+    role: Role
+    name: str
+
+
+def peer_of(context: grpc.ServicerContext) -> Peer | None:
+    """The authenticated caller of an RPC (None: no certificate of a known role)."""
+    auth = context.auth_context()
+    names = [n.decode() for n in auth.get("x509_common_name", [])]
+    hosts = [h.decode() for h in auth.get("x509_subject_alternative_name", [])]
+    roles = [Role(h[: -len(DOMAIN) - 1]) for h in hosts
+             if h.endswith("." + DOMAIN) and h[: -len(DOMAIN) - 1] in Role._value2member_map_]
+    if len(names) != 1 or len(roles) != 1:
+        return None
+    return Peer(roles[0], names[0])

@@ -1,0 +1,28 @@
+"""A job's certificates for tests that start coordinators and workers by hand."""
+from __future__ import annotations
+
+import os
+
+import grpc
+
+from segflow.security.pki import Authority, Role
+from segflow.security.tls import AUTHORITY_KEY_ENV, identity_env, secure_channel
+
+
+class JobCertificates:
+    """One CA, as ``segflow run`` or the operator would make for a job."""
+
+    def __init__(self, job: str = "test-job"):
+        self.authority = Authority.create(job)
+
+    def env(self, role: Role, name: str) -> dict[str, str]:
+        """The environment of a process holding ``name``'s certificate."""
+        return {**os.environ, **identity_env(self.authority.issue(role, name))}
+
+    def spawning_env(self) -> dict[str, str]:
+        """A coordinator's environment with ``--spawn-workers`` (it issues its workers' certificates)."""
+        return {**self.env(Role.COORDINATOR, "coordinator"), AUTHORITY_KEY_ENV: self.authority.key_pem.decode()}
+
+    def channel(self, address: str, server_role: Role, role: Role = Role.CLIENT, name: str = "client",
+                **kwargs) -> grpc.Channel:
+        return secure_channel(address, self.authority.issue(role, name), server_role, **kwargs)
