@@ -11,7 +11,7 @@ from segflow.errors import SegflowError
 
 from . import GROUP, PLURAL, VERSION, metrics
 from .kube import Kube, load_configuration, now
-from .loop import JobLoop
+from .loop import JobLoop, client_identity
 from .manifests import COORDINATOR_PORT
 
 log = logging.getLogger("segflow.operator")
@@ -53,7 +53,8 @@ def final_savepoint(status: dict, body: dict, namespace: str, name: str, **_) ->
     if status.get("phase") not in ("Running",) or not address or status.get("finalSavepoint"):
         return
     try:
-        savepoint_id = request_savepoint(f"{address}:{COORDINATOR_PORT}", timeout=120)
+        identity = client_identity(_kube[0], namespace, name, int(status.get("revision", 0)))
+        savepoint_id = request_savepoint(f"{address}:{COORDINATOR_PORT}", identity, timeout=120)
     except SegflowError as exc:
         _kube[0].event(dict(body), "SavepointFailed", f"final savepoint failed: {exc}", warning=True)
         return

@@ -49,11 +49,27 @@ class Kube:
         """Create, or leave the existing object as it is."""
         namespace, kind = manifest["metadata"]["namespace"], manifest["kind"]
         create = {"Pod": self.core.create_namespaced_pod, "Service": self.core.create_namespaced_service,
-                  "ConfigMap": self.core.create_namespaced_config_map}[kind]
+                  "ConfigMap": self.core.create_namespaced_config_map,
+                  "Secret": self.core.create_namespaced_secret}[kind]
         try:
             create(namespace, manifest)
         except ApiException as exc:
             if exc.status != 409:
+                raise
+
+    def secret(self, namespace: str, name: str) -> dict | None:
+        try:
+            return self.api.sanitize_for_serialization(self.core.read_namespaced_secret(name, namespace))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        try:
+            self.core.delete_namespaced_secret(name, namespace)
+        except ApiException as exc:
+            if exc.status != 404:
                 raise
 
     def delete_pod(self, namespace: str, name: str) -> None:

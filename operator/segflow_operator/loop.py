@@ -9,10 +9,12 @@ from kubernetes.client.rest import ApiException
 
 from segflow.batch import progress
 from segflow.batch.location import open_location
+from segflow.coordinator.client import request_savepoint
 from segflow.disaster.lease import Move
 from segflow.errors import SegflowError
+from segflow.security.pki import Identity
 
-from . import manifests, metrics
+from . import job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .observe import pod_view
@@ -31,7 +33,9 @@ class JobLoop:
         self.namespace = namespace
         self.name = name
         self.watcher = CoordinatorWatcher()
-        self.savepoints = SavepointRequests()
+        self.savepoints = SavepointRequests(
+            lambda address, revision, timeout: request_savepoint(address, self.identity(revision), timeout))
+        self.identities: dict[int, Identity] = {}
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
         self.keeper: LeaseKeeper | None = None
 
@@ -62,7 +66,7 @@ class JobLoop:
         coordinator = next((p for p in pods if p.role == "coordinator" and p.revision == revision
                             and not p.deleting), None)
         address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
-        update = self.watcher.follow(address)
+        update = self.watcher.follow(address, self.identity(revision) if address else None)
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
         if self.keeper is not None and spec.disaster_recovery is not None:
@@ -102,6 +106,12 @@ class JobLoop:
         self._apply(body, spec, status, decision)
         return None
 
+    def identity(self, revision: int) -> Identity:
+        """The operator's client certificate for ``revision``'s coordinator (from its Secret)."""
+        if revision not in self.identities:
+            self.identities = {revision: client_identity(self.kube, self.namespace, self.name, revision)}
+        return self.identities[revision]
+
     @property
     def generation(self) -> int:
         """Of the job's lease this cluster holds (0: none, or no disaster recovery)."""
@@ -140,7 +150,9 @@ class JobLoop:
                     self.kube.delete_pod(self.namespace, name)
             elif isinstance(action, Deploy):
                 self.watcher.follow("")
-                for manifest in [manifests.config_map(body, spec), *manifests.services(body),
+                self.kube.delete_secret(self.namespace, job_tls.secret_name(self.name, action.revision - 1))
+                for manifest in [manifests.tls_secret(body, spec, action.revision),
+                                 manifests.config_map(body, spec), *manifests.services(body),
                                  manifests.coordinator_pod(body, spec, action.revision, action.restore,
                                                            self.generation)]:
                     self.kube.create(manifest)
@@ -179,6 +191,15 @@ class JobLoop:
     def _event(self, body: dict, event: Event) -> None:
         log.info("%s/%s %s: %s", self.namespace, self.name, event.reason, event.message)
         self.kube.event(body, event.reason, event.message, event.warning)
+
+
+def client_identity(kube: Kube, namespace: str, job: str, revision: int) -> Identity:
+    name = job_tls.secret_name(job, revision)
+    secret = kube.secret(namespace, name)
+    if secret is None:
+        raise SegflowError(f"the certificates of revision {revision} (Secret {namespace}/{name}) are gone: the "
+                           "operator cannot talk to its coordinator; delete the revision's pods to redeploy")
+    return job_tls.client_identity(secret)
 
 
 def _ready_condition(phase: str, message: str, status: dict) -> dict:

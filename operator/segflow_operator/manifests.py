@@ -1,7 +1,8 @@
 """The Kubernetes objects a StreamJob owns, rendered from its spec (pure).
 
 One deployment of a job is a coordinator pod, ``parallelism`` worker pods, a headless
-service for each role and a config map with the job's description. Pods carry the
+service for each role, a config map with the job's description and a Secret with the
+revision's certificates (see :mod:`.job_tls`). Pods carry the
 deployment's *revision*: a redeploy (upgrade, rescale, resume) starts a new revision, so
 pods of an older one are recognisably stale.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from . import job_tls
 from .pod_template import apply_template
 from .spec import StreamJobSpec, checkpointing_shape
 
@@ -60,6 +62,12 @@ def config_map(body: dict, spec: StreamJobSpec) -> dict:
             "data": {"job.json": json.dumps(description, sort_keys=True, indent=2)}}
 
 
+def tls_secret(body: dict, spec: StreamJobSpec, revision: int) -> dict:
+    job = body["metadata"]["name"]
+    return job_tls.tls_secret(_metadata(body, job_tls.secret_name(job, revision), "tls",
+                                        {REVISION_LABEL: str(revision)}), job, revision, spec.parallelism)
+
+
 def services(body: dict) -> list[dict]:
     """Headless services: stable DNS names for the coordinator and the workers on a real
     cluster (the operator itself addresses pods by IP, which works everywhere)."""
@@ -76,10 +84,12 @@ def services(body: dict) -> list[dict]:
 _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 
 
-def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str],
+def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str], holder: str,
          extra_labels: dict | None = None, resources: dict | None = None) -> dict:
+    """``holder``: whose certificate of the revision the pod gets."""
+    env = [_POD_IP_ENV, *job_tls.identity_env(body["metadata"]["name"], revision, holder)]
     container = {"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
-                 "command": ["segflow"], "args": args, "env": [_POD_IP_ENV],
+                 "command": ["segflow"], "args": args, "env": env,
                  "terminationMessagePolicy": "FallbackToLogsOnError"}
     if resources:
         container["resources"] = resources
@@ -103,7 +113,7 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     if spec.disaster_recovery is not None and lease_generation:
         settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
     args += ["--settings", settings.to_json()]
-    pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args)
+    pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator")
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
     if spec.batch_stage is not None:
         pod["spec"]["containers"].append(batch_stage_container(spec, fresh=not restore))
@@ -138,4 +148,4 @@ def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coord
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)"]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
-                               {INDEX_LABEL: str(index)}, spec.resources or None), spec.pod_template)
+                               f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None), spec.pod_template)

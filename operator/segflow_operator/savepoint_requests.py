@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from segflow.coordinator.client import request_savepoint
 from segflow.errors import SegflowError
 
 from . import metrics
@@ -18,7 +17,8 @@ REQUEST_TIMEOUT = 120.0
 class SavepointRequests:
     """The one savepoint request of a job loop (a job never has two in flight)."""
 
-    def __init__(self, ask: Callable[[str, float], int] = request_savepoint):
+    def __init__(self, ask: Callable[[str, int, float], int]):
+        """``ask(address, revision, timeout)`` takes a savepoint of that revision's coordinator."""
         self._ask = ask
         self._lock = threading.Lock()
         self._view: SavepointView | None = None
@@ -47,7 +47,7 @@ class SavepointRequests:
     def _run(self, address: str, asked: SavepointView) -> None:
         try:
             outcome = SavepointView(asked.then, asked.nonce, asked.revision,
-                                    savepoint_id=self._ask(address, REQUEST_TIMEOUT))
+                                    savepoint_id=self._ask(address, asked.revision, REQUEST_TIMEOUT))
             metrics.SAVEPOINTS.inc()
         except SegflowError as exc:
             metrics.SAVEPOINT_FAILURES.inc()

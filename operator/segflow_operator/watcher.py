@@ -7,6 +7,7 @@ import threading
 import grpc
 
 from segflow.coordinator.client import watch
+from segflow.security.pki import Identity
 
 from .observe import coordinator_view
 from .reconcile import CoordinatorView
@@ -20,15 +21,15 @@ class CoordinatorWatcher:
         self._generation = 0
         self._closed = False
 
-    def follow(self, address: str) -> CoordinatorView | None:
+    def follow(self, address: str, identity: Identity | None = None) -> CoordinatorView | None:
         """The latest update from the coordinator at ``address`` (starting to follow it if
-        it is a new one); None until it has said something."""
+        it is a new one, as the client ``identity``); None until it has said something."""
         with self._lock:
             if address != self.address:
                 self.address, self.latest = address, None
                 self._generation += 1
-                if address:
-                    threading.Thread(target=self._stream, args=(address, self._generation),
+                if address and identity is not None:
+                    threading.Thread(target=self._stream, args=(address, identity, self._generation),
                                      name=f"watch {address}", daemon=True).start()
             return self.latest
 
@@ -41,13 +42,13 @@ class CoordinatorWatcher:
         with self._lock:
             return generation == self._generation and not self._closed
 
-    def _stream(self, address: str, generation: int) -> None:
+    def _stream(self, address: str, identity: Identity, generation: int) -> None:
         """Reconnects while this address is the one followed: a coordinator that is still
         starting refuses connections for a moment."""
         stop = threading.Event()
         while self._current(generation):
             try:
-                for update in watch(address):
+                for update in watch(address, identity):
                     if not self._current(generation):
                         return
                     with self._lock:

@@ -20,6 +20,7 @@ GENERATED = {"segflow.v1"}
 # dependency must be placed here on purpose.
 LAYERS = {
     "segflow.errors": set(),
+    "segflow.redaction": set(),
     "segflow.plan": {"segflow.errors"},
     "segflow.state": {"segflow.errors"},
     "segflow.observability": {"segflow.errors"},

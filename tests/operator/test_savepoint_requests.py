@@ -20,7 +20,7 @@ def wait_until(condition, timeout=5.0):
 def test_a_request_is_started_without_waiting_and_its_outcome_read_later():
     release, calls = threading.Event(), []
 
-    def ask(address, timeout):
+    def ask(address, revision, timeout):
         calls.append(address)
         release.wait(5)
         return 17
@@ -35,7 +35,7 @@ def test_a_request_is_started_without_waiting_and_its_outcome_read_later():
 
 
 def test_a_failure_is_kept_as_the_outcome_and_other_requests_are_not_confused_with_it():
-    def ask(address, timeout):
+    def ask(address, revision, timeout):
         raise SegflowError("the coordinator at 10.0.0.1:6123 did not answer")
 
     requests = SavepointRequests(ask)

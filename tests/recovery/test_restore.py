@@ -10,6 +10,8 @@ import time
 import psutil
 import pytest
 
+from segflow.checkpoint.catalog import Catalog
+from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 
@@ -61,7 +63,7 @@ def test_savepoint_of_a_running_job_and_restore_from_it(tmp_path):
                               text=True, timeout=60)
         assert save.returncode == 0, save.stderr
         savepoint = int(save.stdout.strip())
-        meta = json.loads((state_dir / "jobs" / "windowed_counts" / f"chk-{savepoint:08d}" / "_COMPLETE").read_text())
+        meta = Catalog(open_backend(f"file://{state_dir}"), "windowed_counts").metadata(savepoint)
         assert meta["savepoint"] is True and meta["id"] == savepoint
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 0, stderr[-3000:]

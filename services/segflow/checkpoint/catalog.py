@@ -4,6 +4,10 @@ which to restore, and which to delete.
 Layout: ``jobs/<job>/chk-<id>/b<block>.r<replica>`` per replica snapshot, and
 ``jobs/<job>/chk-<id>/_COMPLETE`` (JSON metadata) written by the coordinator once every
 replica has persisted its part. Only checkpoints with the marker count.
+
+Everything is sealed (see :mod:`segflow.state.sealing`) on the way in and checked on the
+way out. A key that failed its check is *excluded*: its checkpoint no longer counts as
+complete, and segment backup plans without it, so a restore falls back to what is intact.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from ..errors import SegflowError
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..state.backend import StateBackend
+from ..state.sealing import Sealer, TamperedState
 from .layout import checkpoint_prefix, complete_key, snapshot_key, window_key, window_prefix
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
@@ -22,9 +27,26 @@ _WINDOW = re.compile(r"/b(\d+)\.r(\d+)/v(\d+)$")
 
 
 class Catalog:
-    def __init__(self, backend: StateBackend, job_name: str):
+    def __init__(self, backend: StateBackend, job_name: str, sealer: Sealer | None = None):
         self.backend = backend
         self.job = job_name
+        self.sealer = sealer or Sealer(job_name)
+        self.excluded: set[str] = set()
+
+    def _put(self, key: str, data: bytes) -> None:
+        self.backend.put(key, self.sealer.seal(key, data))
+
+    def _get(self, key: str) -> bytes | None:
+        """The bytes under ``key`` once checked (:class:`TamperedState` if they fail)."""
+        data = self.backend.get(key)
+        return None if data is None else self.sealer.open(key, data)
+
+    def exclude(self, key: str) -> None:
+        """``key`` failed its integrity check: restore nothing that needs it."""
+        self.excluded.add(key)
+
+    def _excluded_checkpoints(self) -> set[int]:
+        return {int(m.group(1)) for m in map(_CHECKPOINT.match, self.excluded) if m}
 
     def _listing(self) -> tuple[dict[int, list[str]], set[int]]:
         """Every checkpoint's keys (the final one too), and the ids that are complete."""
@@ -44,7 +66,7 @@ class Catalog:
         never restored, and counting it would number the next run's checkpoints past it,
         where the sinks' final commit could not reach their epochs."""
         parts, complete = self._listing()
-        return set(parts) - {FINAL_CHECKPOINT}, complete - {FINAL_CHECKPOINT}
+        return set(parts) - {FINAL_CHECKPOINT}, complete - {FINAL_CHECKPOINT} - self._excluded_checkpoints()
 
     def highest_id(self) -> int:
         every, _ = self._ids()
@@ -54,20 +76,20 @@ class Catalog:
         return sorted(self._ids()[1])
 
     def metadata(self, checkpoint_id: int) -> dict | None:
-        data = self.backend.get(complete_key(self.job, checkpoint_id))
+        data = self._get(complete_key(self.job, checkpoint_id))
         return None if data is None else json.loads(data)
 
     def resolve(self, wanted: str) -> int:
         """``latest`` or an id -> a complete checkpoint id, or a clear error; ``auto`` ->
         the latest if there is one, else 0 (start afresh: a redeploy after a failure)."""
         complete = self.complete_ids()
-        if wanted == "auto":
-            return complete[-1] if complete else 0
         where = f"job {self.job!r} in {self.backend.url}"
-        if wanted == "latest":
-            if not complete:
-                raise SegflowError(f"no complete checkpoint of {where} to restore")
-            return complete[-1]
+        if wanted in ("auto", "latest"):
+            newest = self._newest_intact(complete)
+            if newest == 0 and wanted == "latest":
+                failed = f" ({len(self.excluded)} stored part(s) failed their integrity check)" if self.excluded else ""
+                raise SegflowError(f"no complete checkpoint of {where} to restore{failed}")
+            return newest
         try:
             checkpoint_id = int(wanted)
         except ValueError:
@@ -76,6 +98,17 @@ class Catalog:
             known = ", ".join(map(str, complete[-10:])) or "none"
             raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")
         return checkpoint_id
+
+    def _newest_intact(self, complete: list[int]) -> int:
+        """The newest of ``complete`` whose marker passes its check (0: none)."""
+        for checkpoint_id in reversed(complete):
+            try:
+                self.metadata(checkpoint_id)
+            except TamperedState as exc:
+                self.exclude(exc.key)
+                continue
+            return checkpoint_id
+        return 0
 
     def replica_counts(self, checkpoint_id: int) -> dict[int, int]:
         """Block -> number of replica snapshots in the checkpoint (its parallelism)."""
@@ -88,13 +121,13 @@ class Catalog:
         return counts
 
     def mark_complete(self, checkpoint_id: int, meta: dict) -> None:
-        self.backend.put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
+        self._put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
 
     def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:
-        return self.backend.get(snapshot_key(self.job, checkpoint_id, block, replica))
+        return self._get(snapshot_key(self.job, checkpoint_id, block, replica))
 
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
-        self.backend.put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
+        self._put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
 
     # -- segment backup: every replica's snapshots and connectors' window parts by version
     def holdings(self) -> "Holdings":
@@ -103,7 +136,7 @@ class Catalog:
         held = Holdings({}, {}, set())
         for key in self.backend.list(checkpoint_prefix(self.job)):
             checkpoint = _CHECKPOINT.match(key)
-            if not checkpoint or int(checkpoint.group(1)) == FINAL_CHECKPOINT:
+            if not checkpoint or int(checkpoint.group(1)) == FINAL_CHECKPOINT or key in self.excluded:
                 continue
             version, snapshot = int(checkpoint.group(1)), _SNAPSHOT.search(key)
             if snapshot:
@@ -112,15 +145,15 @@ class Catalog:
                 held.complete.add(version)
         for key in self.backend.list(window_prefix(self.job)):
             match = _WINDOW.search(key)
-            if match and int(match.group(3)) != FINAL_CHECKPOINT:
+            if match and int(match.group(3)) != FINAL_CHECKPOINT and key not in self.excluded:
                 held.windows.setdefault((int(match.group(1)), int(match.group(2))), set()).add(int(match.group(3)))
         return held
 
     def write_window(self, block: int, replica: int, version: int, part: bytes) -> None:
-        self.backend.put(window_key(self.job, block, replica, version), part)
+        self._put(window_key(self.job, block, replica, version), part)
 
     def read_window(self, block: int, replica: int, version: int) -> bytes | None:
-        return self.backend.get(window_key(self.job, block, replica, version))
+        return self._get(window_key(self.job, block, replica, version))
 
     def delete_windows(self, parts: list[tuple[int, int, int]]) -> None:
         """``(block, replica, version)`` window parts that no restore can replay any more."""
@@ -144,14 +177,19 @@ class Catalog:
         return f"jobs/{self.job}/unc/{process}/{index:08d}"
 
     def write_local(self, process: str, index: int, blob: bytes, log: bytes) -> None:
-        self.backend.put(self._local(process, index) + ".log", log)
-        self.backend.put(self._local(process, index), blob)
+        self._put(self._local(process, index) + ".log", log)
+        self._put(self._local(process, index), blob)
 
     def read_local(self, process: str, index: int) -> bytes | None:
-        return self.backend.get(self._local(process, index))
+        return self._get(self._local(process, index))
 
     def read_log(self, process: str, index: int) -> bytes | None:
-        return self.backend.get(self._local(process, index) + ".log")
+        return self._get(self._local(process, index) + ".log")
+
+    def local_of(self, key: str) -> tuple[str, int] | None:
+        """``(process, index)`` of a local checkpoint or log segment key (None: not one)."""
+        match = re.match(rf"^jobs/{re.escape(self.job)}/unc/([^/]+)/(\d+)(\.log)?$", key)
+        return (match.group(1), int(match.group(2))) if match else None
 
     def delete_local(self, checkpoints: set, segments: set) -> None:
         """Local checkpoints and log segments no recovery can need any more."""

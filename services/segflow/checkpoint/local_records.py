@@ -43,6 +43,11 @@ class LocalCheckpointRecords:
             self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i <= index}
         return result
 
+    def forget(self, process: Process, index: int) -> None:
+        """Local checkpoint ``index`` of ``process`` (or its log segment) is unusable: so
+        are the later ones, whose replays may need the messages it logged."""
+        self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i < index}
+
     def newly_collectable(self) -> tuple[set, set]:
         """Local checkpoints and log segments behind the stable line not handed out before."""
         checkpoints, segments = collectable(self.records, self.committed)

@@ -99,7 +99,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.segment: SegmentBackup | None = None
         self.metrics = None
         self.fence: LeaseFence | None = None
-        self._placement: tuple[int, dict] = (-1, {})
+        self._placement: tuple[tuple, dict] = ((), {})    # ((attempt, workers), replica -> worker)
         if settings.enabled:
             self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
                                    settings.job_name)
@@ -137,9 +137,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.lock.notify_all()
 
     def _replicas(self) -> set:
-        workers = [Worker(w.name, w.slots) for w in self.state.workers.values()]
-        _, pinned = self._rescaling(workers)
-        return {(r.block, r.index) for r in plan(self.graph, workers, pinned).all_replicas()}
+        return set(self._owners())
 
     def _rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
         """Lock held. For a restore: ``(replica counts of the snapshot if the plan's differ,
@@ -184,7 +182,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if self.tracker is not None:
             complete = self.tracker.last_complete
-            if complete is not None and self.segment is None:    # segment backup plans from the store
+            if self.catalog.excluded and self.segment is None and not self.uncoordinated:
+                self.restore_id = max(self.catalog.complete_ids(), default=0)     # the newest intact one
+            elif complete is not None and self.segment is None:    # segment backup plans from the store
                 self.restore_id = complete.checkpoint_id
             elif self.uncoordinated:
                 self._plan_recovery(name)
@@ -203,12 +203,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _owners(self) -> dict:
         """Lock held: which worker runs each replica, (block, index) -> name, in this attempt."""
-        if self._placement[0] != self.state.attempt or not self._placement[1]:
-            workers = [Worker(w.name, w.slots) for w in self.state.workers.values()]
-            _, pinned = self._rescaling(workers)
-            execution = plan(self.graph, workers, pinned)
-            self._placement = (self.state.attempt, {(r.block, r.index): execution.placement[r]
-                                                    for r in execution.all_replicas()})
+        workers = sorted((w.name, w.slots) for w in self.state.workers.values())
+        if self._placement[0] != (self.state.attempt, workers):
+            registered = [Worker(name, slots) for name, slots in workers]
+            _, pinned = self._rescaling(registered)
+            execution = plan(self.graph, registered, pinned)
+            self._placement = ((self.state.attempt, workers), {(r.block, r.index): execution.placement[r]
+                                                               for r in execution.all_replicas()})
         return self._placement[1]
 
     @staticmethod
@@ -337,6 +338,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         results = pickle.loads(request.results) if request.results else {}
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
         with self.lock:
+            if request.tampered_key and self._tampered(request.worker, request.tampered_key, request.error):
+                return cpb.Ack()
             self.state.heartbeat(request.worker, counters, time.monotonic())
             decision = self.state.finished(request.worker, request.ok, request.error, request.peer_failure,
                                            results, time.monotonic(), committed=request.committed)
@@ -344,6 +347,27 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self._final_checkpoint()
             self._changed()
         return cpb.Ack()
+
+    def _tampered(self, worker: str, key: str, error: str) -> bool:
+        """Lock held. A worker's restore read a blob that failed its integrity check:
+        recover from what is intact (an older checkpoint, lower segment versions, an
+        earlier recovery line). False when this job cannot recover (the error fails it)."""
+        if self.catalog is None or not self.state.recoverable or worker not in self.state.workers:
+            return False
+        event(log, logging.ERROR, "stored state failed its integrity check", key=key, worker=worker)
+        self.state.events.append(f"{key} failed its integrity check; restoring from older state")
+        self.catalog.exclude(key)
+        local = self.catalog.local_of(key)
+        if local is not None:
+            self.local_records.forget(*local)
+        if self.segment is None and not self.uncoordinated:
+            self.restore_id = max(self.catalog.complete_ids(), default=0)
+            if self.restore_id == 0:
+                self.state.fail(f"no intact checkpoint is left to restore: {error}", time.monotonic())
+                self._changed()
+                return True
+        self._lost(worker, f"its restore read tampered state ({key})")
+        return True
 
     def _final_checkpoint(self) -> None:
         """Every worker has finished: checkpoint the end of the job, then commit it."""

@@ -247,7 +247,7 @@ class Command(_message.Message):
     def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ..., process: _Optional[str] = ...) -> None: ...
 
 class WorkerFinished(_message.Message):
-    __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed")
+    __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed", "tampered_key")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -255,6 +255,7 @@ class WorkerFinished(_message.Message):
     PEER_FAILURE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    TAMPERED_KEY_FIELD_NUMBER: _ClassVar[int]
     worker: str
     ok: bool
     error: str
@@ -262,7 +263,8 @@ class WorkerFinished(_message.Message):
     peer_failure: bool
     status: WorkerStatus
     committed: bool
-    def __init__(self, worker: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., peer_failure: _Optional[bool] = ..., status: _Optional[_Union[WorkerStatus, _Mapping]] = ..., committed: _Optional[bool] = ...) -> None: ...
+    tampered_key: str
+    def __init__(self, worker: _Optional[str] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., peer_failure: _Optional[bool] = ..., status: _Optional[_Union[WorkerStatus, _Mapping]] = ..., committed: _Optional[bool] = ..., tampered_key: _Optional[str] = ...) -> None: ...
 
 class Ack(_message.Message):
     __slots__ = ()

@@ -45,6 +45,7 @@ from ..security.pki import Role
 from ..security.tls import identity_from_env, secure_channel, server_credentials
 from ..settings import Config
 from ..state import open_backend
+from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
@@ -164,7 +165,7 @@ class WorkerService:
     # ----------------------------------------------------------------- attempts
     def _attempt(self, assignment: cpb.Assignment) -> str:
         attempt = self.current = Attempt(assignment)
-        ok, error, peer_failure = True, "", False
+        ok, error, peer_failure, tampered = True, "", False, ""
         try:
             self._start(attempt)
             attempt.pool.wait()
@@ -175,6 +176,8 @@ class WorkerService:
                     outlet.wait_closed(timeout=30)
         except ConnectionError as exc:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True
+        except TamperedState as exc:
+            ok, error, tampered = False, str(exc), exc.key
         except SegflowError as exc:
             ok, error = False, str(exc)
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator, then logged
@@ -189,7 +192,7 @@ class WorkerService:
             if attempt.restart:
                 return RESTART
             if not ok:
-                self._finish(attempt, ok=False, error=error, peer_failure=peer_failure)
+                self._finish(attempt, ok=False, error=error, peer_failure=peer_failure, tampered=tampered)
                 return RESTART if not attempt.stopped and self._wait_for_restart(attempt) else FAILED
             if attempt.two_phase:
                 self._finish(attempt, ok=True, committed=False)
@@ -214,12 +217,12 @@ class WorkerService:
         return attempt.restart
 
     def _finish(self, attempt: Attempt, ok: bool, error: str = "", peer_failure: bool = False,
-                committed: bool = True) -> None:
+                committed: bool = True, tampered: str = "") -> None:
         results = pickle.dumps(attempt.results, protocol=5) if ok and committed else b""
         try:
             self.control.Finish(cpb.WorkerFinished(
                 worker=self.name, ok=ok, error=error, peer_failure=peer_failure, status=self._status(attempt),
-                results=results, committed=committed), timeout=30)
+                results=results, committed=committed, tampered_key=tampered), timeout=30)
         except grpc.RpcError as exc:
             event(log, logging.WARNING, "could not report to the coordinator", error=str(exc.details()))
 
