@@ -32,6 +32,7 @@ class Kube:
         self.api = api
         self.core = client.CoreV1Api(api)
         self.custom = client.CustomObjectsApi(api)
+        self.networking = client.NetworkingV1Api(api)
 
     def get_job(self, namespace: str, name: str) -> dict | None:
         try:
@@ -50,7 +51,8 @@ class Kube:
         namespace, kind = manifest["metadata"]["namespace"], manifest["kind"]
         create = {"Pod": self.core.create_namespaced_pod, "Service": self.core.create_namespaced_service,
                   "ConfigMap": self.core.create_namespaced_config_map,
-                  "Secret": self.core.create_namespaced_secret}[kind]
+                  "Secret": self.core.create_namespaced_secret,
+                  "NetworkPolicy": self.networking.create_namespaced_network_policy}[kind]
         try:
             create(namespace, manifest)
         except ApiException as exc:

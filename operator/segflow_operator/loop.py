@@ -151,8 +151,9 @@ class JobLoop:
             elif isinstance(action, Deploy):
                 self.watcher.follow("")
                 self.kube.delete_secret(self.namespace, job_tls.secret_name(self.name, action.revision - 1))
-                for manifest in [manifests.tls_secret(body, spec, action.revision),
+                for manifest in [manifests.state_key_secret(body), manifests.tls_secret(body, spec, action.revision),
                                  manifests.config_map(body, spec), *manifests.services(body),
+                                 manifests.network_policy(body),
                                  manifests.coordinator_pod(body, spec, action.revision, action.restore,
                                                            self.generation)]:
                     self.kube.create(manifest)

@@ -9,7 +9,10 @@ pods of an older one are recognisably stale.
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import replace
+
+from segflow.state.sealing import STATE_KEY_ENV
 
 from . import job_tls
 from .pod_template import apply_template
@@ -68,6 +71,40 @@ def tls_secret(body: dict, spec: StreamJobSpec, revision: int) -> dict:
                                         {REVISION_LABEL: str(revision)}), job, revision, spec.parallelism)
 
 
+OPERATOR_POD = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "operator"}
+SCRAPER_LABEL = "segflow.io/scraper"
+
+
+def network_policy(body: dict) -> dict:
+    """Only the job's own pods, the operator, and pods labelled ``segflow.io/scraper:
+    "true"`` (Prometheus) may connect to the job's pods. Defence in depth: every gRPC
+    channel also demands a certificate of the revision's CA."""
+    job = body["metadata"]["name"]
+    peers = [{"podSelector": {"matchLabels": {JOB_LABEL: job}}},
+             {"namespaceSelector": {}, "podSelector": {"matchLabels": OPERATOR_POD}},
+             {"namespaceSelector": {}, "podSelector": {"matchLabels": {SCRAPER_LABEL: "true"}}}]
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": _metadata(body, f"{job}-isolation", "network-policy"),
+            "spec": {"podSelector": {"matchLabels": {JOB_LABEL: job}}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": peers}]}}
+
+
+def state_key_name(job: str) -> str:
+    return f"{job}-state-key"
+
+
+def state_key_secret(body: dict) -> dict:
+    """The key that seals the job's stored state (see ``segflow.state.sealing``), made once
+    and kept. It has no owner: a StreamJob deleted and created again restores its state
+    with it. For disaster recovery, create this Secret with the same value in every
+    cluster before the job (the operator never replaces an existing one)."""
+    job = body["metadata"]["name"]
+    metadata = _metadata(body, state_key_name(job), "state-key")
+    del metadata["ownerReferences"]
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": metadata,
+            "stringData": {"key": secrets.token_hex(32)}}
+
+
 def services(body: dict) -> list[dict]:
     """Headless services: stable DNS names for the coordinator and the workers on a real
     cluster (the operator itself addresses pods by IP, which works everywhere)."""
@@ -87,16 +124,39 @@ _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status
 def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str], holder: str,
          extra_labels: dict | None = None, resources: dict | None = None) -> dict:
     """``holder``: whose certificate of the revision the pod gets."""
-    env = [_POD_IP_ENV, *job_tls.identity_env(body["metadata"]["name"], revision, holder)]
-    container = {"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
-                 "command": ["segflow"], "args": args, "env": env,
-                 "terminationMessagePolicy": "FallbackToLogsOnError"}
-    if resources:
-        container["resources"] = resources
+    job = body["metadata"]["name"]
+    env = [_POD_IP_ENV, *job_tls.identity_env(job, revision, holder),
+           {"name": STATE_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": state_key_name(job), "key": "key"}}}]
+    container = _restricted({"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
+                             "command": ["segflow"], "args": args, "env": env,
+                             "terminationMessagePolicy": "FallbackToLogsOnError", "resources": resources})
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": _metadata(body, name, role, {REVISION_LABEL: str(revision), **(extra_labels or {})}),
             "spec": {"restartPolicy": "OnFailure", "containers": [container],
-                     "terminationGracePeriodSeconds": 10, "automountServiceAccountToken": False}}
+                     "terminationGracePeriodSeconds": 10, "automountServiceAccountToken": False,
+                     "securityContext": POD_SECURITY, "volumes": [{"name": SCRATCH, "emptyDir": {}}]}}
+
+
+# Pod Security "restricted": segflow's images run as uid 10001 and need no privilege; the
+# root file system is read-only, so scratch space (Python, Spark) is an emptyDir at /tmp.
+RUN_AS = 10001
+SCRATCH = "tmp"
+POD_SECURITY = {"runAsNonRoot": True, "runAsUser": RUN_AS, "runAsGroup": RUN_AS, "fsGroup": RUN_AS,
+                "seccompProfile": {"type": "RuntimeDefault"}}
+CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
+                      "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
+# Requests and limits where the spec gives none: the coordinator is light, the Spark
+# sidecar is not; workers take spec.resources (none: the namespace's defaults).
+COORDINATOR_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}}
+BATCH_STAGE_RESOURCES = {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "3Gi"}}
+
+
+def _restricted(container: dict) -> dict:
+    """``container`` with the restricted security context and a writable /tmp."""
+    if not container.get("resources"):
+        container.pop("resources", None)
+    return {**container, "securityContext": CONTAINER_SECURITY,
+            "volumeMounts": [{"name": SCRATCH, "mountPath": "/tmp"}]}
 
 
 def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str, lease_generation: int = 0) -> dict:
@@ -113,7 +173,8 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     if spec.disaster_recovery is not None and lease_generation:
         settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
     args += ["--settings", settings.to_json()]
-    pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator")
+    pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator",
+               resources=COORDINATOR_RESOURCES)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
     if spec.batch_stage is not None:
         pod["spec"]["containers"].append(batch_stage_container(spec, fresh=not restore))
@@ -139,8 +200,9 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
         args += ["--s3-endpoint", stage.s3_endpoint]
     if fresh:
         args.append("--fresh")
-    return {"name": BATCH_STAGE_CONTAINER, "image": stage.image, "imagePullPolicy": spec.pull_policy,
-            "command": ["segflow"], "args": args, "terminationMessagePolicy": "FallbackToLogsOnError"}
+    return _restricted({"name": BATCH_STAGE_CONTAINER, "image": stage.image, "imagePullPolicy": spec.pull_policy,
+                        "command": ["segflow"], "args": args, "terminationMessagePolicy": "FallbackToLogsOnError",
+                        "resources": BATCH_STAGE_RESOURCES})
 
 
 def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str) -> dict:

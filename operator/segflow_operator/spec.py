@@ -245,6 +245,8 @@ TEMPLATE_FIELDS = ("env", "envFrom", "volumes", "volumeMounts", "serviceAccountN
                    "nodeSelector", "tolerations", "affinity", "annotations", "labels")
 RESERVED_ENV = frozenset({"POD_IP"})
 RESERVED_LABEL = re.compile(r"^(segflow\.io/|app\.kubernetes\.io/(name|managed-by)$)")
+RESTRICTED_VOLUMES = frozenset({"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+                                "projected", "secret"})
 CREDENTIAL_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY|CREDENTIAL|PRIVATE_KEY", re.IGNORECASE)
 
 
@@ -261,6 +263,11 @@ def _pod_template(raw: dict) -> dict:
         if "value" in item and CREDENTIAL_NAME.search(name):
             raise InvalidSpec(f"spec.podTemplate.env {name} looks like a credential given as a plain value: put it "
                               f"in a Secret and use valueFrom.secretKeyRef (or envFrom.secretRef)")
+    for volume in raw.get("volumes") or []:
+        kinds = sorted(set(volume) - {"name"})
+        if not set(kinds) <= RESTRICTED_VOLUMES:
+            raise InvalidSpec(f"spec.podTemplate.volumes {volume.get('name', '?')!r} is of kind {kinds}: job pods "
+                              f"meet Pod Security 'restricted', which allows {', '.join(sorted(RESTRICTED_VOLUMES))}")
     reserved = sorted(k for k in raw.get("labels") or {} if RESERVED_LABEL.match(k))
     if reserved:
         raise InvalidSpec(f"spec.podTemplate.labels {reserved} are the operator's own (it finds its pods by them)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import glob
 import json
+import secrets
 import os
 import signal
 
@@ -103,6 +104,7 @@ class Scenario:
         self.extra = extra or {}
         self.source, self.sink = f"{name}:events", f"{name}:counts"
         self.backup = f"s3://{new_bucket()}/backup"
+        self.state_key = secrets.token_hex(32)
         self.redis = redis.Redis.from_url(redis_url, password=password, decode_responses=True)
         self.redis.delete(self.source, self.sink, f"segflow:commits:{self.sink}")
         pipe = self.redis.pipeline(transaction=False)
@@ -133,6 +135,10 @@ class Scenario:
         self.wait_checkpoints(primary, checkpoints)
 
     def apply(self, site, role: str) -> None:
+        """The StreamJob, after the Secret with the key that seals its state: the same in
+        every cluster, so a failover can restore what the other cluster stored."""
+        site.cluster.kubectl("create", "secret", "generic", f"{self.name}-state-key", "-n", NAMESPACE,
+                             f"--from-literal=key={self.state_key}", check=False)
         site.cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(self.manifest(site, role)))
 
     def status(self, site) -> dict:

@@ -1,6 +1,7 @@
 """StreamJobs end to end on the local control plane: the chart installs the operator, jobs
 run as pods and give the oracle's output, survive pod kills, suspend and resume, take
 savepoints by nonce, clean up when deleted; bad specs fail clearly."""
+import base64
 import collections
 import contextlib
 import glob
@@ -15,7 +16,9 @@ import pytest
 import yaml
 from conftest import installed_operator, wait_for
 
+from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
+from segflow.state.sealing import Sealer
 from support.processes import ROOT
 from support.servers import new_bucket, serving, start_redis, start_s3
 
@@ -62,11 +65,14 @@ class State:
         return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": self.url,
                 **({"s3Endpoint": self.endpoint} if self.endpoint else {})}
 
-    def complete_markers(self, job):
-        """``{checkpoint id: its _COMPLETE record}`` of ``job`` (namespace.name)."""
+    def complete_markers(self, cluster, name):
+        """``{checkpoint id: its _COMPLETE record}`` of StreamJob ``name``, checked with the
+        key the operator made for it."""
+        key = base64.b64decode(cluster.get("secret", f"{name}-state-key", "-n", NAMESPACE)["data"]["key"])
+        job = f"{NAMESPACE}.{name}"
         with contextlib.closing(open_backend(self.url, self.endpoint or None)) as store:
-            return {int(k.split("/")[2][4:]): json.loads(store.get(k)) for k in store.list(f"jobs/{job}/")
-                    if k.endswith("/_COMPLETE")}
+            catalog = Catalog(store, job, Sealer(job, key))
+            return {i: catalog.metadata(i) for i in catalog.complete_ids()}
 
 
 @pytest.fixture
@@ -227,7 +233,7 @@ def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator,
     saved = wait_for(lambda: (s := status(operator, "saving")).get("lastSavepointNonce") == 7 and s, 60,
                      "the savepoint")
     savepoint = saved["savepoint"]["id"]
-    assert state.complete_markers(f"{NAMESPACE}.saving")[savepoint]["savepoint"] is True
+    assert state.complete_markers(operator, "saving")[savepoint]["savepoint"] is True
     owned = {kind: [o["metadata"]["name"] for o in operator.get(kind, "-n", NAMESPACE, "-l",
                                                                 "segflow.io/job=saving")["items"]]
              for kind in ("pods", "services", "configmaps")}
@@ -242,7 +248,7 @@ def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, t
               checkpointing=state.checkpointing(), finalSavepointOnDelete=True)
     phase_is(operator, "final", "Running")
     operator.kubectl("delete", "sj", "final", "-n", NAMESPACE, "--wait=true", timeout=120)
-    savepoints = [i for i, record in state.complete_markers(f"{NAMESPACE}.final").items() if record.get("savepoint")]
+    savepoints = [i for i, record in state.complete_markers(operator, "final").items() if record.get("savepoint")]
     assert len(savepoints) == 1
     reasons = [e["reason"] for e in operator.get("events", "-n", NAMESPACE,
                                                   "--field-selector", "involvedObject.name=final")["items"]]

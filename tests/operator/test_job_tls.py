@@ -8,7 +8,7 @@ from cryptography.x509.oid import NameOID
 
 from segflow.security.pki import Role
 from segflow_operator import job_tls
-from segflow_operator.manifests import coordinator_pod, tls_secret, worker_pod
+from segflow_operator.manifests import coordinator_pod, state_key_secret, tls_secret, worker_pod
 from segflow_operator.spec import parse
 
 BODY = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "j", "namespace": "n",
@@ -47,10 +47,17 @@ def test_pods_reference_only_their_own_key_pair_and_carry_no_key():
                if "secretKeyRef" in e.get("valueFrom", {})}
         assert env == {"SEGFLOW_TLS_CA": {"name": "j-2-tls", "key": "ca.crt"},
                        "SEGFLOW_TLS_CERT": {"name": "j-2-tls", "key": f"{holder}.crt"},
-                       "SEGFLOW_TLS_KEY": {"name": "j-2-tls", "key": f"{holder}.key"}}
+                       "SEGFLOW_TLS_KEY": {"name": "j-2-tls", "key": f"{holder}.key"},
+                       "SEGFLOW_STATE_KEY": {"name": "j-state-key", "key": "key"}}
         rendered = json.dumps(pod)
         for value in secret["data"].values():
             assert base64.b64decode(value).decode().splitlines()[1] not in rendered
+
+
+def test_the_state_key_is_random_kept_and_outlives_the_job():
+    first, second = state_key_secret(BODY), state_key_secret(BODY)
+    assert first["metadata"]["name"] == "j-state-key" and "ownerReferences" not in first["metadata"]
+    assert len(first["stringData"]["key"]) == 64 and first["stringData"]["key"] != second["stringData"]["key"]
 
 
 def test_the_operator_reads_its_client_identity_back_from_the_secret():

@@ -47,10 +47,13 @@ services and config maps it creates for them, and events. */}}
 - apiGroups: [""]
   resources: [services, configmaps]
   verbs: [get, list, watch, create]
-# Each deployment revision's certificates (see job_tls.py).
+# Each deployment revision's certificates and each job's state key (see job_tls.py).
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, create, delete]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, create]
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]
