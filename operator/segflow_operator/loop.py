@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import replace
 
@@ -21,10 +22,12 @@ from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.disaster import dr_status, standby
 from .savepoint_requests import SavepointRequests
-from .spec import InvalidSpec, StreamJobSpec, parse
+from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
 from .watcher import CoordinatorWatcher
 
 log = logging.getLogger("segflow.operator")
+ALLOWED_S3_ENDPOINTS = frozenset(e.strip() for e in os.environ.get("SEGFLOW_ALLOWED_S3_ENDPOINTS", "").split(",")
+                                 if e.strip())
 
 
 class JobLoop:
@@ -51,6 +54,7 @@ class JobLoop:
         status = body.get("status") or {}
         try:
             spec = parse(body.get("spec") or {})
+            check_endpoints(spec, ALLOWED_S3_ENDPOINTS)
         except InvalidSpec as exc:
             decision = Decision()
             decision.status["lastError"] = str(exc)

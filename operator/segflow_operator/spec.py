@@ -241,6 +241,21 @@ def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecover
                             str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""))
 
 
+def check_endpoints(spec: StreamJobSpec, allowed: frozenset[str]) -> None:
+    """The operator itself reads the S3 endpoints a spec names (leases, the batch stage's
+    progress): only those the operator's installation allows (``allowedS3Endpoints`` in
+    the chart), so a StreamJob cannot make it send requests anywhere on its network."""
+    named = {"checkpointing.s3Endpoint": spec.checkpointing.s3_endpoint,
+             "batchStage.s3Endpoint": spec.batch_stage.s3_endpoint if spec.batch_stage else "",
+             "disasterRecovery.s3Endpoint": spec.disaster_recovery.s3_endpoint if spec.disaster_recovery else ""}
+    refused = {where: endpoint for where, endpoint in named.items() if endpoint and endpoint not in allowed}
+    if refused:
+        where, endpoint = next(iter(refused.items()))
+        raise InvalidSpec(f"{where} {endpoint!r} is not an allowed S3 endpoint of this operator (allowed: "
+                          f"{', '.join(sorted(allowed)) or 'none: only the default AWS endpoints'}); ask the "
+                          "cluster admin to add it to the chart's allowedS3Endpoints")
+
+
 TEMPLATE_FIELDS = ("env", "envFrom", "volumes", "volumeMounts", "serviceAccountName", "automountServiceAccountToken",
                    "nodeSelector", "tolerations", "affinity", "annotations", "labels")
 RESERVED_ENV = frozenset({"POD_IP"})

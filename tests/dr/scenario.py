@@ -12,7 +12,7 @@ import signal
 
 import redis
 
-from support.clusters import Cluster, wait_for
+from support.clusters import Cluster, chart_endpoints, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
 
@@ -34,7 +34,8 @@ class Site:
     def up(self) -> None:
         self.cluster.up()
         self.cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"),
-                          "--namespace", "segflow-system", "--create-namespace", "--wait", "--timeout", "90s")
+                          "--namespace", "segflow-system", "--create-namespace", "--wait", "--timeout", "90s",
+                          *chart_endpoints((self.s3_endpoint,)))
         self.namespace()
 
     def namespace(self) -> None:

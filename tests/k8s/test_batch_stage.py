@@ -22,8 +22,8 @@ def s3_server():
 
 
 @pytest.fixture(scope="module")
-def operator(cluster):
-    with installed_operator(cluster, NAMESPACE):
+def operator(cluster, s3_server):
+    with installed_operator(cluster, NAMESPACE, (s3_server.endpoint,)):
         yield cluster
 
 

@@ -41,10 +41,10 @@ def redis_server():
 
 
 @pytest.fixture(scope="module")
-def operator(cluster):
+def operator(cluster, s3_server):
     """State lives where a real cluster keeps it, on servers reached over the network (S3
     and Redis on loopback), with credentials from a Secret given to the pods by reference."""
-    with installed_operator(cluster, NAMESPACE):
+    with installed_operator(cluster, NAMESPACE, (s3_server.endpoint,)):
         for namespace in (NAMESPACE, "doomed"):
             cluster.kubectl("create", "namespace", namespace, check=False)
             cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,

@@ -5,7 +5,7 @@ import kubernetes_validate
 import pytest
 
 from segflow_operator.manifests import coordinator_pod, network_policy, tls_secret, worker_pod
-from segflow_operator.spec import InvalidSpec, parse
+from segflow_operator.spec import InvalidSpec, check_endpoints, parse
 
 BODY = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "j", "namespace": "n",
                                                                                 "uid": "u"}}
@@ -120,3 +120,15 @@ def test_the_network_policy_admits_the_job_the_operator_and_scrapers_only():
     assert [p["podSelector"]["matchLabels"] for p in peers] == [
         {"segflow.io/job": "j"}, {"app.kubernetes.io/name": "segflow", "app.kubernetes.io/component": "operator"},
         {"segflow.io/scraper": "true"}]
+
+
+@pytest.mark.parametrize("field", ["checkpointing", "batchStage", "disasterRecovery"])
+def test_an_s3_endpoint_outside_the_allow_list_is_refused(field):
+    raw = {**BASE, "batchStage": {"module": "m", "function": "f", "output": "s3://b/out", "input": "s3://b/in"},
+           "checkpointing": {"protocol": "segment"},
+           "disasterRecovery": {"backupUrl": "s3://b/backup", "clusterName": "east"}}
+    raw[field] = {**raw[field], "s3Endpoint": "http://169.254.169.254"}
+    spec = parse(raw)
+    with pytest.raises(InvalidSpec, match=r"s3Endpoint 'http://169.254.169.254' is not an allowed"):
+        check_endpoints(spec, frozenset({"http://127.0.0.1:9000"}))
+    check_endpoints(spec, frozenset({"http://169.254.169.254"}))

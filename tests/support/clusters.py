@@ -134,13 +134,19 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
 
 
 @contextlib.contextmanager
-def installed_operator(cluster: Cluster, namespace: str):
-    """The chart's operator installed in segflow-system and ``namespace`` created for a
-    module's StreamJobs; both removed at the end (each module its own namespace, so that
-    one module's namespace, still terminating, never stops the next one's creation)."""
+def chart_endpoints(s3_endpoints) -> list[str]:
+    """helm arguments allowing StreamJobs to name these S3 endpoints."""
+    return ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
+
+
+def installed_operator(cluster: Cluster, namespace: str, s3_endpoints: tuple[str, ...] = ()):
+    """The chart's operator installed in segflow-system (allowing StreamJobs to name
+    ``s3_endpoints``) and ``namespace`` created for a module's StreamJobs; both removed at
+    the end (each module its own namespace, so that one module's namespace, still
+    terminating, never stops the next one's creation)."""
     root = os.path.dirname(os.path.dirname(CLUSTER_SCRIPTS))
     cluster.helm("install", "segflow", os.path.join(root, "charts", "segflow"), "--namespace", "segflow-system",
-                 "--create-namespace", "--wait", "--timeout", "90s")
+                 "--create-namespace", "--wait", "--timeout", "90s", *chart_endpoints(s3_endpoints))
     cluster.kubectl("create", "namespace", namespace)
     try:
         yield cluster

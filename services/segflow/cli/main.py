@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Sequence
 
+from ..redaction import redact
 from ..checkpoint.protocols import CheckpointProtocol
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job, parse_params
@@ -117,7 +118,7 @@ def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
 
     def announce(text: str) -> None:
         progress.finish()
-        print(f"segflow: {text}", file=sys.stderr, flush=True)
+        print(f"segflow: {redact(text)}", file=sys.stderr, flush=True)
     try:
         result = env.execute(on_progress=progress, on_event=announce)
     finally:
@@ -211,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except SegflowError as exc:
-        print(f"segflow: error: {exc}", file=sys.stderr)
+        print(f"segflow: error: {redact(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("segflow: interrupted", file=sys.stderr)

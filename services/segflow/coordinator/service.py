@@ -30,6 +30,7 @@ from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
 from ..runtime.elements import FINAL_CHECKPOINT
+from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.pki import Authority, Role
 from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
@@ -492,11 +493,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _update(self) -> cpb.JobUpdate:
         state = self.state
-        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=state.error, recoveries=state.recoveries, blocks=[
+        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=redact(state.error), recoveries=state.recoveries, blocks=[
             cpb.BlockProgress(block=b, name=self.block_names.get(b, ""), records_in=n)
             for b, n in sorted(state.progress().items())])
         if state.events:
-            update.event = "; ".join(state.events)
+            update.event = redact("; ".join(state.events))
             state.events.clear()
         complete = self.tracker.last_complete if self.tracker else None
         if complete is not None:
@@ -600,7 +601,7 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     try:
         servicer = CoordinatorServicer(spec, workers, env.graph, settings)
     except SegflowError as exc:
-        print(f"coordinator failed: {exc}", file=announce, flush=True)
+        print(f"coordinator failed: {redact(str(exc))}", file=announce, flush=True)
         return 1
     identity = identity_from_env()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"),

@@ -1,6 +1,7 @@
 """Structured logs: JSON lines when stderr is not a terminal, short text when it is.
 
 Quiet by default (warnings and up); ``SEGFLOW_LOG_LEVEL=info`` or ``debug`` for more.
+Every line passes through :func:`segflow.redaction.redact`.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import logging
 import os
 import sys
 import time
+
+from ..redaction import redact
 
 
 class JsonFormatter(logging.Formatter):
@@ -28,14 +31,21 @@ class JsonFormatter(logging.Formatter):
             entry[key] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return redact(json.dumps(entry, default=str))
+
+
+class RedactingFormatter(logging.Formatter):
+    """Text lines for a terminal, credentials masked like the JSON ones."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def configure(component: str, level: str | None = None) -> None:
     level = (level or os.environ.get("SEGFLOW_LOG_LEVEL") or "warning").upper()
     handler = logging.StreamHandler(sys.stderr)
     if sys.stderr.isatty():
-        handler.setFormatter(logging.Formatter(f"%(asctime)s {component} %(levelname)s %(message)s", "%H:%M:%S"))
+        handler.setFormatter(RedactingFormatter(f"%(asctime)s {component} %(levelname)s %(message)s", "%H:%M:%S"))
     else:
         handler.setFormatter(JsonFormatter(component))
     root = logging.getLogger("segflow")

@@ -16,6 +16,7 @@ from typing import Iterable
 from urllib.parse import urlparse
 
 from ..errors import SegflowError
+from ..redaction import redact_url
 
 
 class StateStoreError(SegflowError):
@@ -51,23 +52,16 @@ class StateBackend(abc.ABC):
         return None
 
 
-def without_password(url: str) -> str:
-    """``url`` with its password masked, for messages (store and connector URLs may carry
-    credentials)."""
-    password = urlparse(url).password
-    return url if password is None else url.replace(f":{password}@", ":***@", 1)
-
-
 def open_backend(url: str, s3_endpoint: str | None = None) -> StateBackend:
     parsed = urlparse(url)
     if parsed.scheme == "file":
         from .local import LocalBackend
         return LocalBackend(url)
-    if parsed.scheme == "redis":
+    if parsed.scheme in ("redis", "rediss"):
         from .redis_store import RedisBackend
         return RedisBackend(url)
     if parsed.scheme == "s3":
         from .s3 import S3Backend
         return S3Backend(url, s3_endpoint)
-    raise SegflowError(f"unknown state store URL {url!r}: use file:///dir, redis://host:port/db "
-                       "or s3://bucket/prefix")
+    raise SegflowError(f"unknown state store URL {redact_url(url)!r}: use file:///dir, redis://host:port/db, "
+                       "rediss://host:port/db (TLS) or s3://bucket/prefix")

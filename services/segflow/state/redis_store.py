@@ -38,7 +38,8 @@ from redis.exceptions import (AuthenticationError, AuthorizationError, Connectio
 from redis.retry import Retry
 
 from ..errors import SegflowError
-from .backend import StateBackend, StateStoreError, without_password
+from ..redaction import redact_url
+from .backend import StateBackend, StateStoreError
 
 NAMESPACE = "segflow:"
 PASSWORD_ENV = "SEGFLOW_REDIS_PASSWORD"     # from a Kubernetes Secret, so that no URL carries it
@@ -95,7 +96,7 @@ class RedisBackend(StateBackend):
         self.address = f"{parsed.hostname}:{port}"
         self.db = int(db)
         # Never echo a password in messages.
-        self._shown = without_password(url)
+        self._shown = redact_url(url)
         if connect_timeout is not None:
             self.connect_timeout = connect_timeout
         if timeout is not None:

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlparse
 
 from ...errors import PipelineError
-from ...state.backend import without_password
+from ...redaction import redact_url
 from ..elements import Batch
 from ..executor import SourceOperator
 from ..operator import engine_only
@@ -71,9 +71,9 @@ def check_redis_url(url: str, what: str) -> None:
     try:
         parsed.port
     except ValueError:
-        raise PipelineError(f"{what}: bad port in the Redis URL {without_password(url)!r}") from None
+        raise PipelineError(f"{what}: bad port in the Redis URL {redact_url(url)!r}") from None
     if parsed.scheme not in ("redis", "rediss") or not parsed.hostname or not (parsed.path.strip("/") or "0").isdigit():
-        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, got {without_password(url)!r}")
+        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, got {redact_url(url)!r}")
 
 
 def entry_key(entry_id: str) -> tuple[int, int]:
@@ -102,7 +102,7 @@ class RedisStreams:
         from ...state.redis_store import failing_fast_client
 
         parsed = urlparse(url)
-        self.where = f"{role} at {without_password(url)}"
+        self.where = f"{role} at {redact_url(url)}"
         self.address = f"{parsed.hostname}:{parsed.port or 6379}"
         try:
             self.client = failing_fast_client(url, self.connect_timeout, self.timeout,
