@@ -8,6 +8,8 @@ import logging
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from segflow.redaction import redact
+
 from . import GROUP, PLURAL, VERSION
 from .manifests import JOB_LABEL
 
@@ -20,6 +22,17 @@ def load_configuration() -> None:
         config.load_incluster_config()
     except config.ConfigException:
         config.load_kube_config()
+
+
+def _redacted(value):
+    """Status values with every credential masked (see ``segflow.redaction``)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def now() -> str:
@@ -83,7 +96,7 @@ class Kube:
 
     def patch_status(self, namespace: str, name: str, status: dict) -> None:
         self.custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name,
-                                                         {"status": status})
+                                                         {"status": _redacted(status)})
 
     def event(self, body: dict, reason: str, message: str, warning: bool = False) -> None:
         meta = body["metadata"]
@@ -93,7 +106,7 @@ class Kube:
             involved_object=client.V1ObjectReference(api_version=f"{GROUP}/{VERSION}", kind="StreamJob",
                                                      name=meta["name"], namespace=meta["namespace"],
                                                      uid=meta["uid"]),
-            reason=reason, message=message[:1024], type="Warning" if warning else "Normal",
+            reason=reason, message=redact(message)[:1024], type="Warning" if warning else "Normal",
             source=client.V1EventSource(component="segflow-operator"),
             first_timestamp=stamp, last_timestamp=stamp, count=1)
         self.core.create_namespaced_event(meta["namespace"], event)

@@ -1,6 +1,7 @@
 """One StreamJob's reconcile loop: observe, decide (pure), act, record in the status."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -39,6 +40,7 @@ class JobLoop:
         self.savepoints = SavepointRequests(
             lambda address, revision, timeout: request_savepoint(address, self.identity(revision), timeout))
         self.identities: dict[int, Identity] = {}
+        self.backoff = Backoff()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
         self.keeper: LeaseKeeper | None = None
 
@@ -48,6 +50,8 @@ class JobLoop:
             self.keeper.close()
 
     def step(self) -> None:
+        if self.backoff.waiting:
+            return
         body = self.kube.get_job(self.namespace, self.name)
         if body is None or body["metadata"].get("deletionTimestamp"):
             return
@@ -145,35 +149,72 @@ class JobLoop:
             log.warning("%s/%s: cannot read the batch stage's progress: %s", self.namespace, self.name, exc)
 
     def _apply(self, body: dict, spec: StreamJobSpec, status: dict, decision: Decision) -> None:
-        """Acts on the decision. A savepoint is asked for only after the status records
-        that it was, so an operator restarted in between asks again rather than forgets."""
+        """Acts on the decision, recording intent first: a new revision is written to the
+        status (with ``pendingDeploy``) before any of its objects is created, and a
+        savepoint is asked for only after the status records that it was; so an operator
+        restarted at any point creates what is missing (creation is idempotent) instead of
+        taking its own pods for stale ones or forgetting a request. An object the API
+        refuses (quota, admission, validation) is reported in the status and an event,
+        and tried again with back-off."""
+        deploys = [a for a in decision.actions if isinstance(a, Deploy)]
+        if deploys:
+            decision.status["pendingDeploy"] = {"revision": deploys[0].revision, "restore": deploys[0].restore}
+            status = self._record(body, status, decision)
         requested = []
-        for action in decision.actions:
-            if isinstance(action, DeletePods):
-                for name in action.names:
-                    self.kube.delete_pod(self.namespace, name)
-            elif isinstance(action, Deploy):
-                self.watcher.follow("")
-                self.kube.delete_secret(self.namespace, job_tls.secret_name(self.name, action.revision - 1))
-                for manifest in [manifests.state_key_secret(body), manifests.tls_secret(body, spec, action.revision),
-                                 manifests.config_map(body, spec), *manifests.services(body),
-                                 manifests.network_policy(body),
-                                 manifests.coordinator_pod(body, spec, action.revision, action.restore,
-                                                           self.generation)]:
-                    self.kube.create(manifest)
-            elif isinstance(action, CreateWorkers):
-                for index in action.indices:
-                    self.kube.create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
-            elif isinstance(action, Savepoint):
-                requested.append(action)
+        try:
+            for action in decision.actions:
+                if isinstance(action, DeletePods):
+                    for name in action.names:
+                        self.kube.delete_pod(self.namespace, name)
+                elif isinstance(action, Deploy):
+                    self._deploy(body, spec, action)
+                elif isinstance(action, CreateWorkers):
+                    for index in action.indices:
+                        self._create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
+                elif isinstance(action, Savepoint):
+                    requested.append(action)
+        except CreateRefused as refused:
+            self._refused(body, status, str(refused))
+            return
+        self.backoff.succeeded()
+        if deploys:
+            decision.status["pendingDeploy"] = None
         self._record(body, status, decision)
         revision = int({**status, **decision.status}.get("revision", 0))
         for action in requested:
             self.savepoints.start(f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}", action.then,
                                   action.nonce, revision)
 
-    def _record(self, body: dict, status: dict, decision: Decision) -> None:
-        """Write what changed to the status (and emit the decision's events)."""
+    def _deploy(self, body: dict, spec: StreamJobSpec, action: Deploy) -> None:
+        self.watcher.follow("")
+        self.kube.delete_secret(self.namespace, job_tls.secret_name(self.name, action.revision - 1))
+        for manifest in [manifests.state_key_secret(body), manifests.tls_secret(body, spec, action.revision),
+                         manifests.config_map(body, spec), *manifests.services(body), manifests.network_policy(body),
+                         manifests.coordinator_pod(body, spec, action.revision, action.restore, self.generation)]:
+            self._create(manifest)
+
+    def _create(self, manifest: dict) -> None:
+        try:
+            self.kube.create(manifest)
+        except ApiException as exc:
+            if exc.status is None or exc.status >= 500 or exc.status == 429:
+                raise                                  # the API is unwell: the next step tries again
+            reason = _api_reason(exc)
+            raise CreateRefused(f"the API server refused to create {manifest['kind']} "
+                                f"{manifest['metadata']['name']}: {reason}") from None
+
+    def _refused(self, body: dict, status: dict, message: str) -> None:
+        delay = self.backoff.failed()
+        refusal = Decision()
+        refusal.status["lastError"] = message
+        if status.get("lastError") != message:
+            refusal.events.append(Event("CreateRefused", f"{message}; retrying in {delay:.0f} s", warning=True))
+        self._record(body, status, refusal)
+        log.warning("%s/%s: %s; retrying in %.0f s", self.namespace, self.name, message, delay)
+
+    def _record(self, body: dict, status: dict, decision: Decision) -> dict:
+        """Write what changed to the status (and emit the decision's events); the status
+        as it now is."""
         generation = body["metadata"].get("generation")
         wanted = {**decision.status, "observedGeneration": generation}
         phase = wanted.get("phase", status.get("phase", ""))
@@ -187,15 +228,50 @@ class JobLoop:
             except ApiException as exc:
                 if exc.status != 404:
                     raise
-                return
+                return status
         for event in decision.events:
             self._event(body, event)
+        decision.events.clear()
         if phase:
             metrics.PHASE.labels(self.namespace, self.name).state(phase)
+        return {k: v for k, v in {**status, **changed}.items() if v is not None}
 
     def _event(self, body: dict, event: Event) -> None:
         log.info("%s/%s %s: %s", self.namespace, self.name, event.reason, event.message)
         self.kube.event(body, event.reason, event.message, event.warning)
+
+
+class CreateRefused(SegflowError):
+    """The API server refused an object the operator creates (not a transient failure)."""
+
+
+def _api_reason(exc: ApiException) -> str:
+    """The API server's message of a refusal (its Status body), or the HTTP reason."""
+    try:
+        return json.loads(exc.body or "{}").get("message") or exc.reason
+    except ValueError:
+        return str(exc.reason)
+
+
+class Backoff:
+    """Seconds to wait before trying a refused creation again: doubling up to a minute."""
+
+    def __init__(self, first: float = 2.0, longest: float = 60.0):
+        self.first, self.longest = first, longest
+        self.delay = 0.0
+        self.until = 0.0
+
+    def failed(self) -> float:
+        self.delay = min(self.longest, self.delay * 2 or self.first)
+        self.until = time.monotonic() + self.delay
+        return self.delay
+
+    def succeeded(self) -> None:
+        self.delay, self.until = 0.0, 0.0
+
+    @property
+    def waiting(self) -> bool:
+        return time.monotonic() < self.until
 
 
 def client_identity(kube: Kube, namespace: str, job: str, revision: int) -> Identity:

@@ -8,6 +8,8 @@ import sys
 import kopf
 from prometheus_client import start_http_server
 
+from segflow.observability.logs import RedactingFormatter
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="segflow-operator", description="The segflow StreamJob operator.")
@@ -19,8 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-port", type=int, default=9090, help="Prometheus metrics at /metrics")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}')
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter(
+        '{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}'))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     start_http_server(args.metrics_port, addr=args.host)
     from . import handlers  # noqa: F401  (registers the handlers with kopf)
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,

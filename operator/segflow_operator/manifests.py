@@ -166,8 +166,8 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
             "--listen", f"$(POD_IP):{COORDINATOR_PORT}"]
-    for key, value in sorted(spec.parameters.items()):
-        args += ["-p", f"{key}={value}"]
+    for key, value in sorted(spec.parameters.items()):     # $$( keeps Kubernetes from expanding $(VAR)
+        args += ["-p", f"{key}={value}".replace("$(", "$$(")]
     settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
                        restore=restore if spec.checkpointing.enabled else "")
     if spec.disaster_recovery is not None and lease_generation:

@@ -86,6 +86,11 @@ def checkpointing_shape(c: CheckpointSettings) -> dict:
             **({"connectors": c.connectors} if c.connectors else {})}
 
 
+STATE_SCHEMES = ("file", "redis", "rediss", "s3")
+MODULE = re.compile(r"^[A-Za-z0-9_./-]+$")
+FUNCTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = None) -> CheckpointSettings:
     if disaster_recovery is not None:
         raw = {**raw, "stateUrl": disaster_recovery.backup_url, "s3Endpoint": disaster_recovery.s3_endpoint}
@@ -98,12 +103,45 @@ def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = Non
     if protocol != "none" and not raw.get("stateUrl"):
         raise InvalidSpec(f"checkpointing.protocol {protocol!r} needs checkpointing.stateUrl "
                           "(file:///dir, redis://host:port/db or s3://bucket/prefix), or protocol: none")
+    state_url = str(raw.get("stateUrl", "") or "")
+    if state_url and _url("spec.checkpointing.stateUrl", state_url).scheme not in STATE_SCHEMES:
+        raise InvalidSpec(f"spec.checkpointing.stateUrl {state_url!r}: use file:///dir, redis://host:port/db, "
+                          "rediss://host:port/db or s3://bucket/prefix")
     try:
         return CheckpointSettings(protocol=protocol, interval=interval, state_url=raw.get("stateUrl", ""),
                                   s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)),
                                   connectors=raw.get("connectors", ""))
     except SegflowError as exc:
         raise InvalidSpec(f"spec.checkpointing: {exc}") from None
+
+
+MAX_PARALLELISM = 256
+# Kubernetes resource quantities (resource.Quantity's grammar) and resource names.
+QUANTITY = re.compile(r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[numkMGTPE]|[KMGTPE]i)?$")
+RESOURCE_NAME = re.compile(r"^(cpu|memory|ephemeral-storage|hugepages-[0-9]+[KMG]i|"
+                           r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+
+
+def _integer(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).lstrip("-").isdigit():
+        raise InvalidSpec(f"{where} must be an integer, not {value!r}")
+    return int(value)
+
+
+def _resources(raw: dict) -> dict:
+    """``spec.resources``: only requests and limits, of known resources, as quantities the
+    API server accepts (a pod refused at creation would leave the job stuck)."""
+    unknown = sorted(set(raw) - {"requests", "limits"})
+    if unknown:
+        raise InvalidSpec(f"spec.resources has unknown fields {unknown}: it takes requests and limits")
+    for kind, amounts in raw.items():
+        for name, amount in (amounts or {}).items():
+            if not RESOURCE_NAME.match(str(name)):
+                raise InvalidSpec(f"spec.resources.{kind} names {name!r}, which is not a resource (cpu, memory, "
+                                  "ephemeral-storage, hugepages-<size>, or domain/name)")
+            if not QUANTITY.match(str(amount)):
+                raise InvalidSpec(f"spec.resources.{kind}.{name} is {amount!r}, not a quantity (e.g. 500m, 2, 1Gi)")
+    return raw
 
 
 def parse(spec: dict) -> StreamJobSpec:
@@ -114,12 +152,15 @@ def parse(spec: dict) -> StreamJobSpec:
         raise InvalidSpec("spec.image is required: the image of the segflow engine, e.g. segflow/engine:0.1.0")
     if not job.get("module"):
         raise InvalidSpec("spec.job.module is required: an importable job module such as examples.wordcount")
+    if not MODULE.match(str(job["module"])) or not FUNCTION.match(str(job.get("function", "build"))):
+        raise InvalidSpec("spec.job.module must be a module name or path (letters, digits, _ . / -) and "
+                          "spec.job.function a Python name")
     parameters = job.get("parameters") or {}
     if not all(isinstance(v, str) for v in parameters.values()):
         raise InvalidSpec("spec.job.parameters values must be strings (quote numbers in YAML)")
-    parallelism = int(spec.get("parallelism", 1))
-    if parallelism < 1:
-        raise InvalidSpec(f"spec.parallelism must be at least 1, not {parallelism}")
+    parallelism = _integer(spec.get("parallelism", 1), "spec.parallelism")
+    if not 1 <= parallelism <= MAX_PARALLELISM:
+        raise InvalidSpec(f"spec.parallelism must be between 1 and {MAX_PARALLELISM}, not {parallelism}")
     restore_from, raw_checkpointing = _restore_point(str(spec.get("restoreFrom", "") or ""),
                                                      spec.get("checkpointing") or {})
     disaster_recovery = _disaster_recovery(spec.get("disasterRecovery"), raw_checkpointing)
@@ -128,10 +169,11 @@ def parse(spec: dict) -> StreamJobSpec:
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
-        parameters=dict(parameters), parallelism=parallelism, resources=spec.get("resources") or {},
+        parameters=dict(parameters), parallelism=parallelism, resources=_resources(spec.get("resources") or {}),
         checkpointing=checkpointing, state=spec.get("state", "running"),
         upgrade_mode=spec.get("upgradeMode", "savepoint"),
-        savepoint_nonce=int(spec.get("savepointTriggerNonce", 0)), restart_nonce=int(spec.get("restartNonce", 0)),
+        savepoint_nonce=_integer(spec.get("savepointTriggerNonce", 0), "spec.savepointTriggerNonce"),
+        restart_nonce=_integer(spec.get("restartNonce", 0), "spec.restartNonce"),
         restore_from=restore_from or ("auto" if disaster_recovery else ""),
         pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage,
         pod_template=pod_template, disaster_recovery=disaster_recovery)
@@ -203,10 +245,19 @@ def _restore_point(restore_from: str, checkpointing: dict) -> tuple[str, dict]:
     return point, {**checkpointing, "stateUrl": store}
 
 
+def _url(where: str, url: str):
+    try:
+        parsed = urlparse(url)
+        parsed.port                       # parsed lazily: a bad port raises only here
+    except ValueError as exc:
+        raise InvalidSpec(f"{where} {url!r} is not a valid URL ({exc})") from None
+    return parsed
+
+
 def _no_password(where: str, url: str) -> None:
     """Credentials belong in Secrets: a password in a URL would be copied into pod
     arguments, config maps and the status."""
-    if "://" in url and urlparse(url).password:
+    if "://" in url and _url(where, url).password:
         raise InvalidSpec(f"{where} carries a password: take it out of the URL and give it to the pods from a "
                           "Secret (podTemplate.env with valueFrom.secretKeyRef: SEGFLOW_REDIS_PASSWORD for Redis, "
                           "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for S3)")
@@ -216,7 +267,7 @@ def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecover
     if not raw:
         return None
     url = str(raw.get("backupUrl", ""))
-    parsed = urlparse(url)
+    parsed = _url("spec.disasterRecovery.backupUrl", url)
     if parsed.scheme != "s3" or not parsed.netloc:
         raise InvalidSpec(f"spec.disasterRecovery.backupUrl must be s3://bucket/prefix (the segment-backup store "
                           f"both clusters reach), not {url!r}")

@@ -15,7 +15,7 @@ def test_defaults():
 @pytest.mark.parametrize("spec,message", [
     ({"job": {"module": "m"}}, "spec.image is required"),
     ({"image": "i", "job": {}}, "spec.job.module is required"),
-    ({**GOOD, "parallelism": 0}, "at least 1"),
+    ({**GOOD, "parallelism": 0}, "between 1 and 256"),
     ({**GOOD, "job": {"module": "m", "parameters": {"n": 3}}}, "must be strings"),
     ({**GOOD, "checkpointing": {"protocol": "aligned"}}, "needs checkpointing.stateUrl"),
     ({**GOOD, "checkpointing": {"protocol": "none", "intervalSeconds": 0}}, "must be positive"),

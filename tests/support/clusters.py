@@ -133,12 +133,12 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 
 
-@contextlib.contextmanager
 def chart_endpoints(s3_endpoints) -> list[str]:
     """helm arguments allowing StreamJobs to name these S3 endpoints."""
     return ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
 
 
+@contextlib.contextmanager
 def installed_operator(cluster: Cluster, namespace: str, s3_endpoints: tuple[str, ...] = ()):
     """The chart's operator installed in segflow-system (allowing StreamJobs to name
     ``s3_endpoints``) and ``namespace`` created for a module's StreamJobs; both removed at

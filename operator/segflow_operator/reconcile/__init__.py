@@ -25,6 +25,10 @@ def decide(spec: StreamJobSpec, status: dict, observed: Observed) -> Decision:
     d = Decision()
     stale = [p for p in observed.pods if p.revision != s.revision and not p.deleting]
     d.delete(stale)
+    pending = status.get("pendingDeploy")
+    if pending:                    # a deployment recorded but perhaps not (fully) made: make it
+        d.actions.append(Deploy(int(pending["revision"]), str(pending.get("restore", ""))))
+        return d
     if savepoints.observe(s, d):
         return d
     if any(reconciler(s, d) for reconciler in _LIFECYCLE):
