@@ -16,6 +16,12 @@ from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import serving, start_redis, start_s3, new_bucket
 from test_kills import read_lines
 from test_restore import expected_lines, start
+from test_segment_backup import assert_oracle as assert_segment_oracle
+from test_segment_backup import in_flight
+from test_segment_backup import newest_version as segment_newest
+from test_segment_backup import snapshots as segment_snapshots
+from test_segment_backup import start as start_segment
+from test_segment_backup import windows as segment_windows
 
 JOB = "windowed_counts"
 
@@ -95,3 +101,46 @@ def test_a_store_written_under_another_state_key_is_refused(tmp_path, monkeypatc
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 1
     assert "failed their integrity check" in rerun.stderr and "Traceback" not in rerun.stderr
+
+
+def _newest_by_block(state: str) -> dict[int, int]:
+    newest: dict[int, int] = {}
+    for key in segment_snapshots(state, ""):
+        version, replica = key.split("/chk-")[1].split("/")
+        block = int(replica[1:].split(".")[0])
+        newest[block] = max(newest.get(block, 0), int(version))
+    return newest
+
+
+def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(tmp_path):
+    """Segment backup, linear topology: the slow sink (block 3) restores behind the window
+    block (2), so the restore replays block 2's pending window; every window part in the
+    store is damaged first. Each damaged part a replay reads is found and excluded, and
+    the job restores lower versions until nothing damaged is needed."""
+    state, output = f"file://{tmp_path}/state", tmp_path / "out"
+    backend = open_backend(state)
+    restore: tuple = ()
+    for attempt in range(6):
+        run = start_segment("linear", output, state, "", "auto", *restore)
+        try:
+            before = segment_newest(state, "")
+            assert wait_for(lambda: segment_newest(state, "") > before + 2 or run.poll() is not None, timeout=60)
+            wait_for(lambda: in_flight(state, ""), timeout=5, every=0.02)
+            assert run.poll() is None, "the job ended before the disaster: make it longer"
+        finally:
+            kill_tree(run)
+        restore = ("--restore", "latest")
+        newest = _newest_by_block(state)
+        if newest.get(2, 0) > newest.get(3, 0) and segment_windows(state, ""):
+            break
+    else:
+        pytest.fail("the sink never fell behind the window block: no replay to damage")
+    damaged = segment_windows(state, "")
+    for key in damaged:
+        damage(backend, key, flip)
+    rerun = start_segment("linear", output, state, "", "auto", *restore)
+    _, stderr = rerun.communicate(timeout=240)
+    assert rerun.returncode == 0, stderr[-3000:]
+    found = [key for key in damaged if f"{key} failed its integrity check" in stderr]
+    assert found, f"no damaged window part was read: {stderr[-2000:]}"
+    assert_segment_oracle("linear", output)
