@@ -59,8 +59,8 @@ class Kube:
         pods = self.core.list_namespaced_pod(namespace, label_selector=f"{JOB_LABEL}={job}")
         return [self.api.sanitize_for_serialization(p) for p in pods.items]
 
-    def create(self, manifest: dict) -> None:
-        """Create, or leave the existing object as it is."""
+    def create(self, manifest: dict) -> bool:
+        """Create, or leave the existing object as it is (False)."""
         namespace, kind = manifest["metadata"]["namespace"], manifest["kind"]
         create = {"Pod": self.core.create_namespaced_pod, "Service": self.core.create_namespaced_service,
                   "ConfigMap": self.core.create_namespaced_config_map,
@@ -71,6 +71,8 @@ class Kube:
         except ApiException as exc:
             if exc.status != 409:
                 raise
+            return False
+        return True
 
     def secret(self, namespace: str, name: str) -> dict | None:
         try:

@@ -16,7 +16,7 @@ from segflow.disaster.lease import Move
 from segflow.errors import SegflowError
 from segflow.security.pki import Identity
 
-from . import job_tls, manifests, metrics
+from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .observe import pod_view
@@ -195,7 +195,8 @@ class JobLoop:
 
     def _create(self, manifest: dict) -> None:
         try:
-            self.kube.create(manifest)
+            if self.kube.create(manifest):
+                failpoints.reached("after-create")
         except ApiException as exc:
             if exc.status is None or exc.status >= 500 or exc.status == 429:
                 raise                                  # the API is unwell: the next step tries again
@@ -229,6 +230,7 @@ class JobLoop:
                 if exc.status != 404:
                     raise
                 return status
+            failpoints.reached("after-status")
         for event in decision.events:
             self._event(body, event)
         decision.events.clear()

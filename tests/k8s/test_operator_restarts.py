@@ -1,5 +1,6 @@
 """The operator SIGKILLed again and again while a job deploys, recovers, suspends, resumes
-and rescales: each restart continues from the status (intent is recorded before it is
+and rescales (from outside at random moments, and from its own failpoints right after an
+API call): each restart continues from the status (intent is recorded before it is
 acted on), so no pod is ever doubled, no recovery is counted that did not happen, and
 the output is exact.
 
@@ -26,6 +27,9 @@ from test_streamjobs import WINDOWED, read_lines, windowed_oracle
 NAMESPACE = "restarts-e2e"
 SEGFLOW_OPERATOR = os.path.join(ROOT, ".venv", "bin", "segflow-operator")
 MIN_KILLS = 20
+# Besides kills from outside at random moments, the operator kills itself now and then
+# right after creating an object or writing the status (see segflow_operator.failpoints).
+FAILPOINTS = "after-create=0.4,after-status=0.05"
 
 
 class KilledOperator:
@@ -44,14 +48,25 @@ class KilledOperator:
             self.process = subprocess.Popen(
                 [SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
                  "--health-port", str(free_port()), "--metrics-port", str(free_port())],
-                env=self.cluster.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                env={**self.cluster.env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True)
 
-    def _kill_repeatedly(self) -> None:
-        while not self.stopped.wait(self.rng.uniform(0.8, 3.0)):
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+    def restart_if_dead(self) -> None:
+        """A failpoint killed it: start it again (as its Deployment would)."""
+        if self.process.poll() is not None:
             self.kills += 1
             self.start()
+
+    def _kill_repeatedly(self) -> None:
+        due = time.monotonic() + self.rng.uniform(0.8, 3.0)
+        while not self.stopped.wait(0.05):
+            self.restart_if_dead()
+            if time.monotonic() >= due:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+                self.kills += 1
+                self.start()
+                due = time.monotonic() + self.rng.uniform(0.8, 3.0)
 
     def __enter__(self) -> KilledOperator:
         self.start()
