@@ -272,6 +272,37 @@ def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_pat
     assert leftovers == []
 
 
+def test_a_pod_the_api_server_refuses_is_reported_and_created_once_allowed(operator, tmp_path):
+    """A ResourceQuota admits the coordinator but not the workers: the refusal shows in
+    the status and an event (not only in the operator's log), and once the quota is gone
+    the operator's next try deploys the workers and the job completes."""
+    namespace, events = "quota-e2e", 20000
+    operator.kubectl("create", "namespace", namespace, check=False)
+    operator.kubectl("create", "quota", "one-pod", "-n", namespace, "--hard=pods=1")
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "squeezed"},
+            "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": {"protocol": "none"},
+                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"),
+                                                                 "events": str(events), "rate": "10000"}}}}
+    try:
+        operator.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(body))
+
+        def refused():
+            found = operator.get("sj", "squeezed", "-n", namespace).get("status") or {}
+            return "exceeded quota" in found.get("lastError", "") and found
+        refusal = wait_for(refused, 90, "the refusal in the status")
+        assert "refused to create Pod squeezed-1-worker-" in refusal["lastError"]
+        reasons = [e["reason"] for e in operator.get("events", "-n", namespace, "--field-selector",
+                                                      "involvedObject.name=squeezed")["items"]]
+        assert "CreateRefused" in reasons
+        operator.kubectl("delete", "quota", "one-pod", "-n", namespace)
+        final = wait_for(lambda: (s := operator.get("sj", "squeezed", "-n", namespace).get("status") or {})
+                         .get("phase") in ("Completed", "Failed") and s, 120, "the job to end")
+        assert final["phase"] == "Completed", final
+        assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    finally:
+        operator.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
 BAD_SCHEMA = [
     ({"parallelism": 0}, "spec.parallelism"),
     ({"parallelism": -2}, "spec.parallelism"),

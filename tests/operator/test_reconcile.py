@@ -105,6 +105,24 @@ def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_reco
     assert d.status["phase"] == "Recovering" and d.status["recoveriesBase"] == 3
 
 
+def test_a_coordinator_that_could_not_reach_the_store_is_redeployed_not_failed():
+    s = spec()
+    waited = pods(coordinator_phase="Failed")
+    waited = (PodView(waited[0].name, "coordinator", 1, phase="Failed", exit_code=75,
+                      message="coordinator failed: S3 state store ... cannot reach the endpoint"),) + waited[1:]
+    d = decide(s, deployed(s), Observed(waited))
+    assert Deploy(2, "auto") in d.actions and d.status["phase"] == "Recovering"
+    assert "could not reach the state store" in d.status["message"]
+
+
+def test_a_deployment_recorded_but_not_made_is_made_before_anything_else():
+    s = spec()
+    status = {**deployed(s), "revision": 2, "pendingDeploy": {"revision": 2, "restore": "auto"}}
+    d = decide(s, status, Observed(pods()))                  # only revision 1's pods exist
+    assert d.actions == [DeletePods(tuple(p.name for p in pods())), Deploy(2, "auto")]
+    assert d.status == {}
+
+
 def test_a_lost_coordinator_without_checkpointing_starts_over():
     s = spec(checkpointing={"protocol": "none"})
     d = decide(s, deployed(s), Observed(pods()[1:]))

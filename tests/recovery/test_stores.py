@@ -8,7 +8,7 @@ import pytest
 
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, wait_for
-from support.servers import serving, start_redis, start_s3
+from support.servers import free_port, serving, start_redis, start_s3
 from test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from test_restore import expected_lines
 
@@ -73,3 +73,28 @@ def test_redis_outage_fails_checkpoints_not_the_job(tmp_path, redis_server):
     assert run.returncode == 0, stderr[-3000:]
     assert "checkpoint failed" in stderr or "snapshot not stored" in stderr
     assert collections.Counter(read_lines(output)) == expected_lines(48000)
+
+
+def test_a_start_during_a_store_outage_waits_for_the_store(tmp_path):
+    """The coordinator cannot list checkpoints while Redis is down: it tries again with
+    back-off instead of failing, and the job runs once Redis is up."""
+    port = free_port()
+    output = tmp_path / "out"
+    run = subprocess.Popen(
+        [SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={output}", "-p", "events=6000",
+         "-p", "rate=6000", "--parallelism", "2", "--checkpoint-protocol", "aligned", "--checkpoint-interval", "0.3",
+         "--state", f"redis://127.0.0.1:{port}/0", "--restore", "auto"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server = None
+    try:
+        time.sleep(3)
+        assert run.poll() is None, "the run gave up while the store was down"
+        server = start_redis(port)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        kill_tree(run)
+        if server is not None:
+            server.cleanup()
+    assert run.returncode == 0, stderr[-3000:]
+    assert "state store unreachable; trying again" in stderr
+    assert collections.Counter(read_lines(output)) == expected_lines(6000)

@@ -9,6 +9,7 @@ from .savepoints import request
 from .situation import RUNNING_PHASES, Situation
 
 FENCED = "fenced: "           # how a coordinator that lost the lease says why it ended
+STORE_UNREACHABLE = 75        # a coordinator's exit code when the state store stayed unreachable
 
 
 def finished(s: Situation, d: Decision) -> bool:
@@ -83,7 +84,9 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     if coordinator is not None and FENCED in coordinator.message and s.spec.disaster_recovery:
         stand_by(d, s.current, s.mine, "fenced: another cluster holds the job's lease", warning=True)
         return True
-    if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128:
+    unreachable = coordinator is not None and coordinator.exit_code == STORE_UNREACHABLE
+    if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \
+            and not unreachable:
         message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"
         d.status["lastError"] = message
         d.phase(s.current, "Failed", message, warning=True)
@@ -94,6 +97,7 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     restore = "auto" if s.spec.stateful else ""
     d.status["recoveriesBase"] = int(s.status.get("recoveries", s.status.get("recoveriesBase", 0))) + 1
     how = "from the last complete checkpoint" if restore else "from the start (no checkpointing)"
-    deploy(d, s.spec, s.revision + 1, restore, s.current, f"the coordinator was lost; redeploying {how}",
+    why = "could not reach the state store" if unreachable else "was lost"
+    deploy(d, s.spec, s.revision + 1, restore, s.current, f"the coordinator {why}; redeploying {how}",
            "Recovering")
     return True

@@ -36,6 +36,7 @@ from ..security.pki import Authority, Role
 from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
 from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError, open_backend
+from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
@@ -576,6 +577,27 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name)
 
 
+EXIT_STORE_UNREACHABLE = 75      # EX_TEMPFAIL: the operator redeploys rather than failing the job
+STORE_WAIT = 60.0
+
+
+def _when_the_store_answers(make, wait: float = STORE_WAIT):
+    """``make()``, tried again with back-off while the state store cannot be reached (a
+    restart during a store outage waits it out instead of failing the job)."""
+    deadline, delay = time.monotonic() + wait, 1.0
+    while True:
+        try:
+            return make()
+        except TamperedState:
+            raise
+        except StateStoreError as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            event(log, logging.WARNING, "state store unreachable; trying again", error=str(exc), seconds=delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
 def _replica_of(process: str) -> tuple[int, int]:
     """``"b1.r0"`` -> (1, 0); anything else names no replica (and is refused as foreign)."""
     block, _, replica = process.partition(".")
@@ -599,10 +621,11 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
-        servicer = CoordinatorServicer(spec, workers, env.graph, settings)
+        servicer = _when_the_store_answers(lambda: CoordinatorServicer(spec, workers, env.graph, settings))
     except SegflowError as exc:
         print(f"coordinator failed: {redact(str(exc))}", file=announce, flush=True)
-        return 1
+        unreachable = isinstance(exc, StateStoreError) and not isinstance(exc, TamperedState)
+        return EXIT_STORE_UNREACHABLE if unreachable else 1
     identity = identity_from_env()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"),
                          interceptors=[RoleGuard(METHOD_ROLES)])
