@@ -24,6 +24,15 @@ def load_configuration() -> None:
         config.load_kube_config()
 
 
+def _gone(delete, name: str, namespace: str) -> None:
+    """Delete, or find it already gone."""
+    try:
+        delete(name, namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
 def _redacted(value):
     """Status values with every credential masked (see ``segflow.redaction``)."""
     if isinstance(value, str):
@@ -83,18 +92,10 @@ class Kube:
             raise
 
     def delete_secret(self, namespace: str, name: str) -> None:
-        try:
-            self.core.delete_namespaced_secret(name, namespace)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
+        _gone(self.core.delete_namespaced_secret, name, namespace)
 
     def delete_pod(self, namespace: str, name: str) -> None:
-        try:
-            self.core.delete_namespaced_pod(name, namespace)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
+        _gone(self.core.delete_namespaced_pod, name, namespace)
 
     def patch_status(self, namespace: str, name: str, status: dict) -> None:
         self.custom.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name,

@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import http.server
 import logging
+import os
+import socket
 import sys
+import threading
 
 import kopf
 from prometheus_client import start_http_server
@@ -19,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="0.0.0.0", help="address of the health and metrics endpoints")
     parser.add_argument("--health-port", type=int, default=8080, help="liveness probe at /healthz")
     parser.add_argument("--metrics-port", type=int, default=9090, help="Prometheus metrics at /metrics")
+    parser.add_argument("--leader-election", action="store_true",
+                        help="with several replicas: reconcile only while holding the Lease segflow-operator in "
+                             "$POD_NAMESPACE (identity $POD_NAME)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
@@ -26,10 +34,52 @@ def main(argv: list[str] | None = None) -> int:
         '{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}'))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     start_http_server(args.metrics_port, addr=args.host)
+    if args.leader_election:
+        _lead(args.host, args.health_port)
     from . import handlers  # noqa: F401  (registers the handlers with kopf)
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=f"http://{args.host}:{args.health_port}/healthz")
     return 0
+
+
+LOST_LEADERSHIP = 3
+
+
+def _lead(host: str, health_port: int) -> None:
+    """Wait (answering liveness probes meanwhile) until this replica leads; keep leading in
+    the background, and stop the process at once if that ends."""
+    from kubernetes import client
+
+    from .election import Elector
+    from .kube import load_configuration
+
+    load_configuration()
+    elector = Elector(client.CoordinationV1Api(), os.environ.get("POD_NAMESPACE") or "default",
+                      os.environ.get("POD_NAME") or socket.gethostname())
+    with _standby_health(host, health_port):
+        elector.wait_for_leadership()
+    elector.keep(lambda: (logging.getLogger("segflow.operator").error("lost the leader lease; stopping"),
+                          os._exit(LOST_LEADERSHIP)))
+
+
+@contextlib.contextmanager
+def _standby_health(host: str, port: int):
+    """``/healthz`` while waiting to lead (kopf serves it once it runs)."""
+    class Healthy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/healthz" else 404)
+            self.end_headers()
+
+        def log_message(self, *_) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer((host, port), Healthy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 if __name__ == "__main__":

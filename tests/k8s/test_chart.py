@@ -41,7 +41,9 @@ def test_rendered_chart_is_valid(helm, version, values):
     documents = render(helm, *values)
     kinds = sorted(d["kind"] for d in documents)
     assert "Deployment" in kinds and "ServiceAccount" in kinds
-    assert ("Role" in kinds) == bool(values)
+    job_roles = [d for d in documents if d["kind"] == "Role" and not d["metadata"]["name"].endswith("-leader-election")]
+    assert bool(job_roles) == bool(values)                # a Role per watched namespace, else a ClusterRole
+    assert any(d["kind"] == "Role" and d["metadata"]["name"].endswith("-leader-election") for d in documents)
     for document in documents:
         kubernetes_validate.validate(document, version, strict=True)
 

@@ -139,14 +139,15 @@ def chart_endpoints(s3_endpoints) -> list[str]:
 
 
 @contextlib.contextmanager
-def installed_operator(cluster: Cluster, namespace: str, s3_endpoints: tuple[str, ...] = ()):
+def installed_operator(cluster: Cluster, namespace: str, s3_endpoints: tuple[str, ...] = (),
+                       extra: tuple[str, ...] = ()):
     """The chart's operator installed in segflow-system (allowing StreamJobs to name
-    ``s3_endpoints``) and ``namespace`` created for a module's StreamJobs; both removed at
-    the end (each module its own namespace, so that one module's namespace, still
-    terminating, never stops the next one's creation)."""
+    ``s3_endpoints``; ``extra`` helm arguments) and ``namespace`` created for a module's
+    StreamJobs; both removed at the end (each module its own namespace, so that one
+    module's namespace, still terminating, never stops the next one's creation)."""
     root = os.path.dirname(os.path.dirname(CLUSTER_SCRIPTS))
     cluster.helm("install", "segflow", os.path.join(root, "charts", "segflow"), "--namespace", "segflow-system",
-                 "--create-namespace", "--wait", "--timeout", "90s", *chart_endpoints(s3_endpoints))
+                 "--create-namespace", "--wait", "--timeout", "90s", *chart_endpoints(s3_endpoints), *extra)
     cluster.kubectl("create", "namespace", namespace)
     try:
         yield cluster

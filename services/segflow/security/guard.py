@@ -45,32 +45,27 @@ class RoleGuard(grpc.ServerInterceptor):
 
 
 def _guarded(handler: grpc.RpcMethodHandler, roles: frozenset[Role], method: str) -> grpc.RpcMethodHandler:
-    serializers = {"request_deserializer": handler.request_deserializer,
-                   "response_serializer": handler.response_serializer}
-    if handler.unary_unary:
-        inner = handler.unary_unary
+    """``handler`` with the role check in front of its behaviour, whatever its kind."""
+    def checked(inner, streams_out: bool):
+        if streams_out:
+            def behaviour(request, context):
+                authorize(context, roles, method)
+                yield from inner(request, context)
+        else:
+            def behaviour(request, context):
+                authorize(context, roles, method)
+                return inner(request, context)
+        return behaviour
 
-        def unary_unary(request, context):
-            authorize(context, roles, method)
-            return inner(request, context)
-        return grpc.unary_unary_rpc_method_handler(unary_unary, **serializers)
-    if handler.unary_stream:
-        inner = handler.unary_stream
+    for kind, make, streams_out in _KINDS:
+        inner = getattr(handler, kind)
+        if inner:
+            return make(checked(inner, streams_out), request_deserializer=handler.request_deserializer,
+                        response_serializer=handler.response_serializer)
+    raise ValueError(f"{method}: a handler of no known kind")
 
-        def unary_stream(request, context):
-            authorize(context, roles, method)
-            yield from inner(request, context)
-        return grpc.unary_stream_rpc_method_handler(unary_stream, **serializers)
-    if handler.stream_unary:
-        inner = handler.stream_unary
 
-        def stream_unary(requests, context):
-            authorize(context, roles, method)
-            return inner(requests, context)
-        return grpc.stream_unary_rpc_method_handler(stream_unary, **serializers)
-    inner = handler.stream_stream
-
-    def stream_stream(requests, context):
-        authorize(context, roles, method)
-        yield from inner(requests, context)
-    return grpc.stream_stream_rpc_method_handler(stream_stream, **serializers)
+_KINDS = (("unary_unary", grpc.unary_unary_rpc_method_handler, False),
+          ("unary_stream", grpc.unary_stream_rpc_method_handler, True),
+          ("stream_unary", grpc.stream_unary_rpc_method_handler, False),
+          ("stream_stream", grpc.stream_stream_rpc_method_handler, True))
