@@ -169,7 +169,7 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     for key, value in sorted(spec.parameters.items()):     # $$( keeps Kubernetes from expanding $(VAR)
         args += ["-p", f"{key}={value}".replace("$(", "$$(")]
     settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
-                       restore=restore if spec.checkpointing.enabled else "")
+                       restore=restore if spec.checkpointing.enabled else "", revision=revision)
     if spec.disaster_recovery is not None and lease_generation:
         settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
     args += ["--settings", settings.to_json()]

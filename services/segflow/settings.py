@@ -30,6 +30,7 @@ class CheckpointSettings:
     connectors: str = ""           # segment protocol: auto (the default), none or block ids/names
     lease_owner: str = ""          # disaster recovery: the cluster holding the job's lease ...
     lease_generation: int = 0      # ... and its generation; 0: no lease fences this job
+    revision: int = 0              # the operator's deployment revision (see first_checkpoint_id)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))

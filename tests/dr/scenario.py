@@ -12,6 +12,7 @@ import signal
 
 import redis
 
+from segflow.coordinator.service import REVISION_IDS
 from support.clusters import Cluster, chart_endpoints, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
@@ -159,7 +160,9 @@ class Scenario:
             raise AssertionError(f"{exc}\nstatus: {json.dumps(seen, indent=1)}\nevents:\n{events[-3000:]}") from None
 
     def wait_checkpoints(self, site, count: int, timeout: float = 60.0) -> dict:
-        return wait_for(lambda: ((s := self.status(site)).get("lastCheckpoint") or {}).get("id", 0) >= count and s,
+        # Ids count from revision * 2**32 (see coordinator.service.first_checkpoint_id): compare within one.
+        return wait_for(lambda: ((s := self.status(site)).get("lastCheckpoint") or {}).get("id", 0) % REVISION_IDS
+                        >= count % REVISION_IDS and s,
                         timeout, f"{count} checkpoints of {self.name} in {site.name}", interval=0.5)
 
     def output(self) -> collections.Counter:

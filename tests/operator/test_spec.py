@@ -41,8 +41,9 @@ def test_a_segment_backup_spec_reaches_the_coordinator_as_the_cli_reads_it():
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "j", "namespace": "n",
                                                                                     "uid": "u"}}
     spec = parse({**GOOD, "checkpointing": {"protocol": "segment", "stateUrl": "s3://b/jobs", "connectors": "2,4"}})
-    args = _parser().parse_args(coordinator_pod(body, spec, 1, "auto")["spec"]["containers"][0]["args"])
+    args = _parser().parse_args(coordinator_pod(body, spec, 4, "auto")["spec"]["containers"][0]["args"])
     assert (args.settings.protocol.value, args.settings.connectors, args.settings.restore) == ("segment", "2,4", "auto")
+    assert args.settings.revision == 4          # its checkpoint ids stay apart from other revisions
     plain = parse({**GOOD, "checkpointing": {"protocol": "segment", "stateUrl": "s3://b/jobs"}})
     assert plain.deployment_hash() != spec.deployment_hash()
     with pytest.raises(InvalidSpec, match="needs --checkpoint-protocol segment"):

@@ -80,3 +80,17 @@ def test_segment_backup_windows_become_gauges_per_connector():
     assert value("segflow_pending_window_versions", {"connector": "3"}) == 1
     assert value("segflow_pending_window_records", {"connector": "0"}) == 100
     assert value("segflow_pending_window_truncation_lag_versions", {"connector": "0"}) == 2
+
+
+def test_each_revision_numbers_its_checkpoints_apart_and_above_the_store():
+    """A lingering coordinator of revision 2 goes on at its ids; revision 3's first id is
+    above all of them, and above anything the store holds."""
+    from segflow.coordinator.service import REVISION_IDS, first_checkpoint_id
+    from segflow.runtime.elements import FINAL_CHECKPOINT
+    assert first_checkpoint_id(0, 0, 0) == 1
+    assert first_checkpoint_id(57, 40, 0) == 58
+    old = first_checkpoint_id(12, 12, 2)
+    new = first_checkpoint_id(old + 500, old + 400, 3)
+    assert old == 2 * REVISION_IDS + 1 and new == 3 * REVISION_IDS + 1
+    assert first_checkpoint_id(3 * REVISION_IDS + 9, 0, 3) == 3 * REVISION_IDS + 10
+    assert first_checkpoint_id(0, 0, 2 ** 29) < FINAL_CHECKPOINT

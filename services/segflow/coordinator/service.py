@@ -118,7 +118,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             else:
                 self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
             self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
-                                             first_id=max(self.catalog.highest_id(), self.restore_id) + 1)
+                                             first_id=first_checkpoint_id(self.catalog.highest_id(), self.restore_id,
+                                                                          settings.revision))
             if self.restore_id:
                 event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
 
@@ -575,6 +576,17 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return
             self.state.unregister(name)
             self.spawner.start(name)
+
+
+REVISION_IDS = 2 ** 32
+
+
+def first_checkpoint_id(highest: int, restored: int, revision: int) -> int:
+    """Each deployment revision numbers its checkpoints from ``revision * 2**32`` up (and
+    past everything in the store): a coordinator of an earlier revision still lingering
+    during a redeploy never writes the ids, or the part files, of the new one, and the
+    newest revision's checkpoints are always the latest."""
+    return max(highest, restored, revision * REVISION_IDS) + 1
 
 
 EXIT_STORE_UNREACHABLE = 75      # EX_TEMPFAIL: the operator redeploys rather than failing the job
