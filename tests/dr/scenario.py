@@ -6,8 +6,8 @@ from __future__ import annotations
 import collections
 import glob
 import json
-import secrets
 import os
+import secrets
 import signal
 
 import redis
