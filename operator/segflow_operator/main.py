@@ -33,21 +33,25 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(RedactingFormatter(
         '{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}'))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
+    from . import metrics  # noqa: F401  (the operator's metrics are served from the start, standby or not)
     start_http_server(args.metrics_port, addr=args.host)
-    if args.leader_election:
-        _lead(args.host, args.health_port)
+    elector = _lead(args.host, args.health_port) if args.leader_election else None
     from . import handlers  # noqa: F401  (registers the handlers with kopf)
-    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
-             liveness_endpoint=f"http://{args.host}:{args.health_port}/healthz")
+    try:
+        kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
+                 liveness_endpoint=f"http://{args.host}:{args.health_port}/healthz")
+    finally:
+        if elector is not None:
+            elector.release()
     return 0
 
 
 LOST_LEADERSHIP = 3
 
 
-def _lead(host: str, health_port: int) -> None:
+def _lead(host: str, health_port: int):
     """Wait (answering liveness probes meanwhile) until this replica leads; keep leading in
-    the background, and stop the process at once if that ends."""
+    the background, and stop the process at once if that ends. Returns the elector."""
     from kubernetes import client
 
     from .election import Elector
@@ -60,6 +64,7 @@ def _lead(host: str, health_port: int) -> None:
         elector.wait_for_leadership()
     elector.keep(lambda: (logging.getLogger("segflow.operator").error("lost the leader lease; stopping"),
                           os._exit(LOST_LEADERSHIP)))
+    return elector
 
 
 @contextlib.contextmanager

@@ -29,10 +29,7 @@ def test_only_an_unrenewed_lease_may_be_taken():
 
 def test_one_leads_and_the_other_takes_over_when_it_stops(api_client):
     api = client.CoordinationV1Api(api_client)
-    try:
-        api.delete_namespaced_lease(LEASE_NAME, NAMESPACE)
-    except client.ApiException as exc:
-        assert exc.status == 404
+    _no_lease(api)
     first, second = Elector(api, NAMESPACE, "first", duration=3), Elector(api, NAMESPACE, "second", duration=3)
     assert first.attempt() is True
     assert second.attempt() is False and second.seen.holder == "first"
@@ -107,3 +104,19 @@ def _pod_name(process) -> str:
         return process.environ().get("POD_NAME", "")
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return ""
+
+
+def test_a_released_lease_is_taken_at_once(api_client):
+    api = client.CoordinationV1Api(api_client)
+    _no_lease(api)
+    leader, successor = Elector(api, NAMESPACE, "leaving", duration=30), Elector(api, NAMESPACE, "next", duration=30)
+    assert leader.attempt() is True and successor.attempt() is False
+    leader.release()
+    assert successor.attempt() is True, "a released lease had to be waited out"
+
+
+def _no_lease(api) -> None:
+    try:
+        api.delete_namespaced_lease(LEASE_NAME, NAMESPACE)
+    except client.ApiException as exc:
+        assert exc.status == 404

@@ -1,0 +1,72 @@
+"""Benchmark (not a test): what mutual TLS and sealed state cost.
+
+Runs the same jobs, alternating in one run, with this tree and with a baseline tree (a
+checkout of a commit before issue 14, given with --baseline; it runs with this venv and
+PYTHONPATH pointing at its services): wordcount over a cached corpus at parallelism 2
+(data plane: every record crosses a TLS channel once), with and without aligned
+checkpoints to a file store (every snapshot sealed). Prints one JSON line per run, then a
+summary with the median ratio new/baseline per configuration (> 1: slower).
+
+    git worktree add /tmp/segflow-baseline 000fd19
+    .venv/bin/python bench/security_overhead.py --baseline /tmp/segflow-baseline [--rounds 3] [--size-mb 30]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, os.path.join(ROOT, "services"))
+
+from segflow.datagen.corpus import corpus_path  # noqa: E402
+
+SEGFLOW = os.path.join(ROOT, ".venv", "bin", "segflow")
+CONFIGS = {
+    "wordcount N=2": [],
+    "wordcount N=2 aligned 1s": ["--checkpoint-protocol", "aligned", "--checkpoint-interval", "1"],
+}
+
+
+def run(tree: str, corpus: str, extra: list[str]) -> float:
+    """Wall seconds of one ``segflow run`` of wordcount with the services of ``tree``."""
+    with tempfile.TemporaryDirectory(prefix="segflow-bench-") as work:
+        args = [SEGFLOW, "run", os.path.join(ROOT, "examples", "wordcount.py"), "-p", f"input={corpus}",
+                "-p", f"output={work}/out", "--parallelism", "2", "--quiet", *extra]
+        if extra:
+            args += ["--state", f"file://{work}/state"]
+        env = {**os.environ, "PYTHONPATH": os.path.join(tree, "services")}
+        started = time.perf_counter()
+        subprocess.run(args, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", required=True, help="a checkout of the tree to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--size-mb", type=float, default=30)
+    args = parser.parse_args()
+    corpus = corpus_path(args.size_mb)
+    ratios: dict[str, list[float]] = {name: [] for name in CONFIGS}
+    for round_ in range(args.rounds):
+        for name, extra in CONFIGS.items():
+            seconds = {}
+            for label, tree in (("baseline", args.baseline), ("new", ROOT)):
+                seconds[label] = run(tree, corpus, extra)
+                print(json.dumps({"round": round_, "config": name, "tree": label, "seconds": round(seconds[label], 3),
+                                  "mb_per_s": round(args.size_mb / seconds[label], 2)}), flush=True)
+            ratios[name].append(seconds["new"] / seconds["baseline"])
+    print(json.dumps({"summary": {name: round(statistics.median(r), 3) for name, r in ratios.items()},
+                      "rounds": args.rounds, "size_mb": args.size_mb}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
