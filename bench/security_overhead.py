@@ -2,9 +2,10 @@
 
 Runs the same jobs, alternating in one run, with this tree and with a baseline tree (a
 checkout of a commit before issue 14, given with --baseline; it runs with this venv and
-PYTHONPATH pointing at its services): wordcount over a cached corpus at parallelism 2
-(data plane: every record crosses a TLS channel once), with and without aligned
-checkpoints to a file store (every snapshot sealed). Prints one JSON line per run, then a
+PYTHONPATH pointing at its services), at parallelism 2: wordcount over a cached corpus
+(pre-aggregated: little crosses the network) and a keyed count where every record
+crosses a TLS channel, each with and without aligned checkpoints to a file store (every
+snapshot sealed). Prints one JSON line per run, then a
 summary with the median ratio new/baseline per configuration (> 1: slower).
 
     git worktree add /tmp/segflow-baseline 000fd19
@@ -28,17 +29,22 @@ sys.path.insert(0, os.path.join(ROOT, "services"))
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 
 SEGFLOW = os.path.join(ROOT, ".venv", "bin", "segflow")
-CONFIGS = {
-    "wordcount N=2": [],
-    "wordcount N=2 aligned 1s": ["--checkpoint-protocol", "aligned", "--checkpoint-interval", "1"],
+WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
+SHUFFLE = os.path.join(BENCH, "jobs", "shuffle_all.py")
+ALIGNED = ["--checkpoint-protocol", "aligned", "--checkpoint-interval", "1"]
+CONFIGS = {                             # name: (job, its parameters, extra arguments)
+    "wordcount N=2": (WORDCOUNT, {"input": "CORPUS"}, []),
+    "wordcount N=2 aligned 1s": (WORDCOUNT, {"input": "CORPUS"}, ALIGNED),
+    "shuffle 2M records N=2": (SHUFFLE, {"records": "2000000"}, []),
+    "shuffle 2M records N=2 aligned 1s": (SHUFFLE, {"records": "2000000"}, ALIGNED),
 }
 
 
-def run(tree: str, corpus: str, extra: list[str]) -> float:
-    """Wall seconds of one ``segflow run`` of wordcount with the services of ``tree``."""
+def run(tree: str, corpus: str, job: str, params: dict, extra: list[str]) -> float:
+    """Wall seconds of one ``segflow run`` at parallelism 2 with the services of ``tree``."""
     with tempfile.TemporaryDirectory(prefix="segflow-bench-") as work:
-        args = [SEGFLOW, "run", os.path.join(ROOT, "examples", "wordcount.py"), "-p", f"input={corpus}",
-                "-p", f"output={work}/out", "--parallelism", "2", "--quiet", *extra]
+        given = [a for k, v in params.items() for a in ("-p", f"{k}={corpus if v == 'CORPUS' else v}")]
+        args = [SEGFLOW, "run", job, *given, "-p", f"output={work}/out", "--parallelism", "2", "--quiet", *extra]
         if extra:
             args += ["--state", f"file://{work}/state"]
         env = {**os.environ, "PYTHONPATH": os.path.join(tree, "services")}
@@ -56,10 +62,10 @@ def main() -> int:
     corpus = corpus_path(args.size_mb)
     ratios: dict[str, list[float]] = {name: [] for name in CONFIGS}
     for round_ in range(args.rounds):
-        for name, extra in CONFIGS.items():
+        for name, (job, params, extra) in CONFIGS.items():
             seconds = {}
             for label, tree in (("baseline", args.baseline), ("new", ROOT)):
-                seconds[label] = run(tree, corpus, extra)
+                seconds[label] = run(tree, corpus, job, params, extra)
                 print(json.dumps({"round": round_, "config": name, "tree": label, "seconds": round(seconds[label], 3),
                                   "mb_per_s": round(args.size_mb / seconds[label], 2)}), flush=True)
             ratios[name].append(seconds["new"] / seconds["baseline"])
