@@ -1,9 +1,7 @@
 """Restarting a whole job from its snapshots: after every process was killed, and from a
 savepoint taken on a running job."""
 import collections
-import json
 import os
-import signal
 import subprocess
 import time
 
