@@ -1,7 +1,6 @@
 """A coordinator deployed under a lease generation publishes checkpoints only while its
 cluster holds that generation: a takeover, or a lease left unrenewed past its deadline,
 ends the job, and nothing is published or committed after that (real processes, moto)."""
-import json
 import os
 import subprocess
 import threading
@@ -10,6 +9,7 @@ import time
 import psutil
 import pytest
 
+from segflow.checkpoint.catalog import Catalog
 from segflow.disaster.lease import Lease
 from segflow.disaster.lease_store import LeaseStore
 from segflow.settings import CheckpointSettings
@@ -81,7 +81,8 @@ def parts(output):
 def test_a_takeover_ends_the_job_and_nothing_is_published_after_it(fenced_job):
     process, holder, store, complete, output = fenced_job
     wait_for(lambda: len(complete()) >= 2, timeout=60)
-    marker = json.loads(store.backend.get(sorted(complete())[0]))
+    first = int(sorted(complete())[0].split("/chk-")[1].split("/")[0])
+    marker = Catalog(store.backend, "fenced").metadata(first)       # checked against its seal
     assert marker["lease"] == {"owner": "east", "generation": 1}
     holder.halt()
     store.write(Lease("west", 2, time.time(), TTL, previous="east"), holder.version)
