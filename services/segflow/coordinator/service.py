@@ -187,6 +187,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             complete = self.tracker.last_complete
             if self.catalog.excluded and self.segment is None and not self.uncoordinated:
                 self.restore_id = max(self.catalog.complete_ids(), default=0)     # the newest intact one
+                if not self.restore_id:
+                    self.state.fail(f"no intact checkpoint is left to restore after losing {name}: {why}",
+                                    time.monotonic())
+                    self._changed()
+                    return
             elif complete is not None and self.segment is None:    # segment backup plans from the store
                 self.restore_id = complete.checkpoint_id
             elif self.uncoordinated:
@@ -363,13 +368,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         local = self.catalog.local_of(key)
         if local is not None:
             self.local_records.forget(*local)
-        if self.segment is None and not self.uncoordinated:
-            self.restore_id = max(self.catalog.complete_ids(), default=0)
-            if self.restore_id == 0:
-                self.state.fail(f"no intact checkpoint is left to restore: {error}", time.monotonic())
-                self._changed()
-                return True
-        self._lost(worker, f"its restore read tampered state ({key})")
+        self._lost(worker, f"its restore read tampered state ({key}): {error}")
         return True
 
     def _final_checkpoint(self) -> None:
