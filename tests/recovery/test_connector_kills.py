@@ -11,7 +11,7 @@ from segflow.state import open_backend
 from test_kills import PROTOCOLS, run_with_kills
 from test_stores import redis_server, s3_server  # noqa: F401 - the real servers, as fixtures
 
-ENTRIES = 16000
+ENTRIES = 20000   # 10 s at the job's rate: room for three kills after the first commit
 
 
 @pytest.fixture

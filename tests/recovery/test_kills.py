@@ -53,6 +53,7 @@ def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=
         deadline = time.monotonic() + timeout
         while running is not None and not running() and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
+        kills_from = time.monotonic() - (deadline - timeout)
         while len(killed) < kills and run.poll() is None and time.monotonic() < deadline:
             time.sleep(rng.uniform(0.6, 1.4))
             victims = workers_of(run)
@@ -73,7 +74,9 @@ def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=
     finally:
         kill_tree(run)
     assert run.returncode == 0, f"the job failed after killing {killed}:\n{stderr[-3000:]}"
-    assert len(killed) == kills, f"the job ended before {kills} kills (killed {len(killed)}): make it longer"
+    ran = time.monotonic() - (deadline - timeout)
+    assert len(killed) == kills, (f"the job ended before {kills} kills (killed {len(killed)}; kills could start "
+                                  f"{kills_from:.1f} s after the start, it ended by {ran:.1f} s): make it longer")
     assert workers_of(run) == []
     return stderr
 

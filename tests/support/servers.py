@@ -216,6 +216,10 @@ class S3Server:
                 stderr=subprocess.STDOUT, start_new_session=True)
         _wait_until(lambda: http_answers(self.endpoint + "/moto-api/"), self.process,
                     f"moto S3 server on port {self.port}", self.log, self.start_timeout)
+        # moto loads its S3 backend on the first S3 request: on a loaded machine that took
+        # seconds, inside the first job's first checkpoint (a kill test then saw no commit in time)
+        _wait_until(lambda: http_answers(self.endpoint + "/", timeout=self.start_timeout), self.process,
+                    f"moto S3 server's S3 backend on port {self.port}", self.log, self.start_timeout)
         return self
 
     def stop(self) -> None:
