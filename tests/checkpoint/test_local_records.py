@@ -1,5 +1,7 @@
 """The coordinator's bookkeeping for the uncoordinated protocols, without servers."""
-from segflow.checkpoint.local_records import LocalCheckpointRecords
+import pytest
+
+from segflow.checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
 from segflow.checkpoint.recovery_line import CheckpointRecord
 
 A, B = "b0.r0", "b1.r0"
@@ -27,7 +29,7 @@ def test_recovery_forgets_checkpoints_past_the_line_and_replays_in_transit_messa
 
 
 def test_what_is_collectable_is_handed_out_once():
-    book = LocalCheckpointRecords()
+    book = LocalCheckpointRecords(retain=1)
     for index, sent in ((1, 2), (2, 4), (3, 6)):
         book.add(CheckpointRecord(A, index, {AB: sent}, {}), [A, B])
         book.add(CheckpointRecord(B, index, {}, {AB: sent}), [A, B])
@@ -35,3 +37,44 @@ def test_what_is_collectable_is_handed_out_once():
     assert checkpoints == {(A, 1), (A, 2), (B, 1), (B, 2)}
     assert {(A, 1), (A, 2), (A, 3)} <= segments
     assert book.newly_collectable() == (set(), set())
+
+
+def _lockstep(book, rounds):
+    """A sends to B; both checkpoint after every 2 messages, B having processed them all."""
+    for index in range(1, rounds + 1):
+        book.add(CheckpointRecord(A, index, {AB: 2 * index}, {}), [A, B])
+        book.add(CheckpointRecord(B, index, {}, {AB: 2 * index}), [A, B])
+
+
+def test_the_last_retain_stable_line_checkpoints_are_kept():
+    book = LocalCheckpointRecords(retain=3)
+    _lockstep(book, 5)
+    assert book.committed == {A: 5, B: 5}
+    assert book.floor == {A: 3, B: 3}
+    checkpoints, segments = book.newly_collectable()
+    assert checkpoints == {(A, 1), (A, 2), (B, 1), (B, 2)}
+    assert {(A, 1), (A, 2), (A, 3)} <= segments and (A, 4) not in segments
+
+
+def test_a_damaged_log_segment_falls_back_within_what_is_kept():
+    book = LocalCheckpointRecords(retain=3)
+    _lockstep(book, 5)
+    book.forget(A, 5)     # A's last log segment failed its integrity check
+    result = book.recover([A, B], {B})
+    # B's checkpoint 5 processed messages 9-10, which only A's forgotten checkpoint 5 sent:
+    # B goes back too, and A resends them
+    assert result.line == {A: 4, B: 4}
+    assert result.replay == {}
+
+
+def test_a_fall_back_past_what_is_kept_says_so():
+    book = LocalCheckpointRecords(retain=2)
+    _lockstep(book, 5)
+    book.forget(A, 3)
+    with pytest.raises(StateNoLongerKept, match=r"local checkpoint 2 of b0.r0 \(the oldest kept is 4\).*--retain"):
+        book.recover([A, B], {B})
+
+
+def test_retain_must_keep_one():
+    with pytest.raises(ValueError, match="retain must be >= 1"):
+        LocalCheckpointRecords(retain=0)

@@ -178,3 +178,32 @@ def test_closing_an_outlet_of_a_cancelled_attempt_does_not_wait_for_a_stalled_re
         receiver.release.set()
         channel.close()
         srv.stop(0)
+
+
+def _wired(job_id):
+    receivers = Receivers("")
+    receivers.ready(job_id, lambda block, replica, inp: None, lambda block, replica: None)
+    return receivers
+
+
+def test_a_channel_of_an_earlier_attempt_gives_up_at_once():
+    """Waiting would hold the sender's own restart (the worker running attempt 3 will never
+    wire attempt 2); a channel of a later attempt, or of another job, waits for it."""
+    receivers = _wired("8f3a-a3")
+    started = time.monotonic()
+    assert receivers.wait_for("8f3a-a2", timeout=5) is None
+    assert time.monotonic() - started < 1
+    started = time.monotonic()
+    assert receivers.wait_for("8f3a-a4", timeout=0.3) is None
+    assert receivers.wait_for("77b1-a1", timeout=0.3) is None
+    assert time.monotonic() - started >= 0.6
+
+
+def test_a_stopping_worker_releases_the_channels_waiting_for_an_attempt():
+    receivers = _wired("8f3a-a1")
+    waiting = futures.ThreadPoolExecutor(1).submit(receivers.wait_for, "8f3a-a2", 30)
+    time.sleep(0.2)
+    started = time.monotonic()
+    receivers.close()
+    assert waiting.result(timeout=5) is None
+    assert time.monotonic() - started < 1

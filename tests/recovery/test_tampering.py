@@ -3,8 +3,12 @@ the restore falls back to what is intact, with exact output.
 
 A job is killed whole after some checkpoints; then bytes in the store are damaged (a bit
 flipped in one blob, another cut in half) and the job is restored with ``--restore
-latest``. In file, Redis and S3 stores (real servers on loopback)."""
+latest``. In file, Redis and S3 stores (real servers on loopback). For the uncoordinated
+protocols, channel-log segments are damaged while the job runs and a worker is killed:
+the recovery reads them."""
 import collections
+import os
+import signal
 import subprocess
 
 import pytest
@@ -14,7 +18,7 @@ from segflow.checkpoint.layout import snapshot_key
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import serving, start_redis, start_s3, new_bucket
-from test_kills import read_lines
+from test_kills import JOBS, read_lines, workers_of
 from test_restore import expected_lines, start
 from test_segment_backup import assert_oracle as assert_segment_oracle
 from test_segment_backup import in_flight
@@ -51,16 +55,20 @@ def damage(backend, key: str, how) -> None:
     backend.put(key, how(blob))
 
 
+def state_store(store: str, tmp_path, request, monkeypatch) -> tuple[str, str | None]:
+    """``(state URL, S3 endpoint)`` of a fresh state store of the kind ``store``."""
+    if store == "file":
+        return f"file://{tmp_path / 'state'}", None
+    if store == "redis":
+        return request.getfixturevalue("redis_server").url, None
+    endpoint = request.getfixturevalue("s3_server").endpoint
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    return f"s3://{new_bucket()}/state", endpoint
+
+
 @pytest.mark.parametrize("store", ["file", "redis", "s3"])
 def test_damaged_snapshots_are_found_and_the_restore_falls_back(tmp_path, store, request, monkeypatch):
-    if store == "file":
-        url, endpoint = f"file://{tmp_path / 'state'}", None
-    elif store == "redis":
-        url, endpoint = request.getfixturevalue("redis_server").url, None
-    else:
-        endpoint = request.getfixturevalue("s3_server").endpoint
-        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-        url = f"s3://{new_bucket()}/state"
+    url, endpoint = state_store(store, tmp_path, request, monkeypatch)
     backend = open_backend(url, endpoint)
     catalog = Catalog(backend, JOB)
     output = tmp_path / "out"
@@ -144,3 +152,46 @@ def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(t
     found = [key for key in damaged if f"{key} failed its integrity check" in stderr]
     assert found, f"no damaged window part was read: {stderr[-2000:]}"
     assert_segment_oracle("linear", output)
+
+
+@pytest.mark.parametrize("store, protocol", [("file", "uncoordinated"), ("redis", "cic"), ("s3", "uncoordinated")])
+def test_damaged_log_segments_are_found_and_the_recovery_line_falls_back(tmp_path, store, protocol, request,
+                                                                         monkeypatch):
+    """Each replica's newest channel-log segment is damaged, then a worker is killed: the
+    recovery replays in-transit messages from those segments, finds the damage, forgets
+    the checkpoints from the damaged one on and computes an earlier recovery line (the
+    job keeps its last ``--retain`` stable lines for this; damaging every replica's newest
+    segment at once rolls some back by more than the default 3), with exact output."""
+    url, endpoint = state_store(store, tmp_path, request, monkeypatch)
+    backend = open_backend(url, endpoint)
+    output = tmp_path / "out"
+    run = subprocess.Popen(
+        [SEGFLOW, "run", os.path.join(JOBS, f"{JOB}.py"), "-p", f"output={output}", "-p", "events=30000",
+         "-p", "rate=5000", "--parallelism", "2", "--checkpoint-protocol", protocol, "--checkpoint-interval", "0.3",
+         "--retain", "6", "--state", url], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        def newest_segments():
+            newest = {}
+            for key in backend.list(f"jobs/{JOB}/unc/"):
+                if key.endswith(".log"):
+                    process = key.split("/unc/")[1].split("/")[0]
+                    newest[process] = max(newest.get(process, ""), key)
+            return newest
+
+        def checkpointed_enough():
+            """Six replicas with six local checkpoints each: older stable lines exist to fall back to."""
+            newest = newest_segments()
+            return len(newest) == 6 and min(int(k.rsplit("/", 1)[1][:-4]) for k in newest.values()) >= 6
+        assert wait_for(lambda: checkpointed_enough() or run.poll() is not None, timeout=40)
+        assert run.poll() is None, "the job ended before the damage: make it longer"
+        newest = newest_segments()
+        for key in newest.values():
+            damage(backend, key, flip)
+        workers_of(run)[0].send_signal(signal.SIGKILL)
+        _, stderr = run.communicate(timeout=150)
+    finally:
+        kill_tree(run)
+    assert run.returncode == 0, stderr[-3000:]
+    found = [key for key in newest.values() if f"{key} failed its integrity check" in stderr]
+    assert found, f"the recovery read no damaged segment: {stderr[-2000:]}"
+    assert collections.Counter(read_lines(output)) == expected_lines(30000)

@@ -2,7 +2,8 @@
 
 Pure. Every future recovery line is at or after the *stable line* (the maximum consistent
 line of the checkpoints stored so far: a failure can only add checkpoints, never remove
-them), so:
+them), unless stored state fails its integrity check; the caller passes an older line per
+replica (:class:`LocalCheckpointRecords` keeps a few) to leave room for falling back. So:
 
 * a replica's local checkpoints before its stable-line checkpoint are never restored again;
 * a sender's log segment ``i`` holds the messages it sent between its checkpoints ``i - 1``

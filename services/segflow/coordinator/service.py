@@ -18,7 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.local_records import LocalCheckpointRecords
+from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
 from ..disaster.fence import LeaseFence, lease_fence
@@ -95,7 +95,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.savepoints: dict[int, PendingSavepoint] = {}
         self.uncoordinated = settings.protocol.uncoordinated
-        self.local_records = LocalCheckpointRecords()
+        self.local_records = LocalCheckpointRecords(settings.retain)
         self.recovery_plan: dict | None = None
         self.cleanup: StoreCleanup | None = None
         self.segment: SegmentBackup | None = None
@@ -195,7 +195,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             elif complete is not None and self.segment is None:    # segment backup plans from the store
                 self.restore_id = complete.checkpoint_id
             elif self.uncoordinated:
-                self._plan_recovery(name)
+                try:
+                    self._plan_recovery(name)
+                except StateNoLongerKept as exc:
+                    self.state.fail(f"cannot recover after losing {name} ({why}): {exc}", time.monotonic())
+                    self._changed()
+                    return
             self.tracker.reset(set(), time.monotonic())
         if self.metrics is not None:
             self.metrics.recoveries.inc()

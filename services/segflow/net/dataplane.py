@@ -61,6 +61,14 @@ class Receivers:
         self.lookup = lookup
         self.owner = owner
         self.changed = threading.Condition()
+        self.closed = False
+
+    def close(self) -> None:
+        """This worker is stopping: channels waiting for an attempt it will not wire give up
+        now (a waiting handler thread would hold the process's exit for ``wait_ready``)."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
 
     def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None],
               owner: Callable[[int, int], str | None]) -> None:
@@ -71,10 +79,22 @@ class Receivers:
             self.changed.notify_all()
 
     def wait_for(self, job_id: str, timeout: float) -> tuple[Callable, Callable] | None:
-        """The lookup and owner of attempt ``job_id``, once wired here (None after ``timeout``)."""
+        """The lookup and owner of attempt ``job_id``, once wired here (None after ``timeout``,
+        once this worker stops, or at once when it runs a later attempt: the sender's attempt
+        is over, and holding its channel open would hold up the sender's own restart)."""
         with self.changed:
-            self.changed.wait_for(lambda: self.job_id == job_id, timeout)
+            self.changed.wait_for(lambda: self.job_id == job_id or self.closed or _later_attempt(self.job_id, job_id),
+                                  timeout)
             return (self.lookup, self.owner) if self.job_id == job_id else None
+
+
+def _later_attempt(running: str, wanted: str) -> bool:
+    """Whether job id ``running`` is a later attempt of the same job than ``wanted`` (job ids
+    are ``<job>-a<attempt>``)."""
+    job, _, attempt = running.rpartition("-a")
+    other_job, _, other_attempt = wanted.rpartition("-a")
+    return bool(job) and job == other_job and attempt.isdigit() and other_attempt.isdigit() \
+        and int(attempt) > int(other_attempt)
 
 
 class ChannelMetrics:

@@ -143,6 +143,7 @@ class WorkerService:
                     return 0 if outcome == DONE else 1
                 event(log, logging.WARNING, "restarting for the next attempt", worker=self.name)
         finally:
+            self.receivers.close()
             self.server.stop(grace=1)
 
     def _register(self) -> cpb.Assignment | None:
