@@ -38,7 +38,8 @@ def test_text_loses_urls_keys_and_secret_environment_values(monkeypatch):
 def _run(state: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([SEGFLOW, "run", JOB, "-p", "output=/tmp/unused-redaction-out", "-p", "events=100",
                            "--checkpoint-protocol", "aligned", "--state", state, "--restore", "latest"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "SEGFLOW_STORE_WAIT_SECONDS": "0", **env})
 
 
 def test_cli_errors_of_stores_with_credentials_show_none_of_them():
@@ -53,3 +54,17 @@ def test_cli_errors_of_stores_with_credentials_show_none_of_them():
         assert shown.strip(), "the failure must say something"
         assert PASSWORD not in shown and S3_SECRET not in shown, shown[-2000:]
     assert "redis://:***@127.0.0.1" in by_url.stderr
+
+
+def test_an_s3_store_without_any_credentials_is_refused_with_what_to_set(tmp_path):
+    """No silent fallback to a made-up key pair: the run stops before any request."""
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    result = subprocess.run([SEGFLOW, "run", JOB, "-p", f"output={tmp_path / 'out'}", "-p", "events=100",
+                             "--checkpoint-protocol", "aligned", "--state", "s3://segflow-nocreds/state",
+                             "--s3-endpoint", f"http://127.0.0.1:{port}"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**clean, "HOME": str(tmp_path)})     # no ~/.aws either
+    assert result.returncode != 0
+    assert "no S3 credentials for s3://segflow-nocreds/state" in result.stderr
+    assert "AWS_ACCESS_KEY_ID" in result.stderr and "Traceback" not in result.stderr

@@ -34,17 +34,24 @@ class Site:
 
     def up(self) -> None:
         self.cluster.up()
+        # the operator keeps the lease in S3: its credentials from a Secret, as a site would
+        self.cluster.kubectl("create", "namespace", "segflow-system")
+        self.s3_secret("segflow-system")
         self.cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"),
-                          "--namespace", "segflow-system", "--create-namespace", "--wait", "--timeout", "90s",
-                          *chart_endpoints((self.s3_endpoint,)))
+                          "--namespace", "segflow-system", "--wait", "--timeout", "90s",
+                          "--set", "envFrom[0].secretRef.name=segflow-s3", *chart_endpoints((self.s3_endpoint,)))
         self.namespace()
+
+    def s3_secret(self, namespace: str) -> None:
+        self.cluster.kubectl("create", "secret", "generic", "segflow-s3", "-n", namespace,
+                             "--from-literal=AWS_ACCESS_KEY_ID=segflow-dr",
+                             f"--from-literal=AWS_SECRET_ACCESS_KEY={S3_SECRET}")
 
     def namespace(self) -> None:
         """The job namespace and its Secrets (what a namespace deletion takes away)."""
         c = self.cluster
         c.kubectl("create", "namespace", NAMESPACE)
-        c.kubectl("create", "secret", "generic", "segflow-s3", "-n", NAMESPACE,
-                  "--from-literal=AWS_ACCESS_KEY_ID=segflow-dr", f"--from-literal=AWS_SECRET_ACCESS_KEY={S3_SECRET}")
+        self.s3_secret(NAMESPACE)
         c.kubectl("create", "secret", "generic", "segflow-redis", "-n", NAMESPACE,
                   f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import installed_operator, wait_for
 
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
-from support.servers import new_bucket, serving, start_s3
+from support.servers import TEST_S3_CREDENTIALS, new_bucket, serving, start_s3
 
 NAMESPACE = "batch-e2e"
 EVENTS = 30000
@@ -24,6 +24,8 @@ def s3_server():
 @pytest.fixture(scope="module")
 def operator(cluster, s3_server):
     with installed_operator(cluster, NAMESPACE, (s3_server.endpoint,)):
+        cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", NAMESPACE,
+                        *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
         yield cluster
 
 
@@ -44,6 +46,7 @@ def test_the_sidecar_processes_each_committed_epoch_once_across_a_lost_coordinat
                      "checkpointing": {"protocol": "aligned", "intervalSeconds": 0.5,
                                        "stateUrl": f"s3://{new_bucket()}/state",
                                        "s3Endpoint": s3_server.endpoint},
+                     "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-state"}}]},
                      "batchStage": {"module": DAILY, "function": "daily", "output": str(tmp_path / "daily")}}}
     operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
     wait_for(lambda: progress(tmp_path / "daily").get("lastEpoch"), 120, "the sidecar's first run")

@@ -195,6 +195,9 @@ def http_answers(url: str, timeout: float = 0.5) -> bool:
         return False
 
 
+TEST_S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "segflow-test", "AWS_SECRET_ACCESS_KEY": "segflow-test-secret"}
+
+
 class S3Server:
     def __init__(self, port: int | None = None, start_timeout: float = 30.0):
         self.port = port or free_port()
@@ -209,6 +212,10 @@ class S3Server:
         return self.process.pid if self.process else None
 
     def start(self) -> "S3Server":
+        # segflow refuses S3 without credentials; moto accepts any pair, so whatever this
+        # process starts next (jobs, workers) uses one unless the test set its own
+        for name, value in TEST_S3_CREDENTIALS.items():
+            os.environ.setdefault(name, value)
         env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(

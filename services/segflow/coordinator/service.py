@@ -594,13 +594,25 @@ def first_checkpoint_id(highest: int, restored: int, revision: int) -> int:
 
 
 EXIT_STORE_UNREACHABLE = 75      # EX_TEMPFAIL: the operator redeploys rather than failing the job
-STORE_WAIT = 60.0
+STORE_WAIT_ENV = "SEGFLOW_STORE_WAIT_SECONDS"
 
 
-def _when_the_store_answers(make, wait: float = STORE_WAIT):
+def store_wait() -> float:
+    """How long a starting coordinator waits for an unreachable state store (default 60 s)."""
+    raw = os.environ.get(STORE_WAIT_ENV, "60")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise SegflowError(f"{STORE_WAIT_ENV} must be a number of seconds >= 0, got {raw!r}")
+    return seconds
+
+
+def _when_the_store_answers(make):
     """``make()``, tried again with back-off while the state store cannot be reached (a
     restart during a store outage waits it out instead of failing the job)."""
-    deadline, delay = time.monotonic() + wait, 1.0
+    deadline, delay = time.monotonic() + store_wait(), 1.0
     while True:
         try:
             return make()

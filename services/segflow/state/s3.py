@@ -7,10 +7,12 @@ URL: ``s3://bucket/prefix``; key ``jobs/j1/chk-00000012/b3.r1`` is stored as the
   else AWS itself. Path-style addressing (``http://endpoint/bucket/key``), which every
   S3-compatible server understands and which needs no wildcard DNS.
 * Region: ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else ``us-east-1``.
-* Credentials: boto3's usual chain when any are configured (environment, profile, shared
-  files, web identity / container credentials as on Kubernetes). When none is configured at
-  all, the dummy pair ``segflow``/``segflow`` is used (servers such as moto accept anything),
-  and boto3 is kept from probing the EC2 metadata service.
+* Credentials: boto3's usual chain (environment, profile, shared files, web identity /
+  container credentials as on Kubernetes; the EC2 instance metadata service only when
+  ``AWS_EC2_METADATA_DISABLED=false`` says so, so that nothing probes the network for it
+  unasked). With none of them configured the store refuses to start
+  (:class:`S3CredentialsMissing`) instead of sending requests that can only be refused,
+  or, worse, that an S3-compatible server accepts from anyone.
 * Timeouts and retries are short (connect 2 s, read 10 s, 2 retries), so an unreachable
   store fails a checkpoint quickly instead of hanging it.
 * The bucket is created on first use if it is missing. If that fails (store down), the next
@@ -34,7 +36,6 @@ from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError
 from ..errors import SegflowError
 from .backend import StateBackend, StateStoreError, WriteConflict
 
-DUMMY_CREDENTIAL = "segflow"
 _CREDENTIAL_SOURCES = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
                        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
@@ -44,8 +45,14 @@ _CREDENTIAL_CODES = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatc
                      "InvalidToken")
 
 
+class S3CredentialsMissing(SegflowError):
+    """No source of S3 credentials is configured where the job runs."""
+
+
 def _credentials_configured() -> bool:
     if any(os.environ.get(name) for name in _CREDENTIAL_SOURCES):
+        return True
+    if os.environ.get("AWS_EC2_METADATA_DISABLED", "").lower() == "false":
         return True
     home = os.path.expanduser("~/.aws")
     return any(os.path.exists(os.path.join(home, f)) for f in ("credentials", "config"))
@@ -66,10 +73,13 @@ class S3Backend(StateBackend):
         self.endpoint = (s3_endpoint or os.environ.get("AWS_ENDPOINT_URL_S3")
                          or os.environ.get("AWS_ENDPOINT_URL") or None)
         self.region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-        credentials = {}
         if not _credentials_configured():
-            credentials = {"aws_access_key_id": DUMMY_CREDENTIAL,
-                           "aws_secret_access_key": os.environ.get("AWS_SECRET_ACCESS_KEY") or DUMMY_CREDENTIAL}
+            raise S3CredentialsMissing(
+                f"no S3 credentials for {url} (endpoint {self.endpoint or 'AWS'}): set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE / a shared credentials file / a web identity token; "
+                "on Kubernetes give them to the job's pods from a Secret (spec.podTemplate.envFrom) and to "
+                "the operator through the chart's envFrom; on EC2 with an instance profile set "
+                "AWS_EC2_METADATA_DISABLED=false")
         config = Config(
             retries={"max_attempts": 2},
             connect_timeout=2,
@@ -78,7 +88,7 @@ class S3Backend(StateBackend):
             max_pool_connections=16,
         )
         try:
-            session = boto3.session.Session(region_name=self.region, **credentials)
+            session = boto3.session.Session(region_name=self.region)
             self._client = session.client("s3", endpoint_url=self.endpoint, config=config)
         except (BotoCoreError, ValueError) as exc:
             raise SegflowError(f"cannot set up the S3 state store {url!r} (endpoint "
