@@ -16,7 +16,7 @@ demo: setup
 	$(BIN)/segflow demo
 
 test: setup test-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30
 
 # System packages the tests need (redis-server); idempotent.
 .PHONY: test-deps

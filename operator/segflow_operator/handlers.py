@@ -54,9 +54,11 @@ def final_savepoint(status: dict, body: dict, namespace: str, name: str, **_) ->
         return
     try:
         identity = client_identity(_kube[0], namespace, name, int(status.get("revision", 0)))
-        savepoint_id = request_savepoint(f"{address}:{COORDINATOR_PORT}", identity, timeout=120)
+        taken = request_savepoint(f"{address}:{COORDINATOR_PORT}", identity, timeout=120)
     except SegflowError as exc:
         _kube[0].event(dict(body), "SavepointFailed", f"final savepoint failed: {exc}", warning=True)
         return
-    _kube[0].patch_status(namespace, name, {"finalSavepoint": {"id": savepoint_id, "time": now()}})
-    _kube[0].event(dict(body), "Savepoint", f"final savepoint {savepoint_id} taken before deletion")
+    _kube[0].patch_status(namespace, name, {"finalSavepoint": {"id": taken.checkpoint_id, "location": taken.location,
+                                                               "time": now()}})
+    _kube[0].event(dict(body), "Savepoint", f"final savepoint {taken.checkpoint_id} taken before deletion "
+                                            f"({taken.location})")

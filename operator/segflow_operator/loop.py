@@ -38,7 +38,8 @@ class JobLoop:
         self.name = name
         self.watcher = CoordinatorWatcher()
         self.savepoints = SavepointRequests(
-            lambda address, revision, timeout: request_savepoint(address, self.identity(revision), timeout))
+            lambda address, revision, timeout: request_savepoint(address, self.identity(revision),
+                                                                 timeout).checkpoint_id)
         self.identities: dict[int, Identity] = {}
         self.backoff = Backoff()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage

@@ -10,7 +10,7 @@ import pytest
 
 from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, wait_for
+from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 
 
@@ -60,7 +60,8 @@ def test_savepoint_of_a_running_job_and_restore_from_it(tmp_path):
         save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
                               text=True, timeout=60)
         assert save.returncode == 0, save.stderr
-        savepoint = int(save.stdout.strip())
+        savepoint, location = savepoint_taken(save.stdout)
+        assert location == f"file://{state_dir}/jobs/windowed_counts/chk-{savepoint:08d}/"
         meta = Catalog(open_backend(f"file://{state_dir}"), "windowed_counts").metadata(savepoint)
         assert meta["savepoint"] is True and meta["id"] == savepoint
         _, stderr = run.communicate(timeout=120)
@@ -105,7 +106,7 @@ def test_restore_a_savepoint_at_another_parallelism(tmp_path, before, after):
         kill_tree(run)
     finally:
         kill_tree(run)
-    savepoint = int(save.stdout.strip())
+    savepoint, _ = savepoint_taken(save.stdout)
     rerun = start(output, f"file://{state_dir}", "--restore", str(savepoint), events="60000", parallelism=after)
     _, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr[-3000:]

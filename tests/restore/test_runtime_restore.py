@@ -21,7 +21,7 @@ import pytest
 from recovery.test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from segflow import Config
 from segflow.jobs.loader import JobModule, build_job
-from support.processes import ROOT, SEGFLOW, wait_for
+from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 
 from .jobs.families import oracle_lines
 
@@ -59,7 +59,7 @@ def take_savepoint(state_dir, job) -> str:
     save = subprocess.run([SEGFLOW, "savepoint", job_name(job)], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert save.returncode == 0, save.stderr
-    return save.stdout.strip()
+    return str(savepoint_taken(save.stdout)[0])
 
 
 def latest_checkpoint(state_dir, job) -> str:

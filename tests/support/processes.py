@@ -1,5 +1,6 @@
 """Finding, waiting for and cleaning up segflow processes started by tests."""
 import os
+import re
 import subprocess
 import sys
 import time
@@ -40,3 +41,10 @@ def wait_for(predicate, timeout: float, every: float = 0.1):
             return value
         time.sleep(every)
     return predicate()
+
+
+def savepoint_taken(stdout: str) -> tuple[int, str]:
+    """``(id, location)`` from what ``segflow savepoint`` prints: ``savepoint N at LOCATION``."""
+    match = re.fullmatch(r"savepoint (\d+) at (\S+)", stdout.strip())
+    assert match, f"segflow savepoint printed {stdout!r}"
+    return int(match.group(1)), match.group(2)

@@ -110,6 +110,20 @@ class Catalog:
             return checkpoint_id
         return 0
 
+    def stored(self) -> dict[int, tuple[list[str], bool]]:
+        """Every checkpoint in the store, the job's final one too: id -> (its keys, complete)."""
+        parts, complete = self._listing()
+        return {checkpoint_id: (sorted(keys), checkpoint_id in complete) for checkpoint_id, keys in sorted(parts.items())}
+
+    def remove(self, checkpoint_id: int) -> int:
+        """Delete checkpoint ``checkpoint_id`` (its marker first: a reader never sees a
+        complete checkpoint with parts missing); how many objects went."""
+        keys = self.backend.list(checkpoint_prefix(self.job, checkpoint_id))
+        marker = complete_key(self.job, checkpoint_id)
+        self.backend.delete([k for k in keys if k == marker])
+        self.backend.delete([k for k in keys if k != marker])
+        return len(keys)
+
     def replica_counts(self, checkpoint_id: int) -> dict[int, int]:
         """Block -> number of replica snapshots in the checkpoint (its parallelism)."""
         counts: dict[int, int] = {}
@@ -222,6 +236,11 @@ class Catalog:
             self.backend.delete(self.backend.list(checkpoint_prefix(self.job, checkpoint_id)))
             removed.append(checkpoint_id)
         return removed
+
+
+def jobs_in(backend: StateBackend) -> list[str]:
+    """The names of the jobs that keep anything in a state store."""
+    return sorted({key.split("/")[1] for key in backend.list("jobs/") if key.count("/") >= 2})
 
 
 @dataclass

@@ -17,7 +17,8 @@ from ..jobs.loader import JobModule, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
 from ..settings import CheckpointSettings, Config
-from . import batch, segment_advice
+from ..suggestions import did_you_mean
+from . import batch, checkpoints, segment_advice
 from .progress_bar import Progress, human
 
 
@@ -59,8 +60,17 @@ def _checkpoint_settings(args: argparse.Namespace) -> dict:
     return {k: v for k, v in given.items() if v is not None}
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("segflow")
+    except PackageNotFoundError:
+        return "(not installed as a package)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="segflow", description="Stream and batch processing in Python.")
+    parser.add_argument("--version", action="version", version=f"segflow {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a job to completion")
     _job_arguments(run)
@@ -104,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--size-mb", type=float, default=20, help="corpus size in MiB (default: 20)")
     demo.add_argument("--parallelism", type=int, default=1, metavar="N")
     batch.add_command(commands)
+    checkpoints.add_command(commands)
     return parser
 
 
@@ -194,8 +205,8 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 def cmd_savepoint(args: argparse.Namespace) -> int:
     from ..launcher.processes import savepoint
-    checkpoint_id = savepoint(args.job_name, args.coordinator)
-    print(checkpoint_id)
+    taken = savepoint(args.job_name, args.coordinator)
+    print(f"savepoint {taken.checkpoint_id} at {taken.location}")
     return 0
 
 
@@ -204,11 +215,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.size_mb, args.parallelism)
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; a mistyped command or option is refused by the parser it belongs to
+    (its usage, not the top level's), with the nearest known name."""
+    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    if argv and not argv[0].startswith("-") and argv[0] not in commands:
+        parser.error(f"no command {argv[0]!r}{did_you_mean(argv[0], commands)}; commands: {', '.join(commands)}")
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command = commands[args.command]
+        options = [o for action in command._actions for o in action.option_strings]
+        typed = " ".join(extra + (did_you_mean(extra.split("=")[0], options) if extra.startswith("-") else "")
+                         for extra in extras)
+        command.error(f"unrecognized arguments: {typed}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo, "worker": cmd_worker,
                "coordinator": cmd_coordinator, "savepoint": cmd_savepoint,
-               "batch-stage": batch.cmd_batch_stage}[args.command]
+               "batch-stage": batch.cmd_batch_stage, "checkpoints": checkpoints.cmd_checkpoints}[args.command]
     try:
         return handler(args)
     except SegflowError as exc:

@@ -3,6 +3,7 @@ command and the Kubernetes operator use these, with a client certificate of the 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import grpc
 
@@ -13,8 +14,14 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 
 
-def request_savepoint(address: str, identity: Identity, timeout: float = 180.0) -> int:
-    """Take a savepoint of the job whose coordinator listens at ``address``; its id."""
+@dataclass(frozen=True)
+class Savepoint:
+    checkpoint_id: int
+    location: str       # state URL (password masked) and the checkpoint's prefix
+
+
+def request_savepoint(address: str, identity: Identity, timeout: float = 180.0) -> Savepoint:
+    """Take a savepoint of the job whose coordinator listens at ``address``."""
     with secure_channel(address, identity, Role.COORDINATOR) as channel:
         try:
             reply = cpb_grpc.CoordinatorStub(channel).Savepoint(cpb.SavepointRequest(), timeout=timeout)
@@ -22,7 +29,7 @@ def request_savepoint(address: str, identity: Identity, timeout: float = 180.0) 
             raise SegflowError(f"the coordinator at {address} did not answer: {exc.details()}") from exc
     if reply.error:
         raise SegflowError(f"savepoint failed: {reply.error}")
-    return reply.checkpoint_id
+    return Savepoint(reply.checkpoint_id, reply.location)
 
 
 def watch(address: str, identity: Identity, connect_timeout: float = 5.0) -> Iterator[cpb.JobUpdate]:

@@ -18,6 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
+from ..checkpoint.layout import checkpoint_prefix
 from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
@@ -30,7 +31,7 @@ from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
 from ..runtime.elements import FINAL_CHECKPOINT
-from ..redaction import redact
+from ..redaction import redact, redact_url
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.pki import Authority, Role
 from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
@@ -489,7 +490,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return cpb.SavepointReply(error="timed out waiting for the checkpoint in progress")
             time.sleep(0.05)
         waiter.ended.wait(120)
-        return cpb.SavepointReply(checkpoint_id=checkpoint_id if not waiter.error else 0, error=waiter.error)
+        if waiter.error:
+            return cpb.SavepointReply(error=waiter.error)
+        store = redact_url(self.settings.state_url).rstrip("/")
+        location = f"{store}/{checkpoint_prefix(self.settings.job_name, checkpoint_id)}"
+        return cpb.SavepointReply(checkpoint_id=checkpoint_id, location=location)
 
     def Cancel(self, request, context):
         with self.lock:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..api.environment import StreamEnvironment
 from ..errors import JobLoadError, SegflowError
 from ..settings import Config
+from ..suggestions import did_you_mean
 
 
 @dataclass
@@ -126,11 +127,12 @@ def _check_params(fn: Callable, spec: JobModule) -> None:
     missing = missing_parameters(fn, spec)
     unknown = [k for k in spec.params if k not in names] if not accepts_any else []
     usage = " ".join(f"-p {n}=..." for n in names) or "(no parameters)"
+    if unknown:     # first: a misspelt parameter is why another one is missing
+        typed = ", ".join(name + did_you_mean(name, missing or names) for name in unknown)
+        raise JobLoadError(f"job {spec.target} does not take parameter(s) {typed}; "
+                           f"it takes: {', '.join(names) or 'none'}")
     if missing:
         raise JobLoadError(f"job {spec.target} needs parameter(s) {', '.join(missing)}; usage: {usage}")
-    if unknown:
-        raise JobLoadError(f"job {spec.target} does not take parameter(s) {', '.join(unknown)}; "
-                           f"it takes: {', '.join(names) or 'none'}")
 
 
 def build_job(spec: JobModule, config: Config) -> tuple[StreamEnvironment, Any]:

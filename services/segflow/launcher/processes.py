@@ -21,7 +21,7 @@ from typing import Callable
 
 import grpc
 
-from ..coordinator.client import request_savepoint
+from ..coordinator.client import Savepoint, request_savepoint
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
@@ -179,8 +179,8 @@ def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_pro
                              final.recoveries, final.last_checkpoint)
 
 
-def savepoint(job_name: str | None = None, coordinator: str | None = None) -> int:
-    """Ask a running job's coordinator for a savepoint; returns its checkpoint id. Given
+def savepoint(job_name: str | None = None, coordinator: str | None = None) -> Savepoint:
+    """Ask a running job's coordinator for a savepoint (its id and location). Given
     an address, the client certificate comes from the environment (see ``security.tls``)."""
     if coordinator is not None:
         return request_savepoint(coordinator, identity_from_env())

@@ -387,9 +387,11 @@ class SavepointRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SavepointReply(_message.Message):
-    __slots__ = ("checkpoint_id", "error")
+    __slots__ = ("checkpoint_id", "error", "location")
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
     checkpoint_id: int
     error: str
-    def __init__(self, checkpoint_id: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    location: str
+    def __init__(self, checkpoint_id: _Optional[int] = ..., error: _Optional[str] = ..., location: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,135 @@
+"""``segflow checkpoints ls|show|rm``: what a state store holds, for any state URL.
+
+Markers are sealed (``state/sealing.py``), so this reads them with the same state key as the
+jobs (``SEGFLOW_STATE_KEY``, else the local key file); a checkpoint whose marker fails its
+check is listed as such, never decoded.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import time
+
+from ..checkpoint.catalog import Catalog, jobs_in
+from ..errors import SegflowError
+from ..redaction import redact_url
+from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
+from ..state import open_backend
+from ..state.sealing import TamperedState
+from .progress_bar import human
+
+
+def add_command(commands) -> None:
+    group = commands.add_parser("checkpoints", help="list, show or remove the checkpoints in a state store")
+    actions = group.add_subparsers(dest="action", required=True)
+    for name, text in (("ls", "the checkpoints of every job (or of --job)"),
+                       ("show", "one checkpoint: its record and its objects"),
+                       ("rm", "remove checkpoints (savepoints too, when named)")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("--state", required=True, metavar="URL",
+                            help="file:///dir, redis://host:port/db or s3://bucket/prefix")
+        action.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// stores")
+        action.add_argument("--job", required=name != "ls", metavar="NAME",
+                            help="the job's name in the store" + (" (default: every job)" if name == "ls" else ""))
+        if name == "show":
+            action.add_argument("id", type=checkpoint_id, help="the checkpoint's id (or final)")
+        elif name == "rm":
+            action.add_argument("ids", nargs="+", type=checkpoint_id, metavar="ID",
+                                help="the checkpoints' ids (or final)")
+
+
+def checkpoint_id(text: str) -> int:
+    """A checkpoint as ``ls`` shows it: its id, or ``final`` (the job's end)."""
+    if text == "final":
+        return FINAL_CHECKPOINT
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a checkpoint id or 'final', not {text!r}") from None
+
+
+def describe(checkpoint_id: int, complete: bool, record: dict | None, damaged: bool) -> dict:
+    """One row of ``ls``: pure, from what the store holds of a checkpoint."""
+    if damaged:
+        kind = "integrity check failed"
+    elif not complete:
+        kind = "incomplete"
+    else:
+        kind = "savepoint" if (record or {}).get("savepoint") else "checkpoint"
+    record = record or {}
+    when = record.get("time")
+    return {"id": checkpoint_label(checkpoint_id), "kind": kind,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(when)) if when else "",
+            "bytes": human(record["bytes"]) + "B" if "bytes" in record else "",
+            "seconds": f"{record['seconds']:.2f}" if "seconds" in record else ""}
+
+
+def _record(catalog: Catalog, checkpoint_id: int, complete: bool) -> tuple[dict | None, bool]:
+    if not complete:
+        return None, False
+    try:
+        return catalog.metadata(checkpoint_id), False
+    except TamperedState:
+        return None, True
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
+    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns)]
+    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in columns) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    endpoint = args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL")
+    with contextlib.closing(open_backend(args.state, endpoint)) as backend:
+        jobs = [args.job] if args.job else jobs_in(backend)
+        if args.job and args.job not in jobs_in(backend):
+            raise SegflowError(f"no job {args.job!r} in {redact_url(args.state)}; jobs there: "
+                               f"{', '.join(jobs_in(backend)) or 'none'}")
+        return {"ls": _ls, "show": _show, "rm": _rm}[args.action](backend, jobs, args)
+
+
+def _ls(backend, jobs: list[str], args: argparse.Namespace) -> int:
+    rows = []
+    for job in jobs:
+        catalog = Catalog(backend, job)
+        for checkpoint_id, (_, complete) in catalog.stored().items():
+            record, damaged = _record(catalog, checkpoint_id, complete)
+            rows.append({"job": job, **describe(checkpoint_id, complete, record, damaged)})
+    if not rows:
+        print(f"no checkpoints in {redact_url(args.state)}")
+        return 0
+    print(_table(rows, ["job", "id", "kind", "time", "bytes", "seconds"]))
+    return 0
+
+
+def _stored(catalog: Catalog, checkpoint_id: int, state: str) -> tuple[list[str], bool]:
+    stored = catalog.stored()
+    if checkpoint_id not in stored:
+        known = ", ".join(checkpoint_label(i) for i in list(stored)[-10:]) or "none"
+        raise SegflowError(f"job {catalog.job!r} has no checkpoint {checkpoint_id} in {redact_url(state)}; "
+                           f"it has: {known}")
+    return stored[checkpoint_id]
+
+
+def _show(backend, jobs: list[str], args: argparse.Namespace) -> int:
+    catalog = Catalog(backend, jobs[0])
+    keys, complete = _stored(catalog, args.id, args.state)
+    record, damaged = _record(catalog, args.id, complete)
+    print(json.dumps({"job": catalog.job, **describe(args.id, complete, record, damaged),
+                      "record": record, "location": f"{redact_url(args.state).rstrip('/')}/{keys[0].rsplit('/', 1)[0]}/",
+                      "objects": keys}, indent=2))
+    return 0
+
+
+def _rm(backend, jobs: list[str], args: argparse.Namespace) -> int:
+    catalog = Catalog(backend, jobs[0])
+    for checkpoint_id in args.ids:      # all named ones exist before any goes
+        _stored(catalog, checkpoint_id, args.state)
+    for checkpoint_id in args.ids:
+        removed = catalog.remove(checkpoint_id)
+        print(f"removed checkpoint {checkpoint_label(checkpoint_id)} of {catalog.job} ({removed} objects)")
+    return 0
