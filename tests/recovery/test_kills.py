@@ -6,7 +6,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import psutil

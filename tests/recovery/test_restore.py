@@ -3,7 +3,6 @@ savepoint taken on a running job."""
 import collections
 import os
 import subprocess
-import time
 
 import psutil
 import pytest

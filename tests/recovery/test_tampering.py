@@ -111,42 +111,48 @@ def test_a_store_written_under_another_state_key_is_refused(tmp_path, monkeypatc
     assert "failed their integrity check" in rerun.stderr and "Traceback" not in rerun.stderr
 
 
-def _newest_by_block(state: str) -> dict[int, int]:
+def _newest_by_block(state: str, endpoint: str) -> dict[int, int]:
     newest: dict[int, int] = {}
-    for key in segment_snapshots(state, ""):
+    for key in segment_snapshots(state, endpoint):
         version, replica = key.split("/chk-")[1].split("/")
         block = int(replica[1:].split(".")[0])
         newest[block] = max(newest.get(block, 0), int(version))
     return newest
 
 
-def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(tmp_path):
+@pytest.mark.parametrize("store", ["file", "redis", "s3"])
+def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(tmp_path, store, request,
+                                                                                monkeypatch):
     """Segment backup, linear topology: the slow sink (block 3) restores behind the window
     block (2), so the restore replays block 2's pending window; every window part in the
-    store is damaged first. Each damaged part a replay reads is found and excluded, and
-    the job restores lower versions until nothing damaged is needed."""
-    state, output = f"file://{tmp_path}/state", tmp_path / "out"
-    backend = open_backend(state)
+    store is damaged first (bits flipped in half of them, the others cut short). Each
+    damaged part a replay reads is found and excluded, and the job restores lower versions
+    until nothing damaged is needed."""
+    state, endpoint = state_store(store, tmp_path, request, monkeypatch)
+    endpoint = endpoint or ""
+    output = tmp_path / "out"
+    backend = open_backend(state, endpoint or None)
     restore: tuple = ()
     for attempt in range(6):
-        run = start_segment("linear", output, state, "", "auto", *restore)
+        run = start_segment("linear", output, state, endpoint, "auto", *restore)
         try:
-            before = segment_newest(state, "")
-            assert wait_for(lambda: segment_newest(state, "") > before + 2 or run.poll() is not None, timeout=60)
-            wait_for(lambda: in_flight(state, ""), timeout=5, every=0.02)
+            before = segment_newest(state, endpoint)
+            assert wait_for(lambda: segment_newest(state, endpoint) > before + 2 or run.poll() is not None,
+                            timeout=60)
+            wait_for(lambda: in_flight(state, endpoint), timeout=5, every=0.02)
             assert run.poll() is None, "the job ended before the disaster: make it longer"
         finally:
             kill_tree(run)
         restore = ("--restore", "latest")
-        newest = _newest_by_block(state)
-        if newest.get(2, 0) > newest.get(3, 0) and segment_windows(state, ""):
+        newest = _newest_by_block(state, endpoint)
+        if newest.get(2, 0) > newest.get(3, 0) and segment_windows(state, endpoint):
             break
     else:
         pytest.fail("the sink never fell behind the window block: no replay to damage")
-    damaged = segment_windows(state, "")
-    for key in damaged:
-        damage(backend, key, flip)
-    rerun = start_segment("linear", output, state, "", "auto", *restore)
+    damaged = segment_windows(state, endpoint)
+    for n, key in enumerate(damaged):
+        damage(backend, key, flip if n % 2 else truncate)
+    rerun = start_segment("linear", output, state, endpoint, "auto", *restore)
     _, stderr = rerun.communicate(timeout=240)
     assert rerun.returncode == 0, stderr[-3000:]
     found = [key for key in damaged if f"{key} failed its integrity check" in stderr]
@@ -185,8 +191,8 @@ def test_damaged_log_segments_are_found_and_the_recovery_line_falls_back(tmp_pat
         assert wait_for(lambda: checkpointed_enough() or run.poll() is not None, timeout=40)
         assert run.poll() is None, "the job ended before the damage: make it longer"
         newest = newest_segments()
-        for key in newest.values():
-            damage(backend, key, flip)
+        for n, key in enumerate(sorted(newest.values())):
+            damage(backend, key, flip if n % 2 else truncate)
         workers_of(run)[0].send_signal(signal.SIGKILL)
         _, stderr = run.communicate(timeout=150)
     finally:

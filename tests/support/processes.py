@@ -6,7 +6,6 @@ import sys
 import time
 
 import psutil
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
