@@ -13,7 +13,7 @@ import threading
 import kopf
 from prometheus_client import start_http_server
 
-from segflow.observability.logs import RedactingFormatter
+from segflow.observability.logs import JsonFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,10 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                              "$POD_NAMESPACE (identity $POD_NAME)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(RedactingFormatter(
-        '{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}'))
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[log_handler()])
     from . import metrics  # noqa: F401  (the operator's metrics are served from the start, standby or not)
     start_http_server(args.metrics_port, addr=args.host)
     elector = _lead(args.host, args.health_port) if args.leader_election else None
@@ -44,6 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         if elector is not None:
             elector.release()
     return 0
+
+
+def log_handler(stream=None) -> logging.Handler:
+    """JSON lines, one per record, whatever the message holds (quotes, newlines, a
+    traceback), credentials masked: what a log collector in the cluster parses."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter("operator"))
+    return handler
 
 
 LOST_LEADERSHIP = 3
