@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements.lock
 	scripts/setup.sh
 	@touch $@
 
@@ -28,6 +28,11 @@ clean:
 
 # Local Kubernetes control plane (etcd + kube-apiserver + controller manager + node agent).
 -include scripts/cluster/cluster.mk
+
+# Re-resolve requirements.lock from pyproject.toml's ranges (then commit it).
+.PHONY: lock
+lock:
+	scripts/lock.sh
 
 # Regenerate the gRPC/protobuf stubs (committed) from protos/ with the pinned grpcio-tools.
 .PHONY: protos

@@ -2,10 +2,10 @@
 # docker build -f images/operator.Dockerfile .
 FROM python:3.11.11-slim-bookworm AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY services ./services
 COPY operator ./operator
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -c requirements.lock '.[kubernetes,s3]'
 
 FROM python:3.11.11-slim-bookworm
 RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --no-create-home segflow

@@ -3,10 +3,10 @@
 # docker build -f images/spark.Dockerfile .
 FROM python:3.11.11-slim-bookworm AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY services ./services
 COPY operator ./operator
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -c requirements.lock '.[all]'
 
 FROM python:3.11.11-slim-bookworm
 RUN apt-get update \

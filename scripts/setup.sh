@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv and installs segflow (editable) with its test tools.
+# Creates .venv and installs segflow (editable) with every extra and its test tools, at the
+# exact versions of requirements.lock.
 # Installs are cached by pip outside the repo (~/.cache/pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,5 +10,5 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+.venv/bin/python -m pip install --quiet -c requirements.lock -e '.[all,test]'
 echo "setup: segflow installed at .venv/bin/segflow"

@@ -20,6 +20,7 @@ import threading
 from typing import Iterator
 
 from ..errors import SegflowError
+from ..extras import require
 
 STOP_GRACE = 10.0
 
@@ -54,6 +55,8 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
 
 
 def cmd_batch_stage(args: argparse.Namespace) -> int:
+    require("pyspark", "the batch stage")
+    require("pyarrow", "the batch stage")
     from ..batch.location import open_location
     from ..batch.stage import BatchStage, load_function, start_afresh, trigger_period
     from ..observability.logs import configure, event
@@ -111,6 +114,7 @@ def beside_job(args: argparse.Namespace, params: dict[str, str], settings: dict)
     source = _stage_input(args, params)
     command = _stage_command(args, source, settings)
     if not settings.get("restore"):      # the job runs from the start: so does the stage, before the job
+        require("pyarrow", "--batch-stage")
         from ..batch.location import open_location
         from ..batch.stage import start_afresh
         endpoint = settings.get("s3_endpoint")

@@ -18,6 +18,7 @@ from ..jobs.loader import JobModule, build_job, parse_params
 from ..plan.placement import Worker, plan
 from ..plan.render import render_dot, render_text
 from ..settings import CheckpointSettings, Config
+from ..extras import require
 from ..suggestions import did_you_mean
 from . import batch, checkpoints, segment_advice
 from .progress_bar import Progress, human
@@ -142,6 +143,7 @@ def _run_on_spark(args: argparse.Namespace, settings: dict) -> tuple:
     if args.runtime or set(settings) - {"s3_endpoint"}:
         raise SegflowError("--engine spark runs the job as a Spark batch: drop --threads/--processes and the "
                            "checkpoint options")
+    require("pyspark", "--engine spark")
     from ..spark import run_on_spark
     env, _ = build_job(_spec(args), Config(parallelism=args.parallelism))
     return env, run_on_spark(env, args.spark_master or f"local[{args.parallelism}]")

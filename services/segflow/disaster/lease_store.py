@@ -2,11 +2,15 @@
 unchanged, so two clusters racing for the lease can never both win."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from ..errors import SegflowError
-from ..state.s3 import S3Backend
+from ..extras import require
 from .lease import Lease
+
+if TYPE_CHECKING:
+    from ..state.s3 import S3Backend
 
 LEASES = "leases"
 
@@ -27,7 +31,11 @@ class LeaseStore:
         if urlparse(backup_url).scheme != "s3":
             raise SegflowError(f"the disaster-recovery backup store must be S3 (s3://bucket/prefix), shared by "
                                f"both clusters, not {backup_url!r}")
-        self.backend = backend or S3Backend(backup_url, s3_endpoint)
+        if backend is None:
+            require("boto3", "disaster recovery's lease")
+            from ..state.s3 import S3Backend
+            backend = S3Backend(backup_url, s3_endpoint)
+        self.backend = backend
         self.key = lease_key(job_name)
 
     def read(self) -> tuple[Lease | None, str | None]:

@@ -16,6 +16,7 @@ from typing import Iterable
 from urllib.parse import urlparse
 
 from ..errors import SegflowError
+from ..extras import require
 from ..redaction import redact_url
 
 
@@ -58,9 +59,11 @@ def open_backend(url: str, s3_endpoint: str | None = None) -> StateBackend:
         from .local import LocalBackend
         return LocalBackend(url)
     if parsed.scheme in ("redis", "rediss"):
+        require("redis", "a Redis state store")
         from .redis_store import RedisBackend
         return RedisBackend(url)
     if parsed.scheme == "s3":
+        require("boto3", "an S3 state store")
         from .s3 import S3Backend
         return S3Backend(url, s3_endpoint)
     raise SegflowError(f"unknown state store URL {redact_url(url)!r}: use file:///dir, redis://host:port/db, "

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlparse
 
 from ...errors import PipelineError
+from ...extras import require
 from ...redaction import redact_url
 from ..elements import Batch
 from ..executor import SourceOperator
@@ -97,6 +98,7 @@ class RedisStreams:
     timeout = 10.0
 
     def __init__(self, url: str, role: str):
+        require("redis", "Redis stream connectors")
         from redis.exceptions import RedisError
 
         from ...state.redis_store import failing_fast_client

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlparse
 
 from ...errors import PipelineError
+from ...extras import require
 from ...observability.logs import event
 from .two_phase import COMMITTED, SUCCESS, ConnectorError, PartSink, log
 
@@ -64,6 +65,7 @@ class S3Sink(PartSink):
         self.retry_at = 0.0
 
     def _open_storage(self) -> None:
+        require("boto3", "the S3 sink")
         from .s3_objects import S3Objects   # boto3 loads when a replica opens (see S3Objects)
         self.store = S3Objects(self.url, self.endpoint)
         self.buffer = bytearray()
