@@ -78,6 +78,8 @@ class JobLoop:
         update = self.watcher.follow(address, self.identity(revision) if address else None)
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
+        if status.get("selector") != manifests.worker_selector(self.name):
+            decision.status["selector"] = manifests.worker_selector(self.name)
         if self.keeper is not None and spec.disaster_recovery is not None:
             decision.status["disasterRecovery"] = self._dr_status(
                 spec, status, decision.status.get("phase", status.get("phase", "")),

@@ -26,6 +26,11 @@ REVISION_LABEL = "segflow.io/revision"
 INDEX_LABEL = "segflow.io/index"
 
 
+def worker_selector(job: str) -> str:
+    """The label selector of a job's worker pods, as the scale subresource reports it."""
+    return f"{JOB_LABEL}={job},{ROLE_LABEL}=worker"
+
+
 def coordinator_name(job: str, revision: int) -> str:
     """Pod names carry the revision: a redeploy never waits for old pods to be gone."""
     return f"{job}-{revision}-coordinator"

@@ -102,6 +102,15 @@ def phase_is(cluster, name, *phases, timeout=90.0):
                     f"{name} in {phases}")
 
 
+def table_row(cluster, name) -> dict:
+    """``kubectl get sj NAME`` as {column: cell}, cut at the header's column starts (a cell
+    may be empty, so splitting on spaces would shift the columns)."""
+    header, row = cluster.kubectl("get", "sj", name, "-n", NAMESPACE).stdout.splitlines()[:2]
+    starts = [i for i, c in enumerate(header) if c != " " and (i == 0 or header[i - 1] == " ")]
+    bounds = zip(starts, starts[1:] + [None])
+    return {header[a:b].strip(): row[a:b].strip() for a, b in bounds}
+
+
 def read_lines(directory):
     lines = []
     for part in sorted(glob.glob(os.path.join(directory, "part-*"))):
@@ -211,7 +220,9 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
               checkpointing=state.checkpointing())
     phase_is(operator, "growing", "Running")
     wait_for(lambda: status(operator, "growing").get("lastCheckpoint"), 30, "a checkpoint")
-    operator.kubectl("patch", "sj", "growing", "-n", NAMESPACE, "--type", "merge", "-p", '{"spec":{"parallelism":3}}')
+    scale = operator.get("sj", "growing", "-n", NAMESPACE, "--subresource", "scale")
+    assert scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "segflow.io/job=growing,segflow.io/role=worker"
+    operator.kubectl("scale", "sj", "growing", "-n", NAMESPACE, "--replicas", "3")    # the scale subresource
     redeployed = wait_for(lambda: (s := status(operator, "growing")).get("revision") == 2 and s, 60, "the redeploy")
     assert redeployed["deployed"]["parallelism"] == 3
     assert redeployed["deployed"]["restoredFrom"] == str(redeployed["savepoint"]["id"])
@@ -219,6 +230,10 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
                                                 "segflow.io/job=growing,segflow.io/role=worker,segflow.io/revision=2")
                                    ["items"]) == 3, 60, "three workers")
     assert workers
+    columns = wait_for(lambda: (row := table_row(operator, "growing"))["READY"] == "3/3" and row, 60,
+                       "READY 3/3 in kubectl get sj")
+    assert list(columns)[:5] == ["NAME", "PHASE", "READY", "CHECKPOINT", "SAVEPOINT"] and list(columns)[-1] == "MESSAGE"
+    assert columns["SAVEPOINT"] == str(redeployed["savepoint"]["id"])
     final = phase_is(operator, "growing", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert read_lines(tmp_path / "out") == windowed_oracle(events)

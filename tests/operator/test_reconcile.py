@@ -49,7 +49,7 @@ def test_coordinator_updates_drive_the_phase_and_the_counters():
     d = decide(s, deployed(s, recoveriesBase=1), Observed(pods(), update, now="2026-11-23T08:00:00Z"))
     assert d.status["phase"] == "Recovering" and d.status["recoveries"] == 3
     assert d.status["lastCheckpoint"] == {"id": 7, "time": "2026-11-23T08:00:00Z"}
-    assert d.status["readyReplicas"] == 2
+    assert d.status["readyReplicas"] == 2 and d.status["ready"] == f"2/{s.parallelism}"
     assert [e.reason for e in d.events] == ["Recovering"] and d.events[0].warning
     again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
     assert again.events == [] and again.actions == []

@@ -8,7 +8,7 @@ from .actions import Decision, Deploy
 def deploy(d: Decision, spec: StreamJobSpec, revision: int, restore: str, current: str, message: str,
            phase: str = "Deploying") -> None:
     d.actions.append(Deploy(revision, restore))
-    d.status.update({"revision": revision, "readyReplicas": 0, "coordinatorIP": "", "lastError": "", "restored": "",
+    d.status.update({"revision": revision, "readyReplicas": 0, "ready": f"0/{spec.parallelism}", "coordinatorIP": "", "lastError": "", "restored": "",
                      "deployed": {"hash": spec.deployment_hash(), "parallelism": spec.parallelism,
                                   "restoredFrom": restore}})
     d.phase(current, phase, message, warning=phase == "Recovering")

@@ -39,7 +39,9 @@ def workers(s: Situation, d: Decision) -> None:
     """Replace worker pods that ended or are beyond the parallelism; create missing ones
     once the coordinator has an address."""
     present = {p.index: p for p in s.mine if p.role == "worker"}
-    d.status["readyReplicas"] = sum(1 for p in present.values() if p.ready)
+    ready = sum(1 for p in present.values() if p.ready)
+    d.status["readyReplicas"] = ready
+    d.status["ready"] = f"{ready}/{s.spec.parallelism}"
     d.status["coordinatorIP"] = s.coordinator.ip
     broken = tuple(p.name for p in present.values()
                    if p.phase in ("Failed", "Succeeded") or p.index >= s.spec.parallelism)
