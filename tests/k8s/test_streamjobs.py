@@ -155,9 +155,10 @@ def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state):
     assert final["phase"] == "Completed", final
     expected = collections.Counter(text.lower().split())
     assert read_lines(tmp_path / "out") == collections.Counter(f"{w}\t{n}" for w, n in expected.items())
-    table = operator.kubectl("get", "sj", "-n", NAMESPACE).stdout.splitlines()
-    assert table[0].split() == ["NAME", "PHASE", "PARALLELISM", "CHECKPOINT", "RECOVERIES", "AGE"]
-    assert table[1].split()[:3] == ["wordcount", "Completed", "2"]
+    row = table_row(operator, "wordcount")
+    assert list(row) == ["NAME", "PHASE", "READY", "CHECKPOINT", "SAVEPOINT", "RECOVERIES", "AGE", "MESSAGE"]
+    assert (row["NAME"], row["PHASE"]) == ("wordcount", "Completed") and row["READY"].endswith("/2"), row
+    assert row["MESSAGE"] == "the job finished", row
     reasons = [e["reason"] for e in operator.get("events", "-n", NAMESPACE,
                                                   "--field-selector", "involvedObject.name=wordcount")["items"]]
     assert "Deploying" in reasons and "Completed" in reasons

@@ -21,14 +21,16 @@ GENERATED = {"segflow.v1"}
 LAYERS = {
     "segflow.errors": set(),
     "segflow.redaction": set(),
+    "segflow.extras": {"segflow.errors"},
     "segflow.plan": {"segflow.errors"},
-    "segflow.state": {"segflow.errors", "segflow.redaction"},
+    "segflow.state": {"segflow.errors", "segflow.redaction", "segflow.extras"},
     "segflow.observability": {"segflow.errors", "segflow.redaction"},
     "segflow.datagen": {"segflow.errors"},
-    "segflow.runtime": {"segflow.errors", "segflow.redaction", "segflow.plan", "segflow.observability", "segflow.state"},
+    "segflow.runtime": {"segflow.errors", "segflow.redaction", "segflow.extras", "segflow.plan",
+                        "segflow.observability", "segflow.state"},
     "segflow.checkpoint": {"segflow.errors", "segflow.plan", "segflow.runtime", "segflow.state"},
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
-    "segflow.disaster": {"segflow.errors", "segflow.state", "segflow.observability"},
+    "segflow.disaster": {"segflow.errors", "segflow.extras", "segflow.state", "segflow.observability"},
     "segflow.security": {"segflow.errors", "segflow.observability"},
 }
 

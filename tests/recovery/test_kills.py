@@ -36,13 +36,13 @@ def workers_of(process):
 
 
 def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
-                   timeout=150, running=None):
+                   timeout=150, running=None, extra=()):
     """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments
     (once ``running()`` says so, if given: kills during start-up test less)."""
     rng = random.Random(seed)
     args = [SEGFLOW, "run", os.path.join(JOBS, job), "--parallelism", str(parallelism),
             "--checkpoint-protocol", protocol, "--checkpoint-interval", str(interval),
-            "--state", state_url, "--quiet"]
+            "--state", state_url, "--quiet", *extra]
     for key, value in params.items():
         args += ["-p", f"{key}={value}"]
     run = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -149,9 +149,11 @@ def test_iteration(tmp_path, state_url, protocol):
 @pytest.mark.parametrize("protocol", ["uncoordinated", "cic"])
 def test_local_checkpoints_behind_the_stable_line_are_deleted(tmp_path, state_url, protocol):
     """Without failures the stable line follows the checkpoints, so old local checkpoints
-    and fully processed log segments leave the store while the job runs."""
+    and fully processed log segments leave the store while the job runs (``--retain 1``:
+    only the stable line is kept; more lines kept is tested in tests/checkpoint)."""
     output = tmp_path / "out"
-    run_with_kills("windowed_counts.py", {"output": output}, state_url, protocol, seed=5, kills=0)
+    run_with_kills("windowed_counts.py", {"output": output}, state_url, protocol, seed=5, kills=0,
+                   extra=("--retain", "1"))
     root = tmp_path / "state" / "jobs" / "windowed_counts" / "unc"
     for process in sorted(os.listdir(root)):
         names = os.listdir(root / process)

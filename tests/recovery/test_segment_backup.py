@@ -14,7 +14,7 @@ import pytest
 
 from recovery.jobs.segment_shapes import oracle
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, wait_for
+from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 from test_stores import redis_server, s3_server  # noqa: F401 - fixtures
 
@@ -161,7 +161,7 @@ def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
         time.sleep(1.0)
     finally:
         kill_tree(run)
-    savepoint = int(save.stdout.strip())
+    savepoint, _ = savepoint_taken(save.stdout)
     assert newest_version(state, "") > savepoint, "the job took no checkpoint after the savepoint"
     rerun = start("linear", tmp_path / "out", state, "", "auto", "--restore", str(savepoint))
     try:
