@@ -233,7 +233,7 @@ class Catalog:
                 continue
             if checkpoint_id in complete and (self.metadata(checkpoint_id) or {}).get("savepoint"):
                 continue
-            self.backend.delete(self.backend.list(checkpoint_prefix(self.job, checkpoint_id)))
+            self.remove(checkpoint_id)
             removed.append(checkpoint_id)
         return removed
 

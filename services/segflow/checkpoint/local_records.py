@@ -61,7 +61,8 @@ class LocalCheckpointRecords:
         """The recovery line after losing ``failed`` (rollback propagation); checkpoints past
         it are forgotten, as they will be taken again."""
         result = recovery_line(self.history(processes), failed)
-        gone = {p: (i, self.floor[p]) for p, i in result.line.items() if i < self.floor.get(p, 0)}
+        floor = self.floor
+        gone = {p: (i, floor[p]) for p, i in result.line.items() if i < floor.get(p, 0)}
         if gone:
             raise StateNoLongerKept(
                 "the recovery line needs " + ", ".join(

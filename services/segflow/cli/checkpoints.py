@@ -13,6 +13,7 @@ import os
 import time
 
 from ..checkpoint.catalog import Catalog, jobs_in
+from ..checkpoint.layout import checkpoint_prefix
 from ..errors import SegflowError
 from ..redaction import redact_url
 from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
@@ -85,10 +86,11 @@ def _table(rows: list[dict], columns: list[str]) -> str:
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     endpoint = args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL")
     with contextlib.closing(open_backend(args.state, endpoint)) as backend:
-        jobs = [args.job] if args.job else jobs_in(backend)
-        if args.job and args.job not in jobs_in(backend):
+        present = jobs_in(backend)
+        if args.job and args.job not in present:
             raise SegflowError(f"no job {args.job!r} in {redact_url(args.state)}; jobs there: "
-                               f"{', '.join(jobs_in(backend)) or 'none'}")
+                               f"{', '.join(present) or 'none'}")
+        jobs = [args.job] if args.job else present
         return {"ls": _ls, "show": _show, "rm": _rm}[args.action](backend, jobs, args)
 
 
@@ -106,8 +108,8 @@ def _ls(backend, jobs: list[str], args: argparse.Namespace) -> int:
     return 0
 
 
-def _stored(catalog: Catalog, checkpoint_id: int, state: str) -> tuple[list[str], bool]:
-    stored = catalog.stored()
+def _stored(catalog: Catalog, stored: dict, checkpoint_id: int, state: str) -> tuple[list[str], bool]:
+    """What ``stored`` (the catalog's listing) holds of ``checkpoint_id``, or a clear error."""
     if checkpoint_id not in stored:
         known = ", ".join(checkpoint_label(i) for i in list(stored)[-10:]) or "none"
         raise SegflowError(f"job {catalog.job!r} has no checkpoint {checkpoint_id} in {redact_url(state)}; "
@@ -117,18 +119,19 @@ def _stored(catalog: Catalog, checkpoint_id: int, state: str) -> tuple[list[str]
 
 def _show(backend, jobs: list[str], args: argparse.Namespace) -> int:
     catalog = Catalog(backend, jobs[0])
-    keys, complete = _stored(catalog, args.id, args.state)
+    keys, complete = _stored(catalog, catalog.stored(), args.id, args.state)
     record, damaged = _record(catalog, args.id, complete)
+    location = f"{redact_url(args.state).rstrip('/')}/{checkpoint_prefix(catalog.job, args.id)}"
     print(json.dumps({"job": catalog.job, **describe(args.id, complete, record, damaged),
-                      "record": record, "location": f"{redact_url(args.state).rstrip('/')}/{keys[0].rsplit('/', 1)[0]}/",
-                      "objects": keys}, indent=2))
+                      "record": record, "location": location, "objects": keys}, indent=2))
     return 0
 
 
 def _rm(backend, jobs: list[str], args: argparse.Namespace) -> int:
     catalog = Catalog(backend, jobs[0])
+    stored = catalog.stored()
     for checkpoint_id in args.ids:      # all named ones exist before any goes
-        _stored(catalog, checkpoint_id, args.state)
+        _stored(catalog, stored, checkpoint_id, args.state)
     for checkpoint_id in args.ids:
         removed = catalog.remove(checkpoint_id)
         print(f"removed checkpoint {checkpoint_label(checkpoint_id)} of {catalog.job} ({removed} objects)")
