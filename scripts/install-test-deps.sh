@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages the tests need (Debian): redis-server.
+# Installs the system packages the tests need (Debian): redis-server, chromium,
+# chromium-driver and prometheus.
 #
 # Idempotent: does nothing but check when everything is already there. The tests start
 # their own redis-server on a free loopback port, so the Debian service must not be left
@@ -27,30 +28,51 @@ service_pids() {
 
 redis_version() { redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'; }
 
-install_redis() {
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+# redis-server for the state store; chromium and chromium-driver for the web view's browser
+# test; prometheus for the test that scrapes a running job with the dashboard's queries.
+PACKAGES=(redis-server chromium chromium-driver prometheus)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+    # Captured before grepping: with pipefail, `cmd | grep -q` can fail on SIGPIPE.
+    status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
+    [ "$status" = "install ok installed" ] || missing+=("$package")
+done
+
+install_missing() {
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Captured before grepping: with pipefail, `cmd | grep -q` can fail on SIGPIPE.
-status="$(dpkg-query -W -f='${Status}' redis-server 2>/dev/null || true)"
-if [ "$status" = "install ok installed" ]; then
-    log "redis-server already installed ($(redis_version))"
+if [ "${#missing[@]}" -eq 0 ]; then
+    log "already installed: ${PACKAGES[*]} (redis $(redis_version))"
 else
-    policy="$(apt-cache policy redis-server 2>/dev/null || true)"
-    if ! grep -q 'Candidate: [0-9]' <<<"$policy"; then
-        log "running apt-get update (redis-server is not in the package lists)"
+    policy="$(apt-cache policy "${missing[@]}" 2>/dev/null || true)"
+    if [ "$(grep -c 'Candidate: [0-9]' <<<"$policy" || true)" -lt "${#missing[@]}" ]; then
+        log "running apt-get update (not all of ${missing[*]} are in the package lists)"
         $SUDO apt-get update -qq
-        log "installing redis-server"
-        install_redis
+        log "installing ${missing[*]}"
+        install_missing
     else
-        log "installing redis-server"
-        if ! install_redis; then
+        log "installing ${missing[*]}"
+        if ! install_missing; then
             log "install failed with the current package lists: running apt-get update and retrying"
             $SUDO apt-get update -qq
-            install_redis
+            install_missing
         fi
     fi
-    log "redis-server installed ($(redis_version))"
+    log "installed ${missing[*]} (redis $(redis_version))"
+fi
+
+# Debian's prometheus package starts its own service (and node exporter) where an init
+# system exists; the tests run their own on free loopback ports.
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    for unit in prometheus prometheus-node-exporter; do
+        if systemctl is-active --quiet "$unit" 2>/dev/null; then
+            log "stopping and disabling the packaged $unit service"
+            $SUDO systemctl stop "$unit" || true
+            $SUDO systemctl disable "$unit" >/dev/null 2>&1 || true
+        fi
+    done
 fi
 
 # Stop the packaged service if it runs. systemctl/service only where an init system exists.

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from segflow.cli.progress_bar import Progress, RateMeter, fit
+from segflow.cli.progress_bar import Progress, fit
+from segflow.observability.rates import RateMeter
 from test_wordcount_contract import WORDCOUNT, segflow
 
 

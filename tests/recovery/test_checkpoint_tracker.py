@@ -57,7 +57,7 @@ def test_retract_and_explicit_ids():
 
 def test_metrics_count_outcomes_and_keep_the_last_checkpoint():
     registry = CollectorRegistry()
-    metrics = CheckpointMetrics(registry)
+    metrics = CheckpointMetrics(registry, {})
     t = CheckpointTracker(interval=1.0, replicas={(0, 0)})
     t.trigger(now=0.0)
     metrics.ended(t.ack(1, (0, 0), True, 4096, 0.05, "", now=0.3))
@@ -73,13 +73,13 @@ def test_metrics_count_outcomes_and_keep_the_last_checkpoint():
 def test_segment_backup_windows_become_gauges_per_connector():
     from segflow.checkpoint.segment_plan import WindowSize
     registry = CollectorRegistry()
-    metrics = CheckpointMetrics(registry)
+    metrics = CheckpointMetrics(registry, {0: "generate", 3: "fold"})
     metrics.windows({0: WindowSize(2, 2048, 100, 2), 3: WindowSize(1, 10, 1, 0)})
     value = registry.get_sample_value
-    assert value("segflow_pending_window_bytes", {"connector": "0"}) == 2048
-    assert value("segflow_pending_window_versions", {"connector": "3"}) == 1
-    assert value("segflow_pending_window_records", {"connector": "0"}) == 100
-    assert value("segflow_pending_window_truncation_lag_versions", {"connector": "0"}) == 2
+    assert value("segflow_pending_window_bytes", {"connector": "0", "operator": "generate"}) == 2048
+    assert value("segflow_pending_window_versions", {"connector": "3", "operator": "fold"}) == 1
+    assert value("segflow_pending_window_records", {"connector": "0", "operator": "generate"}) == 100
+    assert value("segflow_pending_window_truncation_lag_versions", {"connector": "0", "operator": "generate"}) == 2
 
 
 def test_each_revision_numbers_its_checkpoints_apart_and_above_the_store():

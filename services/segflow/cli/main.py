@@ -70,6 +70,18 @@ def _version() -> str:
         return "(not installed as a package)"
 
 
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {port}")
+    return port
+
+
+def _metrics_port_argument(parser: argparse.ArgumentParser, serves: str) -> None:
+    parser.add_argument("--metrics-port", type=_port, default=0, metavar="PORT",
+                        help=f"where {serves} are served (default 0: a free port, printed at start)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="segflow", description="Stream and batch processing in Python.")
     parser.add_argument("--version", action="version", version=f"segflow {_version()}")
@@ -94,10 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--name", required=True, help="unique worker name")
     worker.add_argument("--host", default="127.0.0.1", help="address to serve the data plane and metrics on")
     worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
+    _metrics_port_argument(worker, "/metrics")
     coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
     _job_arguments(coordinator)
     coordinator.add_argument("--workers", type=int, required=True, help="workers to wait for")
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
+    _metrics_port_argument(coordinator, "/metrics and the web view")
     coordinator.add_argument("--spawn-workers", action="store_true",
                              help="start the workers as local processes (and again after losing one)")
     coordinator.add_argument("--settings", type=CheckpointSettings.from_json, default=CheckpointSettings(),
@@ -214,14 +228,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from ..observability.logs import configure
     from ..worker.service import WorkerService
     configure(f"worker {args.name}")
-    return WorkerService(args.name, args.coordinator, args.host, args.slots).run()
+    return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
     from ..coordinator.service import serve
     from ..observability.logs import configure
     configure("coordinator")
-    return serve(_spec(args), args.workers, args.listen, args.settings, spawn=args.spawn_workers)
+    return serve(_spec(args), args.workers, args.listen, args.settings, spawn=args.spawn_workers,
+                 metrics_port=args.metrics_port)
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections import deque
 from typing import TextIO
 
-RATE_WINDOW = 5.0       # seconds of counts a rate is averaged over
+from ..observability.rates import RateMeter
 
 
 def human(n: float) -> str:
@@ -15,29 +14,6 @@ def human(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:.1f}{unit}"
     return f"{n:.0f}"
-
-
-class RateMeter:
-    """Per-block rates averaged over the last ``window`` seconds. Counts reach the client in
-    bursts (each worker reports about once a second, not in step with the refreshes), so
-    the rate between two refreshes swings between 0 and many times the real one; over a
-    window of several reports it is the rate the job runs at. Pure: times are given."""
-
-    def __init__(self, window: float = RATE_WINDOW):
-        self.window = window
-        self.samples: deque[tuple[float, dict[int, int]]] = deque()
-
-    def add(self, now: float, totals: dict[int, int]) -> dict[int, float]:
-        """Record the totals at ``now``; the rates (records/s) per block since the oldest
-        sample of the window (0 until two samples lie a moment apart)."""
-        self.samples.append((now, dict(totals)))
-        while len(self.samples) > 2 and now - self.samples[1][0] >= self.window:
-            self.samples.popleft()
-        first_time, first = self.samples[0]
-        elapsed = now - first_time
-        if elapsed < 0.1:
-            return {block: 0.0 for block in totals}
-        return {block: max(0, total - first.get(block, 0)) / elapsed for block, total in totals.items()}
 
 
 def fit(line: str, columns: int) -> str:

@@ -27,6 +27,8 @@ from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
+from ..observability.history import CheckpointEntry, JobHistory, RecoveryEntry
+from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, pinned_blocks, plan
@@ -42,9 +44,10 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .checkpoints import CheckpointTracker
 from .cleanup import StoreCleanup
+from .job_view import JobView, LiveState
 from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
-from .state import JobState, Phase, RegistrationError
+from .state import JobState, Phase, RegistrationError, ReplicaLoad
 
 log = logging.getLogger("segflow.coordinator")
 
@@ -84,7 +87,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.settings = settings
         self.state = JobState(workers, HEARTBEAT_TIMEOUT, recoverable=settings.enabled,
                               two_phase=settings.enabled)
-        self.block_names = {b.id: (b.operators[0].name if b.operators else "pass") for b in graph.blocks}
+        self.block_names = {b.id: b.name for b in graph.blocks}
         self.lock = threading.Condition()
         self.commands: dict[str, queue.Queue] = {}
         self.done = threading.Event()
@@ -123,6 +126,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                                                                           settings.revision))
             if self.restore_id:
                 event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
+        self.history = JobHistory()
+        self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
+                            settings.interval, set(self.segment.connectors) if self.segment else set())
 
     # ------------------------------------------------------------ helpers
     def _broadcast(self, command: cpb.Command) -> None:
@@ -205,6 +211,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.tracker.reset(set(), time.monotonic())
         if self.metrics is not None:
             self.metrics.recoveries.inc()
+        self.history.recovery(RecoveryEntry(time.time(), name, why, self._restoring()))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
               restore_checkpoint=self.restore_id or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
@@ -323,8 +330,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     elif status.worker != name_box[0]:
                         refuse(context, f"a heartbeat stream of {name_box[0]!r} spoke for {status.worker!r}")
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
+                    load = {(r.block, r.replica): ReplicaLoad(r.records_out, r.inbox, r.blocked_seconds,
+                                                              r.latency_seconds) for r in status.replicas}
                     with self.lock:
-                        self.state.heartbeat(status.worker, counters, time.monotonic())
+                        self.state.heartbeat(status.worker, counters, time.monotonic(), load)
             except grpc.RpcError:
                 pass
             finally:
@@ -410,6 +419,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         """Lock held: a checkpoint round completed or failed."""
         if self.metrics is not None:
             self.metrics.ended(outcome)
+        self.history.checkpoint(CheckpointEntry(outcome.checkpoint_id, outcome.complete, round(outcome.seconds, 4),
+                                                outcome.bytes, round(outcome.alignment, 4), time.time(),
+                                                outcome.checkpoint_id in self.savepoints, redact(outcome.error)))
         if not outcome.complete:
             event(log, logging.WARNING, "checkpoint failed", checkpoint=outcome.checkpoint_id, error=outcome.error)
             if outcome.checkpoint_id == FINAL_CHECKPOINT:
@@ -526,6 +538,27 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if state.phase is Phase.SUCCEEDED:
             update.results = pickle.dumps(state.results, protocol=5)
         return update
+
+    def _restoring(self) -> str:
+        """Lock held, as a recovery starts: where the new attempt will resume from."""
+        if self.segment is not None:
+            return "segment backup: each connector's pending window"
+        if self.uncoordinated:
+            return "the recovery line of local checkpoints"
+        return f"checkpoint {self.restore_id}" if self.restore_id else "the start (no checkpoint yet)"
+
+    def web_state(self) -> dict:
+        """The web view's ``/api/job``."""
+        with self.lock:
+            state = self.state
+            seconds = (state.ended_at or time.monotonic()) - state.started_at if state.started_at else 0.0
+            live = LiveState(self.job_id, state.phase.name, redact(state.error), seconds, state.recoveries,
+                             self._restored(), self._owners() if state.workers else {},
+                             {r: n for w in state.workers.values() for r, n in w.counters.items()},
+                             state.replica_loads(), self.segment.window_sizes() if self.segment else {},
+                             [(w.name, w.pid, w.finished) for w in sorted(state.workers.values(),
+                                                                          key=lambda w: w.name)])
+            return self.view.render(live, self.history, time.monotonic())
 
     def _restored(self) -> str:
         """What the current attempt restored, for the operator's status."""
@@ -649,8 +682,9 @@ def _local_authority(ca: bytes) -> Authority:
 
 
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
-          announce=sys.stdout, linger: float = 10.0) -> int:
-    """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code."""
+          announce=sys.stdout, linger: float = 10.0, metrics_port: int = 0) -> int:
+    """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code.
+    ``metrics_port``: where ``/metrics`` and the web view are served (0: a free port)."""
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
@@ -670,11 +704,17 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     metrics = ServiceMetrics()
-    servicer.metrics = metrics.checkpoint_metrics()
-    metrics_address = metrics.serve(host)
+    servicer.metrics = metrics.checkpoint_metrics(servicer.block_names)
+    web = ObservabilityServer(metrics.registry, servicer.web_state)
+    try:
+        metrics_address = web.start(host, metrics_port)
+    except SegflowError as exc:
+        print(f"coordinator failed: {exc}", file=announce, flush=True)
+        server.stop(grace=0)
+        return 1
     address = f"{host}:{port}"
-    print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id}",
-          file=announce, flush=True)
+    print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id} "
+          f"web http://{metrics_address}/", file=announce, flush=True)
     if spawn:
         servicer.spawner = WorkerSpawner(workers, address, _local_authority(identity.ca))
         servicer.spawner.start_all()
@@ -689,5 +729,6 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         if servicer.spawner is not None:
             servicer.spawner.stop_all()
         server.stop(grace=2).wait()
+        web.stop()
         servicer.remove_unfinished_checkpoints()
     return 0 if servicer.state.phase is Phase.SUCCEEDED else 1

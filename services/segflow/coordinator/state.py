@@ -17,6 +17,16 @@ class Phase(enum.Enum):
     RECOVERING = 5
 
 
+@dataclass(frozen=True)
+class ReplicaLoad:
+    """What a heartbeat says of a replica beyond its records in (for the web view)."""
+
+    records_out: int = 0
+    inbox: int = 0
+    blocked_seconds: float = 0.0
+    latency_seconds: float = 0.0
+
+
 @dataclass
 class WorkerRecord:
     name: str
@@ -28,6 +38,7 @@ class WorkerRecord:
     finished: bool = False
     committed: bool = False
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
+    load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaLoad
 
 
 class RegistrationError(Exception):
@@ -97,11 +108,16 @@ class JobState:
         if self.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING):
             self.workers.pop(name, None)
 
-    def heartbeat(self, name: str, counters: dict, now: float) -> None:
+    def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> None:
         worker = self.workers.get(name)
         if worker is not None:
             worker.last_seen = now
             worker.counters = counters
+            worker.load = load or {}
+
+    def replica_loads(self) -> dict:
+        """(block, replica) -> ReplicaLoad, over every worker of this attempt."""
+        return {replica: load for worker in self.workers.values() for replica, load in worker.load.items()}
 
     def describe(self, name: str) -> str:
         w = self.workers[name]

@@ -49,8 +49,9 @@ def registry_path(job_name: str) -> str:
     return os.path.join(cache_dir(), "run", f"{job_name}.json")
 
 
-def _read_address(process: subprocess.Popen) -> str:
-    """The coordinator prints where it listens as its first line."""
+def _read_address(process: subprocess.Popen) -> tuple[str, str]:
+    """The coordinator prints where it listens as its first line: (its control address,
+    its web view's URL)."""
     box: list[str] = []
     reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)
     reader.start()
@@ -60,7 +61,8 @@ def _read_address(process: subprocess.Popen) -> str:
         detail = line.strip() or (f"exit code {process.poll()}" if process.poll() is not None else "no answer")
         raise JobFailed(f"the coordinator did not start: {detail}")
     threading.Thread(target=process.stdout.read, daemon=True).start()
-    return line.split()[3]
+    words = line.split()
+    return words[3], words[words.index("web") + 1] if "web" in words else ""
 
 
 def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
@@ -102,9 +104,11 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env)
     registry = registry_path(settings.job_name)
     try:
-        address = _read_address(coordinator)
-        _register(registry, {"coordinator": address, "pid": coordinator.pid, "job": settings.job_name,
+        address, web = _read_address(coordinator)
+        _register(registry, {"coordinator": address, "web": web, "pid": coordinator.pid, "job": settings.job_name,
                              "tls": identity_env(client)})
+        if web and on_event is not None:
+            on_event(f"web view at {web}")
         try:
             return _watch(address, client, coordinator, on_progress, on_event)
         finally:

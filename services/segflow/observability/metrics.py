@@ -1,4 +1,5 @@
-"""Prometheus metrics of a worker or coordinator, served over HTTP on loopback or the pod IP.
+"""Prometheus metrics of a worker or coordinator (served by :mod:`.http`), labelled by block
+number and operator name.
 
 Counters are read from the executors when Prometheus scrapes (a custom collector), so
 the hot path pays nothing for them; only back-pressure time and sink latency are
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -21,32 +22,58 @@ class ExecutorCollector:
         self.snapshot = snapshot
 
     def collect(self):
-        records_in = CounterMetricFamily("segflow_records_in", "Records received by a block replica",
-                                         labels=["block", "replica"])
+        labels = ["block", "operator", "replica"]
+        edge_labels = labels + ["to_block"]
+        records_in = CounterMetricFamily("segflow_records_in", "Records received by a block replica", labels=labels)
         records_out = CounterMetricFamily("segflow_records_out", "Records sent by a block replica, per edge",
-                                          labels=["block", "replica", "to_block"])
+                                          labels=edge_labels)
         batches_out = CounterMetricFamily("segflow_batches_out", "Batches sent by a block replica, per edge",
-                                          labels=["block", "replica", "to_block"])
+                                          labels=edge_labels)
         bytes_out = CounterMetricFamily("segflow_bytes_out", "Encoded bytes sent over the network, per edge",
-                                        labels=["block", "replica", "to_block"])
-        queued = GaugeMetricFamily("segflow_inbox_depth", "Elements waiting in a replica's inbox",
-                                   labels=["block", "replica"])
+                                        labels=edge_labels)
+        queued = GaugeMetricFamily("segflow_inbox_depth", "Elements waiting in a replica's inbox", labels=labels)
+        blocked = CounterMetricFamily("segflow_backpressure_seconds",
+                                      "Time a replica's sends spent blocked on full channels", labels=labels)
         for row in self.snapshot():
-            b, r = str(row["block"]), str(row["replica"])
-            records_in.add_metric([b, r], row["records_in"])
-            queued.add_metric([b, r], row["inbox"])
+            replica = [str(row["block"]), row["operator"], str(row["replica"])]
+            records_in.add_metric(replica, row["records_in"])
+            queued.add_metric(replica, row["inbox"])
+            blocked.add_metric(replica, row["blocked_seconds"])
             for edge in row["edges"]:
-                labels = [b, r, str(edge["to_block"])]
-                records_out.add_metric(labels, edge["records"])
-                batches_out.add_metric(labels, edge["batches"])
-                bytes_out.add_metric(labels, edge["bytes"])
-        yield from (records_in, records_out, batches_out, bytes_out, queued)
+                edge_label = replica + [str(edge["to_block"])]
+                records_out.add_metric(edge_label, edge["records"])
+                batches_out.add_metric(edge_label, edge["batches"])
+                bytes_out.add_metric(edge_label, edge["bytes"])
+        yield from (records_in, records_out, batches_out, bytes_out, queued, blocked)
+
+
+class ReplicaLoad:
+    """What a replica's heartbeat and ``/metrics`` say beyond its counters: the time its
+    senders spent blocked on full channels (back-pressure), and at a final block the
+    latency of the batches reaching it, smoothed so the web view shows a steady figure."""
+
+    SMOOTHING = 0.2
+
+    def __init__(self, latency: Histogram | None = None):
+        self.blocked_seconds = 0.0
+        self.latency_seconds = 0.0
+        self._latency = latency
+
+    def blocked(self, seconds: float) -> None:
+        self.blocked_seconds += seconds
+
+    def reached_sink(self, seconds: float) -> None:
+        if self._latency is not None:
+            self._latency.observe(seconds)
+        previous = self.latency_seconds
+        self.latency_seconds = seconds if previous == 0 else previous + self.SMOOTHING * (seconds - previous)
 
 
 class CheckpointMetrics:
     """The coordinator's view of checkpoints and recoveries."""
 
-    def __init__(self, registry: CollectorRegistry):
+    def __init__(self, registry: CollectorRegistry, names: dict[int, str]):
+        self.names = names
         self.outcomes = Counter("segflow_checkpoints", "Checkpoint rounds by outcome", ["outcome"],
                                 registry=registry)
         self.duration = Histogram("segflow_checkpoint_duration_seconds", "From trigger to complete",
@@ -58,24 +85,25 @@ class CheckpointMetrics:
         self.last = Gauge("segflow_last_checkpoint_id", "Id of the last complete checkpoint", registry=registry)
         self.recoveries = Counter("segflow_recoveries", "Recoveries from a lost worker", registry=registry)
         self.window_versions = Gauge("segflow_pending_window_versions",
-                                     "Versions a segment-backup connector's pending window holds", ["connector"],
+                                     "Versions a segment-backup connector's pending window holds",
+                                     ["connector", "operator"],
                                      registry=registry)
         self.window_bytes = Gauge("segflow_pending_window_bytes", "Bytes of a connector's pending window",
-                                  ["connector"], registry=registry)
+                                  ["connector", "operator"], registry=registry)
         self.window_records = Gauge("segflow_pending_window_records", "Records in a connector's pending window",
-                                    ["connector"], registry=registry)
+                                    ["connector", "operator"], registry=registry)
         self.truncation_lag = Gauge("segflow_pending_window_truncation_lag_versions",
                                     "Versions between a connector's newest window part and its truncation head",
-                                    ["connector"], registry=registry)
+                                    ["connector", "operator"], registry=registry)
 
     def windows(self, sizes: dict) -> None:
         """Segment backup: ``connector block -> checkpoint.segment_plan.WindowSize``."""
         for block, size in sizes.items():
-            label = str(block)
-            self.window_versions.labels(label).set(size.versions)
-            self.window_bytes.labels(label).set(size.bytes)
-            self.window_records.labels(label).set(size.records)
-            self.truncation_lag.labels(label).set(size.truncation_lag)
+            labels = (str(block), self.names.get(block, ""))
+            self.window_versions.labels(*labels).set(size.versions)
+            self.window_bytes.labels(*labels).set(size.bytes)
+            self.window_records.labels(*labels).set(size.records)
+            self.truncation_lag.labels(*labels).set(size.truncation_lag)
 
     def ended(self, outcome) -> None:
         self.outcomes.labels("complete" if outcome.complete else "failed").inc()
@@ -87,28 +115,25 @@ class CheckpointMetrics:
 
 
 class ServiceMetrics:
-    """The registry and the metrics observed as they happen."""
+    """The registry, and the metrics observed as they happen."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.backpressure = Counter("segflow_backpressure_seconds",
-                                    "Time senders spent blocked on full channels",
-                                    registry=self.registry)
         self.latency = Histogram("segflow_end_to_end_latency_seconds",
                                  "From a record batch entering the job to reaching a final block",
-                                 buckets=LATENCY_BUCKETS, registry=self.registry)
+                                 ["block", "operator"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.records_received = Counter("segflow_network_records_in", "Records received over the network",
                                         ["block", "input"], registry=self.registry)
         self.bytes_received = Counter("segflow_network_bytes_in", "Bytes received over the network",
                                       ["block", "input"], registry=self.registry)
 
-    def checkpoint_metrics(self) -> "CheckpointMetrics":
-        return CheckpointMetrics(self.registry)
+    def checkpoint_metrics(self, names: dict[int, str]) -> "CheckpointMetrics":
+        """``names``: operator name per block, for the pending windows' labels."""
+        return CheckpointMetrics(self.registry, names)
 
     def watch_executors(self, snapshot: Callable[[], Iterable[dict]]) -> None:
         self.registry.register(ExecutorCollector(snapshot))
 
-    def serve(self, host: str) -> str:
-        """Start the HTTP endpoint on a free port of ``host``; returns ``host:port``."""
-        server, _thread = start_http_server(0, addr=host, registry=self.registry)
-        return f"{host}:{server.server_port}"
+    def replica_load(self, block: int, operator: str, final: bool) -> ReplicaLoad:
+        """A replica's load; a final block's feeds the latency histogram."""
+        return ReplicaLoad(self.latency.labels(str(block), operator) if final else None)

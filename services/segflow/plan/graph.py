@@ -93,6 +93,11 @@ class BlockSpec:
     def label(self) -> str:
         return " -> ".join(op.name for op in self.operators) or "(empty)"
 
+    @property
+    def name(self) -> str:
+        """Short: its first operator's name (progress lines, metric labels)."""
+        return self.operators[0].name if self.operators else "pass"
+
 
 @dataclass
 class JobGraph:

@@ -62,7 +62,7 @@ class LocalRuntime:
         pool = ExecutorPool(self.executors, cancel)
         started = time.monotonic()
         pool.start()
-        names = {b.id: (b.operators[0].name if b.operators else "pass") for b in graph.blocks}
+        names = {b.id: b.name for b in graph.blocks}
 
         def tick() -> None:
             if on_progress is not None:

@@ -32,8 +32,9 @@ from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.dataplane import DATA_PLANE_ROLES, GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
+from ..observability.http import ObservabilityServer
 from ..observability.logs import event
-from ..observability.metrics import ServiceMetrics
+from ..observability.metrics import ReplicaLoad, ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
@@ -87,6 +88,8 @@ class Attempt:
         self.stop_reason = ""
         self.stopped = False                   # the coordinator ended the job: no restart will come
         self.executors: dict = {}
+        self.loads: dict[ReplicaId, ReplicaLoad] = {}
+        self.block_names: dict[int, str] = {}
         self.inboxes: dict[ReplicaId, Inbox] = {}
         self.outlets: list[RemoteOutlet] = []
         self.results: dict[int, list] = {}
@@ -104,11 +107,13 @@ class Attempt:
 
 
 class WorkerService:
-    def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1):
+    def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1,
+                 metrics_port: int = 0):
         self.name = name
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
+        self.metrics_port = metrics_port
         self.identity = identity_from_env()
         self.metrics = ServiceMetrics()
         self.receivers = Receivers(job_id="")
@@ -131,7 +136,9 @@ class WorkerService:
 
     def run(self) -> int:
         self.data_address = self._serve()
-        self.metrics_address = self.metrics.serve(self.host)
+        self.metrics_address = ObservabilityServer(self.metrics.registry).start(self.host, self.metrics_port)
+        print(f"segflow worker {self.name}: data plane on {self.data_address}, metrics on "
+              f"http://{self.metrics_address}/metrics", flush=True)
         self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR))
         try:
             while True:
@@ -237,6 +244,7 @@ class WorkerService:
         execution = plan(env.graph, workers, dict(assignment.pinned_replicas))
         mine = [r for r in execution.all_replicas() if execution.placement[r] == self.name]
         graph = execution.graph
+        attempt.block_names = {b.id: b.name for b in graph.blocks}
         cancel = attempt.cancel
         for replica in mine:
             if not graph.blocks[replica.block].is_source:
@@ -255,6 +263,10 @@ class WorkerService:
 
         locals_ = self._local_checkpoints(attempt, execution, mine)
         for replica in mine:
+            final = not graph.outputs_of(replica.block)
+            load = attempt.loads[replica] = self.metrics.replica_load(replica.block,
+                                                                      attempt.block_names[replica.block], final)
+
             def outlet_for(edge, destination: int, replica=replica):
                 outlet = self._outlet(attempt, execution, addresses, replica, edge, destination)
                 if replica not in locals_:
@@ -262,8 +274,8 @@ class WorkerService:
                 return LoggingOutlet(outlet, _process_channel(edge, replica.index, destination), locals_[replica])
             executor = build_executor(execution, replica, attempt.inboxes.get(replica), outlet_for, deliver, cancel,
                                       transactional=attempt.two_phase, restored_from=assignment.restore_checkpoint)
-            if not graph.outputs_of(replica.block):
-                executor.on_sink_batch = self.metrics.latency.observe
+            if final:
+                executor.on_sink_batch = load.reached_sink
             attempt.executors[replica] = executor
         if attempt.two_phase:
             self._enable_checkpoints(attempt, execution, locals_)
@@ -286,7 +298,7 @@ class WorkerService:
                                  src_block=replica.block, src_replica=replica.index,
                                  dst_block=edge.dst, dst_replica=destination, dst_input=edge.dst_input)
         outlet = RemoteOutlet(self._peer(addresses[owner]), hello, attempt.cancel,
-                              on_blocked=self.metrics.backpressure.inc)
+                              on_blocked=attempt.loads[replica].blocked)
         attempt.outlets.append(outlet)
         return outlet
 
@@ -331,10 +343,15 @@ class WorkerService:
 
     # ---------------------------------------------------------------- heartbeat
     def _status(self, attempt: Attempt) -> cpb.WorkerStatus:
-        return cpb.WorkerStatus(worker=self.name, replicas=[
-            cpb.ReplicaCounters(block=r.block, replica=r.index, records_in=ex.records_in,
-                                records_out=ex.router.records_out)
-            for r, ex in attempt.executors.items()])
+        replicas = []
+        for r, ex in list(attempt.executors.items()):
+            inbox, load = attempt.inboxes.get(r), attempt.loads[r]
+            replicas.append(cpb.ReplicaCounters(block=r.block, replica=r.index, records_in=ex.records_in,
+                                                records_out=ex.router.records_out,
+                                                inbox=len(inbox) if inbox is not None else 0,
+                                                blocked_seconds=load.blocked_seconds,
+                                                latency_seconds=load.latency_seconds))
+        return cpb.WorkerStatus(worker=self.name, replicas=replicas)
 
     def _heartbeat(self, attempt: Attempt) -> None:
         every = attempt.assignment.heartbeat_seconds or 0.5
@@ -384,10 +401,13 @@ class WorkerService:
         attempt = self.current
         if attempt is None:
             return
+        names = attempt.block_names
         for r, ex in list(attempt.executors.items()):
             inbox = attempt.inboxes.get(r)
+            load = attempt.loads.get(r)
             yield {
-                "block": r.block, "replica": r.index, "records_in": ex.records_in,
+                "block": r.block, "operator": names.get(r.block, ""), "replica": r.index,
+                "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds if load else 0.0,
                 "inbox": len(inbox) if inbox is not None else 0,
                 "edges": [{"to_block": to_block, "records": s.records_out, "batches": s.batches_out,
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}

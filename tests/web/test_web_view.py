@@ -1,0 +1,99 @@
+"""The web view in a real headless browser, against a real job on worker processes.
+
+The job is Nexmark q3 (two sources after a split, a hash join, a sink: five blocks)
+generating events at a fixed rate for about half a minute, with aligned checkpoints every
+second. The page must load, draw the plan's blocks and edges, show rates that move while
+the job runs, and list checkpoints as they complete. Set ``SEGFLOW_SCREENSHOTS`` to a
+folder to keep the screenshot (the README's picture is taken this way).
+"""
+import os
+import queue
+import subprocess
+import threading
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from segflow.jobs.loader import JobModule, build_job
+from segflow.settings import Config
+from support.processes import ROOT, SEGFLOW, kill_tree
+
+Q3 = os.path.join(ROOT, "examples", "nexmark_q3.py")
+EVENTS, RATE = 90_000, 3_000
+
+
+@pytest.fixture
+def running_job(tmp_path):
+    """``(process, web view URL)`` of ``segflow run`` on worker processes."""
+    process = subprocess.Popen(
+        [SEGFLOW, "run", Q3, "-p", f"output={tmp_path / 'out'}", "-p", f"events={EVENTS}", "-p", f"rate={RATE}",
+         "--parallelism", "2", "--checkpoint-protocol", "aligned", "--checkpoint-interval", "1",
+         "--state", f"file://{tmp_path / 'state'}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
+    try:
+        deadline, seen = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                assert process.poll() is None, f"segflow run ended before its web view: {seen}"
+                continue
+            seen.append(line)
+            if "web view at " in line:
+                yield process, line.rsplit(" ", 1)[1].strip()
+                return
+        pytest.fail(f"segflow run printed no web view URL in 60 s: {seen}")
+    finally:
+        kill_tree(process)
+
+
+def _plan_of_q3():
+    env, _ = build_job(JobModule(Q3, "build", {"output": "/unused", "events": "1"}), Config(parallelism=2))
+    return env.graph
+
+
+def _cell(browser, block: int, kind: str) -> str:
+    return browser.find_element(By.CSS_SELECTOR, f'#blocks tr[data-block="{block}"] td.{kind}').text
+
+
+def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
+    process, url = running_job
+    assert url.startswith("http://127.0.0.1:")
+    browser.get(url)
+    wait = WebDriverWait(browser, 30, poll_frequency=0.2)
+    wait.until(lambda b: b.find_element(By.ID, "phase").text == "running")
+    assert browser.title == "segflow: nexmark_q3"
+
+    graph = _plan_of_q3()
+    nodes = browser.execute_script("return window.segflowGraph.nodes().map(n => n.id())")
+    assert sorted(nodes) == sorted(f"b{b.id}" for b in graph.blocks)
+    edges = browser.execute_script(
+        "return window.segflowGraph.edges().map(e => [e.source().id(), e.target().id(), e.data('label')])")
+    assert sorted(map(tuple, edges)) == sorted((f"b{e.src}", f"b{e.dst}", e.strategy.value) for e in graph.edges)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#blocks tbody tr")
+    assert [int(r.get_attribute("data-block")) for r in rows] == [b.id for b in graph.blocks]
+
+    source = next(b.id for b in graph.blocks if b.is_source)
+    first = _cell(browser, source, "records-in")
+    wait.until(lambda b: _cell(b, source, "rate-in") not in ("", "0"))
+    rates = set()
+    for _ in range(4):
+        rates.add(_cell(browser, source, "rate-in"))
+        time.sleep(1.1)
+    assert rates - {"0"}, "the source's rate never showed"
+    assert int(_cell(browser, source, "records-in").replace(",", "")) > int(first.replace(",", "")), \
+        "records in did not move while the job ran"
+
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#checkpoints tbody td.checkpoint-id"))
+    first_ids = [int(td.text) for td in browser.find_elements(By.CSS_SELECTOR, "#checkpoints td.checkpoint-id")]
+    assert first_ids and first_ids == sorted(first_ids, reverse=True), first_ids
+    wait.until(lambda b: int(b.find_element(By.CSS_SELECTOR, "#checkpoints td.checkpoint-id").text) > first_ids[0])
+    assert browser.find_element(By.ID, "no-checkpoints").is_displayed() is False
+    assert process.poll() is None, "the job ended before the checks: raise EVENTS"
+
+    folder = os.environ.get("SEGFLOW_SCREENSHOTS") or str(tmp_path)
+    assert browser.save_screenshot(os.path.join(folder, "web-view.png"))
