@@ -78,8 +78,11 @@ class JobLoop:
         update = self.watcher.follow(address, self.identity(revision) if address else None)
         observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
         decision = decide(spec, status, observed)
-        if status.get("selector") != manifests.worker_selector(self.name):
-            decision.status["selector"] = manifests.worker_selector(self.name)
+        selector, web = manifests.worker_selector(self.name), manifests.web_url(self.namespace, self.name, spec)
+        if status.get("selector") != selector:
+            decision.status["selector"] = selector
+        if status.get("webUrl") != web:
+            decision.status["webUrl"] = web
         if self.keeper is not None and spec.disaster_recovery is not None:
             decision.status["disasterRecovery"] = self._dr_status(
                 spec, status, decision.status.get("phase", status.get("phase", "")),
@@ -192,7 +195,8 @@ class JobLoop:
         self.watcher.follow("")
         self.kube.delete_secret(self.namespace, job_tls.secret_name(self.name, action.revision - 1))
         for manifest in [manifests.state_key_secret(body), manifests.tls_secret(body, spec, action.revision),
-                         manifests.config_map(body, spec), *manifests.services(body), manifests.network_policy(body),
+                         manifests.config_map(body, spec), *manifests.services(body, spec),
+                         manifests.network_policy(body),
                          manifests.coordinator_pod(body, spec, action.revision, action.restore, self.generation)]:
             self._create(manifest)
 

@@ -16,9 +16,7 @@ from segflow.state.sealing import STATE_KEY_ENV
 
 from . import job_tls
 from .pod_template import apply_template
-from .spec import StreamJobSpec, checkpointing_shape
-
-COORDINATOR_PORT = 7070
+from .spec import COORDINATOR_PORT, StreamJobSpec, checkpointing_shape
 APP = "segflow"
 JOB_LABEL = "segflow.io/job"
 ROLE_LABEL = "segflow.io/role"
@@ -110,17 +108,25 @@ def state_key_secret(body: dict) -> dict:
             "stringData": {"key": secrets.token_hex(32)}}
 
 
-def services(body: dict) -> list[dict]:
-    """Headless services: stable DNS names for the coordinator and the workers on a real
-    cluster (the operator itself addresses pods by IP, which works everywhere)."""
+def services(body: dict, spec: StreamJobSpec) -> list[dict]:
+    """Headless services: stable DNS names for the coordinator (its control port and its
+    web view) and the workers on a real cluster (the operator itself addresses pods by IP,
+    which works everywhere)."""
     job = body["metadata"]["name"]
+    metrics = {"name": "metrics", "port": spec.metrics_port, "targetPort": "metrics"}
     result = []
     for role, name in (("coordinator", f"{job}-coordinator"), ("worker", f"{job}-workers")):
         result.append({"apiVersion": "v1", "kind": "Service", "metadata": _metadata(body, name, role),
                        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
                                 "selector": {JOB_LABEL: job, ROLE_LABEL: role},
-                                "ports": [{"name": "control", "port": COORDINATOR_PORT}]}})
+                                "ports": [{"name": "control", "port": COORDINATOR_PORT}, metrics]}})
     return result
+
+
+def web_url(namespace: str, job: str, spec: StreamJobSpec) -> str:
+    """The coordinator's web view, by its Service (``kubectl port-forward svc/JOB-coordinator
+    PORT`` reaches it from outside the cluster)."""
+    return f"http://{job}-coordinator.{namespace}.svc:{spec.metrics_port}/"
 
 
 _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
@@ -132,8 +138,12 @@ def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, a
     job = body["metadata"]["name"]
     env = [_POD_IP_ENV, *job_tls.identity_env(job, revision, holder),
            {"name": STATE_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": state_key_name(job), "key": "key"}}}]
+    ports = [{"name": "metrics", "containerPort": spec.metrics_port, "protocol": "TCP"}]
+    if role == "coordinator":
+        ports.insert(0, {"name": "control", "containerPort": COORDINATOR_PORT, "protocol": "TCP"})
     container = _restricted({"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
-                             "command": ["segflow"], "args": args, "env": env,
+                             "command": ["segflow"], "args": [*args, "--metrics-port", str(spec.metrics_port)],
+                             "ports": ports, "env": env,
                              "terminationMessagePolicy": "FallbackToLogsOnError", "resources": resources})
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": _metadata(body, name, role, {REVISION_LABEL: str(revision), **(extra_labels or {})}),

@@ -39,6 +39,12 @@ class DisasterRecovery:
     s3_endpoint: str = ""
 
 
+COORDINATOR_PORT = 7070      # the coordinator's gRPC control port
+# Every job pod serves /metrics here (the coordinator also its web view), declared as the
+# containerPort named "metrics" that PodMonitors select.
+DEFAULT_METRICS_PORT = 9400
+
+
 @dataclass(frozen=True)
 class StreamJobSpec:
     image: str
@@ -57,6 +63,7 @@ class StreamJobSpec:
     batch_stage: BatchStage | None = None
     pod_template: dict = field(default_factory=dict)
     disaster_recovery: DisasterRecovery | None = None
+    metrics_port: int = DEFAULT_METRICS_PORT
 
     def deployment_hash(self) -> str:
         """What a running deployment is made of: a change here means a redeploy."""
@@ -70,6 +77,8 @@ class StreamJobSpec:
             shape["podTemplate"] = self.pod_template
         if self.disaster_recovery is not None:      # its pods run fenced by the lease; roles change nothing
             shape["backupUrl"] = self.disaster_recovery.backup_url
+        if self.metrics_port != DEFAULT_METRICS_PORT:
+            shape["metricsPort"] = self.metrics_port
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -166,6 +175,10 @@ def parse(spec: dict) -> StreamJobSpec:
     disaster_recovery = _disaster_recovery(spec.get("disasterRecovery"), raw_checkpointing)
     checkpointing = _checkpointing(raw_checkpointing, disaster_recovery)
     pod_template = _pod_template(spec.get("podTemplate") or {})
+    metrics_port = _integer(spec.get("metricsPort", DEFAULT_METRICS_PORT), "spec.metricsPort")
+    if not 1024 <= metrics_port <= 65535 or metrics_port == COORDINATOR_PORT:
+        raise InvalidSpec(f"spec.metricsPort must be between 1024 and 65535 and not {COORDINATOR_PORT} (the "
+                          f"coordinator's control port), not {metrics_port}")
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
@@ -176,7 +189,7 @@ def parse(spec: dict) -> StreamJobSpec:
         restart_nonce=_integer(spec.get("restartNonce", 0), "spec.restartNonce"),
         restore_from=restore_from or ("auto" if disaster_recovery else ""),
         pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage,
-        pod_template=pod_template, disaster_recovery=disaster_recovery)
+        pod_template=pod_template, disaster_recovery=disaster_recovery, metrics_port=metrics_port)
     if parsed.restore_from and not parsed.stateful:
         raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")
     return parsed

@@ -1,6 +1,7 @@
 """The chart and the objects the operator creates, checked offline against Kubernetes'
 schemas (kubernetes-validate: 1.25 and the newest it knows); the e2e tests check them on
 the 1.20 API server (server-side dry-run)."""
+import json
 import os
 import subprocess
 
@@ -63,7 +64,25 @@ def test_objects_the_operator_creates_are_valid(version):
                   "checkpointing": {"stateUrl": "s3://bucket/jobs", "s3Endpoint": "http://s3:9000"},
                   "batchStage": {"module": "examples/lambda/daily.py", "function": "daily",
                                  "input": "s3://bucket/bids", "output": "s3://bucket/daily"}})
-    objects = [manifests.config_map(body, spec), *manifests.services(body),
+    objects = [manifests.config_map(body, spec), *manifests.services(body, spec),
                manifests.coordinator_pod(body, spec, 3, "auto"), manifests.worker_pod(body, spec, 3, 1, "10.1.2.3")]
     for obj in objects:
         kubernetes_validate.validate(obj, version, strict=True)
+
+
+def test_the_chart_ships_the_dashboard_and_a_pod_monitor_when_asked(helm):
+    assert not any(d["kind"] in ("PodMonitor", "ConfigMap") for d in render(helm))
+    documents = render(helm, "--set", "podMonitor.enabled=true", "--set", "podMonitor.labels.release=prom",
+                       "--set", "grafanaDashboard.enabled=true")
+    dashboard = next(d for d in documents if d["kind"] == "ConfigMap")
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    with open(os.path.join(CHART, "dashboards", "segflow.json")) as f:
+        assert json.loads(dashboard["data"]["segflow.json"]) == json.load(f)
+    monitor = next(d for d in documents if d["kind"] == "PodMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+    body = {"metadata": {"name": "wc", "namespace": "jobs", "uid": "u"}}
+    pod = manifests.worker_pod(body, parse({"image": "i", "job": {"module": "m"}, "checkpointing": {"protocol": "none"}}),
+                               1, 0, "10.0.0.1")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert any(p["name"] == "metrics" for p in pod["spec"]["containers"][0]["ports"])

@@ -1,11 +1,18 @@
-"""A real headless Chromium (Debian's chromium and chromium-driver) driven by Selenium."""
+"""A real headless Chromium (Debian's chromium and chromium-driver) driven by Selenium, and
+jobs run by ``segflow run`` on worker processes, with their web view's URL."""
 import os
+import queue
 import shutil
+import subprocess
+import threading
+import time
 
 import psutil
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+from support.processes import SEGFLOW, kill_tree
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -37,3 +44,33 @@ def browser(tmp_path):
             except psutil.NoSuchProcess:
                 pass
         psutil.wait_procs(tree, timeout=10)
+
+
+@pytest.fixture
+def job_run():
+    """``start(*run_args) -> (process, web view URL)``; every run is stopped at the end."""
+    started = []
+
+    def start(*args):
+        process = subprocess.Popen([SEGFLOW, "run", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, text=True)
+        started.append(process)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
+        deadline, seen = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                assert process.poll() is None, f"segflow run ended before its web view: {seen}"
+                continue
+            seen.append(line)
+            if "web view at " in line:
+                return process, line.rsplit(" ", 1)[1].strip()
+        pytest.fail(f"segflow run printed no web view URL in 60 s: {seen}")
+
+    try:
+        yield start
+    finally:
+        for process in started:
+            kill_tree(process)

@@ -24,7 +24,8 @@ def _graph() -> JobGraph:
 
 def _live(records_in: dict, loads: dict | None = None, windows: dict | None = None) -> LiveState:
     return LiveState("j1", "RUNNING", "", 3.0, 0, "", {(0, 0): "w0", (0, 1): "w1", (1, 0): "w0", (1, 1): "w1"},
-                     records_in, loads or {}, windows or {}, [("w0", 10, False), ("w1", 11, False)])
+                     records_in, loads or {}, windows or {},
+                     [("w0", 10, False, "127.0.0.2:9400"), ("w1", 11, False, "127.0.0.3:9400")])
 
 
 def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
@@ -46,6 +47,7 @@ def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
                                                         "truncation_lag": 1}
     assert fold["window"] is None and fold["operators"] == "fold -> write_text" and fold["name"] == "fold"
     assert later["edges"] == [{"src": 0, "dst": 1, "strategy": "hash", "feedback": False}]
+    assert later["workers"][1] == {"name": "w1", "pid": 11, "finished": False, "metrics": "127.0.0.3:9400"}
     json.dumps(later)
 
 

@@ -7,9 +7,6 @@ the job runs, and list checkpoints as they complete. Set ``SEGFLOW_SCREENSHOTS``
 folder to keep the screenshot (the README's picture is taken this way).
 """
 import os
-import queue
-import subprocess
-import threading
 import time
 
 import pytest
@@ -18,37 +15,17 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from segflow.jobs.loader import JobModule, build_job
 from segflow.settings import Config
-from support.processes import ROOT, SEGFLOW, kill_tree
+from support.processes import ROOT
 
 Q3 = os.path.join(ROOT, "examples", "nexmark_q3.py")
 EVENTS, RATE = 90_000, 3_000
 
 
 @pytest.fixture
-def running_job(tmp_path):
-    """``(process, web view URL)`` of ``segflow run`` on worker processes."""
-    process = subprocess.Popen(
-        [SEGFLOW, "run", Q3, "-p", f"output={tmp_path / 'out'}", "-p", f"events={EVENTS}", "-p", f"rate={RATE}",
-         "--parallelism", "2", "--checkpoint-protocol", "aligned", "--checkpoint-interval", "1",
-         "--state", f"file://{tmp_path / 'state'}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
-    try:
-        deadline, seen = time.monotonic() + 60, []
-        while time.monotonic() < deadline:
-            try:
-                line = lines.get(timeout=1)
-            except queue.Empty:
-                assert process.poll() is None, f"segflow run ended before its web view: {seen}"
-                continue
-            seen.append(line)
-            if "web view at " in line:
-                yield process, line.rsplit(" ", 1)[1].strip()
-                return
-        pytest.fail(f"segflow run printed no web view URL in 60 s: {seen}")
-    finally:
-        kill_tree(process)
+def running_job(job_run, tmp_path):
+    return job_run(Q3, "-p", f"output={tmp_path / 'out'}", "-p", f"events={EVENTS}", "-p", f"rate={RATE}",
+                   "--parallelism", "2", "--checkpoint-protocol", "aligned", "--checkpoint-interval", "1",
+                   "--state", f"file://{tmp_path / 'state'}")
 
 
 def _plan_of_q3():

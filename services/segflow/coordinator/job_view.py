@@ -29,7 +29,7 @@ class LiveState:
     records_in: dict        # (block, replica) -> records in
     loads: dict             # (block, replica) -> state.ReplicaLoad
     windows: dict           # connector block -> WindowSize (segment backup)
-    workers: list           # [(name, pid, finished)]
+    workers: list           # [(name, pid, finished, metrics address)]
 
 
 class JobView:
@@ -75,6 +75,7 @@ class JobView:
         return {"job": self.job_name, "id": live.job_id, "phase": live.phase, "error": live.error,
                 "protocol": self.protocol, "interval_seconds": self.interval, "seconds": round(live.seconds, 2),
                 "recoveries": live.recoveries, "restored": live.restored,
-                "workers": [{"name": n, "pid": pid, "finished": done} for n, pid, done in live.workers],
+                "workers": [{"name": n, "pid": pid, "finished": done, "metrics": metrics}
+                            for n, pid, done, metrics in live.workers],
                 "blocks": blocks, "edges": self.edges,
                 "checkpoints": history.checkpoints(), "recovery_log": history.recoveries()}

@@ -556,8 +556,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                              self._restored(), self._owners() if state.workers else {},
                              {r: n for w in state.workers.values() for r, n in w.counters.items()},
                              state.replica_loads(), self.segment.window_sizes() if self.segment else {},
-                             [(w.name, w.pid, w.finished) for w in sorted(state.workers.values(),
-                                                                          key=lambda w: w.name)])
+                             [(w.name, w.pid, w.finished, w.metrics_address)
+                              for w in sorted(state.workers.values(), key=lambda w: w.name)])
             return self.view.render(live, self.history, time.monotonic())
 
     def _restored(self) -> str:
