@@ -14,7 +14,8 @@ TEXT_INPUT = ("wordcount_assoc", "windowed_wordcount")
 SMALLER = {"nexmark_q0": {"events": "20000"}, "nexmark_q1": {"events": "20000"}, "nexmark_q2": {"events": "20000"},
            "nexmark_q3": {"events": "30000"}, "nexmark_q4": {"events": "20000"}, "nexmark_q5": {"events": "20000"},
            "nexmark_q6": {"events": "20000"}, "nexmark_q7": {"events": "20000"}, "nexmark_q8": {"events": "30000"},
-           "rolling_top_words": {"events": "8000"}, "kmeans": {"points": "2000"}}
+           "rolling_top_words": {"events": "8000"}, "kmeans": {"points": "2000"},
+           "sensor_averages": {"readings": "16000"}}
 FLOATING = {"kmeans": 1e-6, "pagerank": 1e-9}     # sums in another order differ in the last digits
 
 

@@ -168,5 +168,14 @@ def nexmark_q8(params):
             if (p := people.get((a.seller, a.date_time // size)))]
 
 
+def sensor_averages(params):
+    readings = int(params.get("readings", 80000))
+    windows = collections.defaultdict(list)
+    for i in range(readings):
+        windows[(i % 16, i - i % 1000)].append(i * 7919 % 1000)
+    return [f"sensor-{sensor:02d}\t{start}\t{len(values)}\t{sum(values)}\t{sum(values) / len(values):.2f}"
+            for (sensor, start), values in windows.items()]
+
+
 ORACLES = {name: fn for name, fn in globals().items()
            if callable(fn) and not name.startswith("_") and fn.__module__ == __name__ and name != "words"}

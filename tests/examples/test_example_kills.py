@@ -16,7 +16,7 @@ SLOWED = os.path.join(JOBS, "slowed_example.py")
 RATES = {"connected_components": 90, "enum_triangles": 180, "kmeans": 200, "nexmark_q0": 2000, "nexmark_q1": 2000,
          "nexmark_q2": 2000, "nexmark_q3": 3000, "nexmark_q4": 2000, "nexmark_q5": 2000, "nexmark_q6": 2000,
          "nexmark_q7": 2000, "nexmark_q8": 3000, "pagerank": 60,
-         "rolling_top_words": 800, "transitive_closure": 12, "windowed_wordcount": 150,
+         "rolling_top_words": 800, "sensor_averages": 2000, "transitive_closure": 12, "windowed_wordcount": 150,
          "wordcount_assoc": 150}
 
 

@@ -189,10 +189,23 @@ def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path
             os.kill(victims[0].pid, signal.SIGKILL)
         wait_for(lambda: status(operator, "killed").get("recoveries", 0) >= round_ + 1, 60, "a recovery")
         phase_is(operator, "killed", "Running", "Completed")
+        if round_ == 0:
+            _web_view_shows_the_recovery(status(operator, "killed"))
     final = phase_is(operator, "killed", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert final["recoveries"] == 3
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
+def _web_view_shows_the_recovery(job_status: dict) -> None:
+    """The coordinator's web view, on the pod's metrics port (the one status.webUrl names
+    through the job's Service), lists the recovery and the checkpoints before it."""
+    assert job_status["webUrl"] == f"http://killed-coordinator.{NAMESPACE}.svc:9400/"
+    with urllib.request.urlopen(f"http://{job_status['coordinatorIP']}:9400/api/job", timeout=5) as reply:
+        view = json.load(reply)
+    assert view["recoveries"] >= 1 and view["recovery_log"], view
+    assert view["checkpoints"] and all(c["complete"] for c in view["checkpoints"][:1]), view["checkpoints"]
+    assert len(view["blocks"]) >= 2 and view["protocol"] == "aligned"
 
 
 def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):

@@ -33,8 +33,16 @@ def _plan_of_q3():
     return env.graph
 
 
+def _texts(browser, selector: str) -> list[str]:
+    """The text of every element ``selector`` matches, read in one step (the page redraws
+    its tables every second, so elements found one call earlier may be gone)."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.textContent)", selector)
+
+
 def _cell(browser, block: int, kind: str) -> str:
-    return browser.find_element(By.CSS_SELECTOR, f'#blocks tr[data-block="{block}"] td.{kind}').text
+    cells = _texts(browser, f'#blocks tr[data-block="{block}"] td.{kind}')
+    return cells[0] if cells else ""
 
 
 def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
@@ -51,8 +59,9 @@ def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
     edges = browser.execute_script(
         "return window.segflowGraph.edges().map(e => [e.source().id(), e.target().id(), e.data('label')])")
     assert sorted(map(tuple, edges)) == sorted((f"b{e.src}", f"b{e.dst}", e.strategy.value) for e in graph.edges)
-    rows = browser.find_elements(By.CSS_SELECTOR, "#blocks tbody tr")
-    assert [int(r.get_attribute("data-block")) for r in rows] == [b.id for b in graph.blocks]
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#blocks tbody tr')).map(r => r.dataset.block)")
+    assert [int(r) for r in rows] == [b.id for b in graph.blocks]
 
     source = next(b.id for b in graph.blocks if b.is_source)
     first = _cell(browser, source, "records-in")
@@ -65,10 +74,10 @@ def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
     assert int(_cell(browser, source, "records-in").replace(",", "")) > int(first.replace(",", "")), \
         "records in did not move while the job ran"
 
-    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#checkpoints tbody td.checkpoint-id"))
-    first_ids = [int(td.text) for td in browser.find_elements(By.CSS_SELECTOR, "#checkpoints td.checkpoint-id")]
+    wait.until(lambda b: _texts(b, "#checkpoints td.checkpoint-id"))
+    first_ids = [int(text) for text in _texts(browser, "#checkpoints td.checkpoint-id")]
     assert first_ids and first_ids == sorted(first_ids, reverse=True), first_ids
-    wait.until(lambda b: int(b.find_element(By.CSS_SELECTOR, "#checkpoints td.checkpoint-id").text) > first_ids[0])
+    wait.until(lambda b: int(_texts(b, "#checkpoints td.checkpoint-id")[0]) > first_ids[0])
     assert browser.find_element(By.ID, "no-checkpoints").is_displayed() is False
     assert process.poll() is None, "the job ended before the checks: raise EVENTS"
 

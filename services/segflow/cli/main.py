@@ -126,9 +126,12 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--state", default="", metavar="URL", help="with --segment-backup: the store to time")
     show.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// --state")
     segment_advice.add_arguments(show)
-    demo = commands.add_parser("demo", help="word count over a generated corpus; prints the top words")
-    demo.add_argument("--size-mb", type=float, default=20, help="corpus size in MiB (default: 20)")
-    demo.add_argument("--parallelism", type=int, default=1, metavar="N")
+    demo = commands.add_parser("demo", help="a job on worker processes with checkpoints; a worker is killed, the job "
+                                            "recovers, and the output is checked exactly")
+    demo.add_argument("--readings", type=int, default=80_000, help="sensor readings to generate (default: 80000)")
+    demo.add_argument("--rate", type=float, default=4_000, help="readings per second (default: 4000)")
+    demo.add_argument("--parallelism", type=int, default=2, metavar="N", help="worker processes (default: 2)")
+    demo.add_argument("--no-kill", dest="kill", action="store_false", help="let the job run without a failure")
     batch.add_command(commands)
     checkpoints.add_command(commands)
     return parser
@@ -248,7 +251,7 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
-    return run_demo(args.size_mb, args.parallelism)
+    return run_demo(args.readings, args.rate, args.parallelism, args.kill)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

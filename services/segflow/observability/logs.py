@@ -13,6 +13,8 @@ import time
 
 from ..redaction import redact
 
+LOG_LEVEL_ENV = "SEGFLOW_LOG_LEVEL"
+
 
 class JsonFormatter(logging.Formatter):
     def __init__(self, component: str):
@@ -42,7 +44,7 @@ class RedactingFormatter(logging.Formatter):
 
 
 def configure(component: str, level: str | None = None) -> None:
-    level = (level or os.environ.get("SEGFLOW_LOG_LEVEL") or "warning").upper()
+    level = (level or os.environ.get(LOG_LEVEL_ENV) or "warning").upper()
     handler = logging.StreamHandler(sys.stderr)
     if sys.stderr.isatty():
         handler.setFormatter(RedactingFormatter(f"%(asctime)s {component} %(levelname)s %(message)s", "%H:%M:%S"))
