@@ -1,11 +1,15 @@
-"""The progress line: rates that follow the job, not the bursts its counts arrive in; a
-line that fits the terminal; a summary that counts start-up."""
+"""The progress display: rates that follow the job, not the bursts its counts arrive in; a
+percentage and the time left for sources of known size; a display that fits the terminal;
+a summary that counts start-up."""
 import io
 import os
+import re
 
 import pytest
 
-from segflow.cli.progress_bar import Progress, fit
+from segflow.api.environment import StreamEnvironment
+from segflow.cli import progress_bar
+from segflow.cli.progress_bar import Progress, completion, expected_records, seconds_left
 from segflow.observability.rates import RateMeter
 from test_wordcount_contract import WORDCOUNT, segflow
 
@@ -38,10 +42,51 @@ def test_no_rate_before_time_has_passed():
     assert meter.add(10.0, {0: 5, 1: 0}) == {0: 0.0, 1: 0.0}
 
 
-def test_a_line_fits_the_terminal():
-    assert fit("x" * 200, 80) == "x" * 78 + "…"
-    assert len(fit("x" * 200, 80)) == 79
-    assert fit("short", 80) == "short"
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_terminal_display_fits_its_width_and_shows_the_percentage(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    out = Terminal()
+    progress = Progress(out)
+    progress.expect({0: 1000})
+    names = {0: "generate", 1: "add_timestamps(reading)", 2: "window.process(summary)"}
+    progress({0: 250, 1: 240, 2: 200}, names)
+    progress.say("segflow: a message above the bar")
+    progress({0: 500, 1: 490, 2: 450}, names, checkpoint="chk 2")
+    progress._display.refresh()
+    progress.finish()
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    rows = [row for row in re.split(r"[\r\n]", screen) if row.strip()]
+    assert rows and all(len(row) <= 60 for row in rows), rows
+    assert any(" 50%" in row and "b0 generate" in row for row in rows), rows
+    assert "segflow: a message above the bar" in rows
+
+
+def test_percentage_and_time_left_come_from_the_sources_of_known_size():
+    env = StreamEnvironment()
+    env.generate(lambda i: i, count=500).map(str).collect()
+    env.generate(lambda i: i).collect()
+    assert expected_records(env.graph) == {0: 500}
+    assert completion({0: 125, 3: 10**6}, {0: 500}) == (125, 500)
+    assert completion({0: 900}, {0: 500}) == (500, 500)
+    assert completion({0: 5}, {}) is None
+    assert seconds_left(125, 500, 25.0) == 15.0 and seconds_left(1, 2, 0.0) is None
+
+
+def test_plain_lines_carry_the_percentage_and_time_left(monkeypatch):
+    clock = iter([10.0, 12.0])
+    monkeypatch.setattr(progress_bar.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    progress = Progress(out, enabled=True)
+    progress.expect({0: 1000})
+    progress({0: 100}, {0: "generate"})
+    progress({0: 300}, {0: "generate"})
+    first, second = out.getvalue().splitlines()
+    assert first.startswith("10% | b0 generate 0/s")
+    assert second.startswith("30% 7 s left | b0 generate 100/s"), second
 
 
 def test_forced_progress_prints_a_plain_line_per_call():
@@ -51,6 +96,7 @@ def test_forced_progress_prints_a_plain_line_per_call():
     progress({0: 20, 1: 8}, {0: "generate", 1: "map"}, checkpoint="chk 3")
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].startswith("b0 generate ") and lines[1].endswith("| chk 3")
+    assert "%" not in out.getvalue()       # no source said how much it reads
 
 
 def test_the_summary_counts_start_up(tmp_path):

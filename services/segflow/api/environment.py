@@ -53,12 +53,14 @@ class StreamEnvironment:
         self.job_spec: Any = None    # set when built from a job module (needed by workers)
 
     # ------------------------------------------------------------------ sources
-    def _source(self, name: str, factory: Callable, single: bool = False) -> Stream:
+    def _source(self, name: str, factory: Callable, single: bool = False, expected: int | None = None) -> Stream:
         """A source is a block of its own (it owns the read position); the block after it
-        keeps the source's replica cap until the next split, as in Noir."""
+        keeps the source's replica cap until the next split, as in Noir. ``expected``: the
+        records it will read, when known (progress shows a percentage and an ETA)."""
         self._check_building(name)
         cap = 1 if single else None
-        source = self.graph.new_block(is_source=True, batch_mode=self._batch_mode, max_parallelism=cap)
+        source = self.graph.new_block(is_source=True, batch_mode=self._batch_mode, max_parallelism=cap,
+                                      expected_records=expected)
         source.operators.append(OperatorSpec(name, factory, caller_location()))
         first = self.graph.new_block(batch_mode=self._batch_mode, max_parallelism=cap)
         self.graph.connect(source, first, Strategy.FORWARD)
@@ -110,7 +112,7 @@ class StreamEnvironment:
             raise PipelineError(f"generate: count must be >= 0, got {count}")
         if rate is not None and rate <= 0:
             raise PipelineError(f"generate: rate must be > 0 records/s, got {rate}")
-        return self._source("generate", lambda: src.GeneratorSource(make, count, rate))
+        return self._source("generate", lambda: src.GeneratorSource(make, count, rate), expected=count)
 
     def read_redis_stream(self, url: str, stream: str | list[str], until: str | None = None,
                           count: int | None = None, rate: float | None = None) -> Stream:

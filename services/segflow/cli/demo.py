@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -24,7 +23,7 @@ from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..observability.logs import LOG_LEVEL_ENV
 from ..settings import Config
-from .progress_bar import Progress
+from .progress_bar import Progress, expected_records
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 JOB = os.path.join(ROOT, "examples", "sensor_averages.py")
@@ -90,7 +89,6 @@ class WorkerKiller:
 
 
 def run_demo(readings: int, rate: float, parallelism: int, kill: bool = True) -> int:
-    out = sys.stderr
     job = JOB
     if not os.path.exists(job):
         raise SegflowError(f"segflow demo runs {job}, which only a checkout of the repository has: clone it and "
@@ -99,14 +97,12 @@ def run_demo(readings: int, rate: float, parallelism: int, kill: bool = True) ->
     progress = Progress(enabled=None)
 
     def say(text: str) -> None:
-        progress.finish()
-        print(f"segflow demo: {text}", file=out, flush=True)
+        progress.say(f"segflow demo: {text}")
 
     killer = WorkerKiller(KILL_AFTER_CHECKPOINTS, say)
 
     def announce(text: str) -> None:
-        progress.finish()
-        print(f"segflow: {text}", file=out, flush=True)
+        progress.say(f"segflow: {text}")
         if text.startswith("web view at ") and kill:
             killer.watch(text.rsplit(" ", 1)[1])
 
@@ -118,6 +114,7 @@ def run_demo(readings: int, rate: float, parallelism: int, kill: bool = True) ->
         env, _ = build_job(JobModule(job, params={"output": output, "readings": str(readings), "rate": str(rate)}),
                            Config(parallelism=parallelism, runtime="processes", checkpoint_protocol="aligned",
                                   checkpoint_interval=1.0, state_url=f"file://{state}"))
+        progress.expect(expected_records(env.graph))
         started = time.monotonic()
         try:
             result = env.execute(on_progress=progress, on_event=announce)

@@ -21,7 +21,7 @@ from ..settings import CheckpointSettings, Config
 from ..extras import require
 from ..suggestions import did_you_mean
 from . import batch, checkpoints, segment_advice
-from .progress_bar import Progress, human
+from .progress_bar import Progress, expected_records, human
 
 
 def _job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,10 +145,10 @@ def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
     progress = Progress(enabled=None if not args.quiet else False)
     runtime = args.runtime or ("processes" if args.parallelism > 1 else "auto")
     env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
+    progress.expect(expected_records(env.graph))
 
     def announce(text: str) -> None:
-        progress.finish()
-        print(f"segflow: {redact(text)}", file=sys.stderr, flush=True)
+        progress.say(f"segflow: {redact(text)}")
     try:
         result = env.execute(on_progress=progress, on_event=announce)
     finally:

@@ -88,6 +88,7 @@ class BlockSpec:
     keys_in_place: bool = False     # keyed by key_by without moving: a key may be on every replica
     timestamped: bool = False
     closed: bool = False
+    expected_records: int | None = None     # a source that knows how many records it will read
 
     @property
     def label(self) -> str:
