@@ -69,7 +69,9 @@ class Kube:
         return [self.api.sanitize_for_serialization(p) for p in pods.items]
 
     def create(self, manifest: dict) -> bool:
-        """Create, or leave the existing object as it is (False)."""
+        """Create; an existing object is left as it is (False), except that a ConfigMap's
+        data and a Service's ports follow the manifest (a redeploy of a changed spec
+        updates the job's description and its metrics port)."""
         namespace, kind = manifest["metadata"]["namespace"], manifest["kind"]
         create = {"Pod": self.core.create_namespaced_pod, "Service": self.core.create_namespaced_service,
                   "ConfigMap": self.core.create_namespaced_config_map,
@@ -80,6 +82,11 @@ class Kube:
         except ApiException as exc:
             if exc.status != 409:
                 raise
+            follow = {"ConfigMap": (self.core.patch_namespaced_config_map, {"data": manifest.get("data")}),
+                      "Service": (self.core.patch_namespaced_service, {"spec": {"ports": manifest["spec"]["ports"]}})}
+            if kind in follow:
+                patch, body = follow[kind]
+                patch(manifest["metadata"]["name"], namespace, body)
             return False
         return True
 

@@ -38,8 +38,7 @@ class JobLoop:
         self.name = name
         self.watcher = CoordinatorWatcher()
         self.savepoints = SavepointRequests(
-            lambda address, revision, timeout: request_savepoint(address, self.identity(revision),
-                                                                 timeout).checkpoint_id)
+            lambda address, revision, timeout: request_savepoint(address, self.identity(revision), timeout))
         self.identities: dict[int, Identity] = {}
         self.backoff = Backoff()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from segflow.coordinator.client import Savepoint
 from segflow.errors import SegflowError
 
 from . import metrics
@@ -17,7 +18,7 @@ REQUEST_TIMEOUT = 120.0
 class SavepointRequests:
     """The one savepoint request of a job loop (a job never has two in flight)."""
 
-    def __init__(self, ask: Callable[[str, int, float], int]):
+    def __init__(self, ask: Callable[[str, int, float], Savepoint]):
         """``ask(address, revision, timeout)`` takes a savepoint of that revision's coordinator."""
         self._ask = ask
         self._lock = threading.Lock()
@@ -46,8 +47,9 @@ class SavepointRequests:
 
     def _run(self, address: str, asked: SavepointView) -> None:
         try:
-            outcome = SavepointView(asked.then, asked.nonce, asked.revision,
-                                    savepoint_id=self._ask(address, asked.revision, REQUEST_TIMEOUT))
+            taken = self._ask(address, asked.revision, REQUEST_TIMEOUT)
+            outcome = SavepointView(asked.then, asked.nonce, asked.revision, savepoint_id=taken.checkpoint_id,
+                                    location=taken.location)
             metrics.SAVEPOINTS.inc()
         except SegflowError as exc:
             metrics.SAVEPOINT_FAILURES.inc()

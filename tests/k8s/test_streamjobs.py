@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import random
+import re
 import signal
 import urllib.request
 
@@ -193,8 +194,15 @@ def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path
             _web_view_shows_the_recovery(status(operator, "killed"))
     final = phase_is(operator, "killed", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
+    assert set(final) <= typed_status_fields(), set(final) - typed_status_fields()
     assert final["recoveries"] == 3
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
+def typed_status_fields() -> set:
+    with open(os.path.join(ROOT, "charts", "segflow", "crds", "streamjobs.segflow.io.yaml")) as f:
+        crd = yaml.safe_load(f)
+    return set(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"])
 
 
 def _web_view_shows_the_recovery(job_status: dict) -> None:
@@ -244,6 +252,8 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
                                                 "segflow.io/job=growing,segflow.io/role=worker,segflow.io/revision=2")
                                    ["items"]) == 3, 60, "three workers")
     assert workers
+    config = operator.get("configmap", "growing-job", "-n", NAMESPACE)      # follows the changed spec
+    assert json.loads(config["data"]["job.json"])["parallelism"] == 3
     columns = wait_for(lambda: (row := table_row(operator, "growing"))["READY"] == "3/3" and row, 60,
                        "READY 3/3 in kubectl get sj")
     assert list(columns)[:5] == ["NAME", "PHASE", "READY", "CHECKPOINT", "SAVEPOINT"] and list(columns)[-1] == "MESSAGE"
@@ -263,6 +273,11 @@ def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator,
                      "the savepoint")
     savepoint = saved["savepoint"]["id"]
     assert state.complete_markers(operator, "saving")[savepoint]["savepoint"] is True
+    assert re.search(rf"/chk-0*{savepoint}/?$", saved["savepoint"]["location"]), saved["savepoint"]
+    assert saved["savepoints"] == [saved["savepoint"]]
+    assert set(saved) <= typed_status_fields(), set(saved) - typed_status_fields()
+    explained = operator.kubectl("explain", "streamjobs.status.savepoints", "-n", NAMESPACE).stdout
+    assert "newest first" in explained, explained
     owned = {kind: [o["metadata"]["name"] for o in operator.get(kind, "-n", NAMESPACE, "-l",
                                                                 "segflow.io/job=saving")["items"]]
              for kind in ("pods", "services", "configmaps")}

@@ -149,7 +149,8 @@ def in_progress(then, nonce=0, revision=1):
 
 
 def taken(then, savepoint_id, nonce=0, revision=1):
-    return SavepointView(then, nonce, revision, savepoint_id=savepoint_id)
+    return SavepointView(then, nonce, revision, savepoint_id=savepoint_id,
+                         location=f"s3://bucket/jobs/default/wc/chk-{savepoint_id}")
 
 
 def test_a_savepoint_is_asked_for_and_recorded_as_in_progress_in_the_same_step():
@@ -190,6 +191,18 @@ def test_a_savepoint_nonce_is_served_once():
     served = decide(s, {**deployed(s), **done.status, "savepointInProgress": None},
                     Observed(pods(), CoordinatorView("RUNNING")))
     assert not any(isinstance(a, Savepoint) for a in served.actions)
+
+
+def test_savepoints_are_listed_newest_first_with_their_location():
+    s = spec(savepointTriggerNonce=3)
+    history = [{"id": n, "time": f"t{n}", "nonce": n, "location": f"s3://b/chk-{n}"} for n in range(12, 2, -1)]
+    d = decide(s, {**deployed(s), **in_progress("record", 3), "savepoints": history},
+               Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("record", 20, nonce=3), now="t20"))
+    newest = {"id": 20, "time": "t20", "nonce": 3, "location": "s3://bucket/jobs/default/wc/chk-20"}
+    assert d.status["savepoint"] == newest
+    assert d.status["savepoints"] == [newest] + history[:9]
+    assert [e.message for e in d.events if e.reason == "Savepoint"] == \
+        ["savepoint 20 taken at s3://bucket/jobs/default/wc/chk-20"]
 
 
 def test_while_a_savepoint_is_taken_no_other_is_asked_for_and_lost_workers_are_replaced():

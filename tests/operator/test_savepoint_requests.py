@@ -2,6 +2,7 @@
 outcome is read later, and the same request is never sent twice while in flight."""
 import threading
 
+from segflow.coordinator.client import Savepoint
 from segflow.errors import SegflowError
 from segflow_operator.savepoint_requests import SavepointRequests
 
@@ -23,7 +24,7 @@ def test_a_request_is_started_without_waiting_and_its_outcome_read_later():
     def ask(address, revision, timeout):
         calls.append(address)
         release.wait(5)
-        return 17
+        return Savepoint(17, "file:///state/jobs/wc/chk-17")
 
     requests = SavepointRequests(ask)
     requests.start("10.0.0.1:6123", "record", 3, 2)
@@ -32,6 +33,7 @@ def test_a_request_is_started_without_waiting_and_its_outcome_read_later():
     release.set()
     wait_until(lambda: not requests.view(WANTED).pending)
     assert requests.view(WANTED).savepoint_id == 17 and calls == ["10.0.0.1:6123"]
+    assert requests.view(WANTED).location == "file:///state/jobs/wc/chk-17"
 
 
 def test_a_failure_is_kept_as_the_outcome_and_other_requests_are_not_confused_with_it():

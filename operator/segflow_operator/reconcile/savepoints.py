@@ -8,6 +8,9 @@ from __future__ import annotations
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
 from .situation import Situation
+from .views import SavepointView
+
+SAVEPOINT_HISTORY = 10      # savepoints listed in status.savepoints (the store keeps them all)
 
 
 def request(d: Decision, s: Situation, action: Savepoint) -> None:
@@ -40,13 +43,22 @@ def observe(s: Situation, d: Decision) -> bool:
     if view.error:
         d.events.append(Event("SavepointFailed", view.error, warning=True))
         return False
-    _after(s, d, view.then, view.savepoint_id, view.nonce)
+    _after(s, d, view)
     return True
 
 
-def _after(s: Situation, d: Decision, then: str, savepoint_id: int, nonce: int) -> None:
-    d.status["savepoint"] = {"id": savepoint_id, "time": s.observed.now, "nonce": nonce}
-    d.events.append(Event("Savepoint", f"savepoint {savepoint_id} taken"))
+def history(previous: list | None, taken: dict, keep: int = SAVEPOINT_HISTORY) -> list:
+    """``status.savepoints``: the newest ``keep`` savepoints, newest first."""
+    return [taken, *[p for p in previous or [] if p.get("id") != taken["id"]]][:keep]
+
+
+def _after(s: Situation, d: Decision, view: SavepointView) -> None:
+    then, savepoint_id, nonce = view.then, view.savepoint_id, view.nonce
+    taken = {"id": savepoint_id, "time": s.observed.now, "nonce": nonce, "location": view.location}
+    d.status["savepoint"] = taken
+    d.status["savepoints"] = history(s.status.get("savepoints"), taken)
+    d.events.append(Event("Savepoint", f"savepoint {savepoint_id} taken" +
+                          (f" at {view.location}" if view.location else "")))
     if then == "record":
         d.status["lastSavepointNonce"] = nonce
         return

@@ -41,6 +41,7 @@ class SavepointView:
     revision: int
     savepoint_id: int = 0
     error: str = ""
+    location: str = ""      # the state store and prefix of the savepoint taken
 
     @property
     def pending(self) -> bool:
