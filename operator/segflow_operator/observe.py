@@ -36,4 +36,6 @@ def coordinator_view(update) -> CoordinatorView:
     return CoordinatorView(phase="WAITING_FOR_WORKERS" if phase == "PHASE_UNSPECIFIED" else phase,
                            recoveries=update.recoveries, last_checkpoint=numbered, error=update.error,
                            windows=tuple((w.block, w.versions, w.bytes, w.records, w.truncation_lag)
-                                         for w in update.windows), restored=update.restored)
+                                         for w in update.windows), restored=update.restored,
+                           last_savepoint=update.last_savepoint,
+                           last_savepoint_location=update.last_savepoint_location)

@@ -90,9 +90,11 @@ class StreamJobSpec:
 def checkpointing_shape(c: CheckpointSettings) -> dict:
     """``spec.checkpointing`` as it shapes a deployment (the job's name and restore point
     are chosen per deployment, not by the spec)."""
+    savepoints = {"interval": c.savepoint_interval, "retain": c.savepoint_retain, "max_age": c.savepoint_max_age}
     return {"protocol": c.protocol.value, "interval": c.interval, "state_url": c.state_url,
             "s3_endpoint": c.s3_endpoint, "retain": c.retain,
-            **({"connectors": c.connectors} if c.connectors else {})}
+            **({"connectors": c.connectors} if c.connectors else {}),
+            **({"savepoints": savepoints} if any(savepoints.values()) else {})}
 
 
 STATE_SCHEMES = ("file", "redis", "rediss", "s3")
@@ -116,11 +118,15 @@ def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = Non
     if state_url and _url("spec.checkpointing.stateUrl", state_url).scheme not in STATE_SCHEMES:
         raise InvalidSpec(f"spec.checkpointing.stateUrl {state_url!r}: use file:///dir, redis://host:port/db, "
                           "rediss://host:port/db or s3://bucket/prefix")
+    periodic = raw.get("savepoints") or {}
     try:
         return CheckpointSettings(protocol=protocol, interval=interval, state_url=raw.get("stateUrl", ""),
                                   s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)),
-                                  connectors=raw.get("connectors", ""))
-    except SegflowError as exc:
+                                  connectors=raw.get("connectors", ""),
+                                  savepoint_interval=float(periodic.get("intervalSeconds", 0)),
+                                  savepoint_retain=int(periodic.get("retain", 0)),
+                                  savepoint_max_age=float(periodic.get("maxAgeSeconds", 0)))
+    except (SegflowError, TypeError, ValueError) as exc:
         raise InvalidSpec(f"spec.checkpointing: {exc}") from None
 
 

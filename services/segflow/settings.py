@@ -31,6 +31,9 @@ class CheckpointSettings:
     lease_owner: str = ""          # disaster recovery: the cluster holding the job's lease ...
     lease_generation: int = 0      # ... and its generation; 0: no lease fences this job
     revision: int = 0              # the operator's deployment revision (see first_checkpoint_id)
+    savepoint_interval: float = 0.0   # a complete checkpoint becomes a savepoint this often, in s (0: on request only)
+    savepoint_retain: int = 0         # savepoints kept, newest first (0: every one)
+    savepoint_max_age: float = 0.0    # savepoints older than this many seconds are deleted (0: never)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
@@ -42,6 +45,12 @@ class CheckpointSettings:
                                f"--checkpoint-protocol segment, not {self.protocol.value}")
         if self.retain < 1:
             raise SegflowError(f"retain must keep at least 1 checkpoint, got {self.retain}")
+        if self.savepoint_interval < 0 or self.savepoint_retain < 0 or self.savepoint_max_age < 0:
+            raise SegflowError("--savepoint-interval, --savepoint-retain and --savepoint-max-age must be >= 0 "
+                               "(0: off)")
+        if self.savepoint_interval and not self.enabled:
+            raise SegflowError("--savepoint-interval makes some checkpoints savepoints: it needs a checkpoint "
+                               "protocol and --state")
         if self.restore and not self.state_url:
             raise SegflowError("--restore needs the --state URL the checkpoints were written to")
         if not self.enabled:
@@ -94,6 +103,9 @@ class Config:
     restore: str = ""                     # checkpoint id or "latest" to start from
     job_name: str = ""                    # names the job's snapshots (default: module name)
     connectors: str = ""                  # segment protocol: auto | none | block ids or operator names
+    savepoint_interval: float = 0.0       # periodic savepoints (see CheckpointSettings)
+    savepoint_retain: int = 0
+    savepoint_max_age: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
@@ -108,7 +120,9 @@ class Config:
     @property
     def checkpointing(self) -> CheckpointSettings:
         return CheckpointSettings(self.checkpoint_protocol, self.checkpoint_interval, self.state_url,
-                                  self.s3_endpoint, self.retain, self.job_name, self.restore, self.connectors)
+                                  self.s3_endpoint, self.retain, self.job_name, self.restore, self.connectors,
+                                  savepoint_interval=self.savepoint_interval, savepoint_retain=self.savepoint_retain,
+                                  savepoint_max_age=self.savepoint_max_age)
 
     @property
     def runs_in_processes(self) -> bool:

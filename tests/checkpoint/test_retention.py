@@ -1,6 +1,6 @@
 """Garbage collection of uncoordinated checkpoints: nothing a future recovery needs goes."""
 from segflow.checkpoint.recovery_line import CheckpointRecord, recovery_line
-from segflow.checkpoint.retention import collectable
+from segflow.checkpoint.retention import SavepointRetention, collectable
 
 A, B = "a", "b"
 AB = (A, B)
@@ -44,3 +44,12 @@ def test_nothing_collected_is_needed_by_any_later_recovery_line():
             {A}).replay.items():
         needed = {i for i, r in history[sender].items() if i > 0 and r.sent.get((sender, receiver), 0) >= first}
         assert not needed & {i for p, i in segments if p == sender}
+
+
+def test_savepoints_are_kept_by_count_and_by_age():
+    taken = {3: 100.0, 9: 200.0, 14: 300.0, 20: 400.0}
+    assert SavepointRetention().expired(taken, now=10_000.0) == set()
+    assert SavepointRetention(keep=2).expired(taken, now=500.0) == {3, 9}
+    assert SavepointRetention(max_age=150.0).expired(taken, now=420.0) == {3, 9}
+    assert SavepointRetention(keep=3, max_age=250.0).expired(taken, now=420.0) == {3}
+    assert SavepointRetention(keep=1, max_age=10.0).expired(taken, now=420.0) == {3, 9, 14, 20}

@@ -95,3 +95,26 @@ def test_describe():
     assert describe(7, True, {"savepoint": True, "time": 86400}, False)["time"] == "1970-01-02 00:00:00"
     assert describe(7, False, None, False)["kind"] == "incomplete"
     assert describe(7, True, None, True)["kind"] == "integrity check failed"
+
+
+def test_periodic_savepoints_are_taken_and_the_oldest_let_go(tmp_path):
+    """--savepoint-interval keeps a checkpoint as a savepoint about every 0.6 s of a 4-s job;
+    --savepoint-retain 2 deletes all but the newest two; plain checkpoints follow --retain."""
+    url = f"file://{tmp_path}/state"
+    run = segflow("run", os.path.join(ROOT, "tests", "recovery", "jobs", f"{JOB}.py"), "-p", f"output={tmp_path}/out",
+                  "-p", "events=16000", "-p", "rate=4000", "--parallelism", "2", "--checkpoint-protocol", "aligned",
+                  "--checkpoint-interval", "0.2", "--retain", "1", "--savepoint-interval", "0.6",
+                  "--savepoint-retain", "2", "--state", url, "--quiet")
+    assert run.returncode == 0, run.stderr[-2000:]
+    listed = rows(segflow("checkpoints", "ls", "--state", url).stdout)
+    kinds = [row[2] for row in listed]
+    assert kinds.count("savepoint") == 2, listed
+    savepoints = [int(row[1]) for row in listed if row[2] == "savepoint"]
+    checkpoints = [int(row[1]) for row in listed if row[2] == "checkpoint" and row[1] != "final"]
+    assert len(checkpoints) <= 1 and max(savepoints) > 4, listed      # the newest ones, not the first two
+
+
+def test_savepoint_options_are_checked():
+    run = segflow("run", os.path.join(ROOT, "tests", "recovery", "jobs", f"{JOB}.py"), "-p", "output=/tmp/x",
+                  "--savepoint-interval", "5")
+    assert run.returncode == 1 and "--savepoint-interval makes some checkpoints savepoints" in run.stderr

@@ -3,7 +3,7 @@ import pytest
 
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
                                         Savepoint, SavepointView, decide)
-from segflow_operator.spec import parse
+from segflow_operator.spec import InvalidSpec, parse
 
 BASE = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount", "parameters": {"input": "/in"}},
         "parallelism": 2, "checkpointing": {"protocol": "aligned", "stateUrl": "file:///state"}}
@@ -253,3 +253,25 @@ def test_a_failed_job_redeploys_when_its_spec_changes():
     old, new = spec(), spec(job={"module": "examples.wordcount_assoc"})
     d = decide(new, deployed(old, phase="Failed"), Observed())
     assert d.actions[-1] == Deploy(2, "auto")
+
+
+def test_periodic_savepoints_the_coordinator_reports_join_the_history():
+    periodic = {**BASE["checkpointing"], "savepoints": {"intervalSeconds": 60, "retain": 5, "maxAgeSeconds": 86400}}
+    s = spec(checkpointing=periodic)
+    settings = s.checkpointing
+    assert (settings.savepoint_interval, settings.savepoint_retain, settings.savepoint_max_age) == (60, 5, 86400)
+    assert s.deployment_hash() != spec().deployment_hash()       # the coordinator takes them at deploy
+    earlier = [{"id": 3, "time": "t3", "nonce": 1, "location": "file:///state/jobs/n-j/chk-00000003/"}]
+    update = CoordinatorView("RUNNING", last_checkpoint=9, last_savepoint=9,
+                             last_savepoint_location="file:///state/jobs/n-j/chk-00000009/")
+    d = decide(s, deployed(s, savepoint=earlier[0], savepoints=earlier), Observed(pods(), update, now="t9"))
+    newest = {"id": 9, "time": "t9", "nonce": 0, "location": "file:///state/jobs/n-j/chk-00000009/"}
+    assert d.status["savepoint"] == newest and d.status["savepoints"] == [newest] + earlier
+    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update, now="t10"))
+    assert "savepoint" not in again.status
+
+
+@pytest.mark.parametrize("savepoints", [{"intervalSeconds": -1}, {"retain": "many"}])
+def test_bad_periodic_savepoint_settings_are_refused(savepoints):
+    with pytest.raises(InvalidSpec, match="spec.checkpointing"):
+        spec(checkpointing={**BASE["checkpointing"], "savepoints": savepoints})

@@ -120,7 +120,10 @@ def _newest_by_block(state: str, endpoint: str) -> dict[int, int]:
     return newest
 
 
-@pytest.mark.parametrize("store", ["file", "redis", "s3"])
+# In S3 only, the store a cross-cluster restore reads windows from: sealing and its check
+# are the same code for every store, and the snapshot and log-segment tests above and
+# below damage file and Redis stores too.
+@pytest.mark.parametrize("store", ["s3"])
 def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(tmp_path, store, request,
                                                                                 monkeypatch):
     """Segment backup, linear topology: the slow sink (block 3) restores behind the window

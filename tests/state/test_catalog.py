@@ -5,6 +5,7 @@ import pytest
 from segflow.errors import SegflowError
 from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.checkpoint.catalog import Catalog
+from segflow.checkpoint.retention import SavepointRetention
 from segflow.state.local import LocalBackend
 
 
@@ -13,10 +14,10 @@ def catalog(tmp_path):
     return Catalog(LocalBackend(f"file://{tmp_path}"), "job")
 
 
-def checkpoint(catalog, checkpoint_id, complete=True, savepoint=False):
+def checkpoint(catalog, checkpoint_id, complete=True, savepoint=False, at=0.0):
     catalog.write(checkpoint_id, 1, 0, b"state")
     if complete:
-        catalog.mark_complete(checkpoint_id, {"id": checkpoint_id, "savepoint": savepoint})
+        catalog.mark_complete(checkpoint_id, {"id": checkpoint_id, "savepoint": savepoint, "time": at})
 
 
 def test_the_final_snapshot_of_a_finished_job_is_not_a_numbered_checkpoint(catalog):
@@ -45,6 +46,16 @@ def test_garbage_collection_keeps_the_newest_and_every_savepoint(catalog):
     assert catalog.collect_garbage(retain=2) == [1, 3]
     assert catalog.complete_ids() == [2, 4, 5]
     assert catalog.highest_id() == 6
+
+
+def test_savepoints_beyond_the_rule_are_collected_but_never_the_newest_checkpoints(catalog):
+    for checkpoint_id in range(1, 9):
+        checkpoint(catalog, checkpoint_id, savepoint=checkpoint_id % 2 == 0, at=1000.0 + checkpoint_id * 10)
+    removed = catalog.collect_garbage(retain=2, savepoints=SavepointRetention(keep=2), now=1100.0)
+    assert removed == [1, 2, 3, 4, 5]           # savepoints 6 and 8 are the newest two; 7 and 8 the newest
+    assert catalog.complete_ids() == [6, 7, 8]
+    expired = catalog.collect_garbage(retain=1, savepoints=SavepointRetention(max_age=25.0), now=1100.0)
+    assert expired == [6, 7] and catalog.complete_ids() == [8]      # 6 was taken 40 s before
 
 
 def test_auto_restores_the_latest_or_starts_afresh(catalog):

@@ -29,6 +29,8 @@ class CoordinatorView:
     error: str = ""
     windows: tuple = ()        # segment backup: (block, versions, bytes, records, truncation lag) per connector
     restored: str = ""         # what the running attempt restored ("checkpoint 12", "b0:v12 b2:v11")
+    last_savepoint: int = 0    # the run's newest savepoint (asked for or periodic) and where it is
+    last_savepoint_location: str = ""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ..runtime.elements import FINAL_CHECKPOINT
 from ..state.backend import StateBackend
 from ..state.sealing import Sealer, TamperedState
 from .layout import checkpoint_prefix, complete_key, snapshot_key, window_key, window_prefix
+from .retention import SavepointRetention
 
 _CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
 _SNAPSHOT = re.compile(r"/b(\d+)\.r(\d+)$")
@@ -219,19 +220,27 @@ class Catalog:
         self.backend.delete([key for checkpoint_id in unfinished for key in parts[checkpoint_id]])
         return unfinished
 
-    def collect_garbage(self, retain: int) -> list[int]:
-        """Keep the ``retain`` newest complete checkpoints and every savepoint; delete
-        other complete ones and incomplete ones older than the newest complete."""
+    def collect_garbage(self, retain: int, savepoints: SavepointRetention = SavepointRetention(),
+                        now: float = 0.0) -> list[int]:
+        """Keep the ``retain`` newest complete checkpoints and the savepoints ``savepoints``
+        keeps (at ``now``, wall-clock seconds); delete other complete ones and incomplete
+        ones older than the newest complete."""
         every, complete = self._ids()
         if not complete:
             return []
         keep = set(sorted(complete)[-max(1, retain):])
         newest = max(complete)
+        taken = {}
+        ruled = savepoints.keep or savepoints.max_age      # the kept ones count towards savepoints.keep
+        for checkpoint_id in sorted(complete if ruled else complete - keep):
+            meta = self.metadata(checkpoint_id) or {}
+            if meta.get("savepoint"):
+                taken[checkpoint_id] = float(meta.get("time", 0))
+        saved = set(taken) - savepoints.expired(taken, now)
         removed = []
         for checkpoint_id in sorted(every):
-            if checkpoint_id in keep or (checkpoint_id not in complete and checkpoint_id > newest):
-                continue
-            if checkpoint_id in complete and (self.metadata(checkpoint_id) or {}).get("savepoint"):
+            unfinished_newer = checkpoint_id not in complete and checkpoint_id > newest
+            if checkpoint_id in keep or checkpoint_id in saved or unfinished_newer:
                 continue
             self.remove(checkpoint_id)
             removed.append(checkpoint_id)

@@ -13,6 +13,8 @@ replica (:class:`LocalCheckpointRecords` keeps a few) to leave room for falling 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .recovery_line import CheckpointRecord, Process
 
 
@@ -32,3 +34,18 @@ def collectable(records: dict[Process, dict[int, CheckpointRecord]], stable: dic
                                       for channel, sent in record.sent.items()):
                 segments.add((process, i))
     return checkpoints, segments
+
+
+@dataclass(frozen=True)
+class SavepointRetention:
+    """Which savepoints a job keeps: the newest ``keep`` (0: every one), and none older
+    than ``max_age`` seconds (0: no expiry). Savepoints are otherwise never collected."""
+
+    keep: int = 0
+    max_age: float = 0.0
+
+    def expired(self, taken: dict[int, float], now: float) -> set[int]:
+        """Of savepoints ``id -> time taken`` (wall-clock seconds), those to delete."""
+        beyond = set(sorted(taken, reverse=True)[self.keep:]) if self.keep else set()
+        old = {i for i, at in taken.items() if self.max_age and now - at > self.max_age}
+        return beyond | old

@@ -48,6 +48,12 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                        help="start from this complete checkpoint of the job in --state "
                             "(auto: the latest if there is one, else from the start)")
     group.add_argument("--job-name", default=None, help="names the job's snapshots (default: the module name)")
+    group.add_argument("--savepoint-interval", type=float, default=None, metavar="SECONDS",
+                       help="keep a complete checkpoint as a savepoint this often (default: only on request)")
+    group.add_argument("--savepoint-retain", type=int, default=None, metavar="N",
+                       help="savepoints to keep, newest first (default: all)")
+    group.add_argument("--savepoint-max-age", type=float, default=None, metavar="SECONDS",
+                       help="delete savepoints older than this (default: never)")
     group.add_argument("--connectors", default=None, metavar="auto|none|ID,ID...",
                        help="with --checkpoint-protocol segment: the blocks that keep pending windows, as "
                             "`segflow plan` numbers them (sources and sinks always do; default: auto)")
@@ -58,7 +64,8 @@ def _checkpoint_settings(args: argparse.Namespace) -> dict:
     given = {"checkpoint_protocol": args.checkpoint_protocol, "checkpoint_interval": args.checkpoint_interval,
              "state_url": args.state, "s3_endpoint": args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"),
              "retain": args.retain, "restore": args.restore, "job_name": args.job_name,
-             "connectors": args.connectors}
+             "connectors": args.connectors, "savepoint_interval": args.savepoint_interval,
+             "savepoint_retain": args.savepoint_retain, "savepoint_max_age": args.savepoint_max_age}
     return {k: v for k, v in given.items() if v is not None}
 
 

@@ -1,14 +1,16 @@
 """Removing what no restore will read from the state store, off the coordinator's RPC
-threads: old complete checkpoints beyond ``retain``, local checkpoints and log segments
+threads: old complete checkpoints beyond ``retain`` and savepoints its rule lets go, local checkpoints and log segments
 behind the stable line, truncated parts of pending windows, and at the job's end the parts of checkpoints that never
 completed. A failure to remove is logged, never fatal: the job's output does not depend
 on it."""
 from __future__ import annotations
 
 import logging
+import time
 from concurrent import futures
 
 from ..checkpoint.catalog import Catalog
+from ..checkpoint.retention import SavepointRetention
 from ..observability.logs import event
 from ..runtime.elements import checkpoint_label
 from ..state import StateStoreError
@@ -21,8 +23,8 @@ class StoreCleanup:
         self.catalog = catalog
         self.worker = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
 
-    def old_checkpoints(self, retain: int) -> None:
-        self.worker.submit(self._old_checkpoints, retain)
+    def old_checkpoints(self, retain: int, savepoints: SavepointRetention) -> None:
+        self.worker.submit(self._old_checkpoints, retain, savepoints)
 
     def local_checkpoints(self, checkpoints: set, segments: set) -> None:
         self.worker.submit(self._local_checkpoints, checkpoints, segments)
@@ -42,9 +44,9 @@ class StoreCleanup:
             event(log, logging.INFO, "unfinished checkpoints removed",
                   checkpoints=[checkpoint_label(c) for c in removed])
 
-    def _old_checkpoints(self, retain: int) -> None:
+    def _old_checkpoints(self, retain: int, savepoints: SavepointRetention) -> None:
         try:
-            removed = self.catalog.collect_garbage(retain)
+            removed = self.catalog.collect_garbage(retain, savepoints, time.time())
         except StateStoreError as exc:
             event(log, logging.WARNING, "could not remove old checkpoints", error=str(exc))
             return

@@ -20,6 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import checkpoint_prefix
 from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
+from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.uncoordinated import process_name
 from ..disaster.fence import LeaseFence, lease_fence
@@ -127,6 +128,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             if self.restore_id:
                 event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
         self.history = JobHistory()
+        self.last_savepoint = 0
+        self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
                             settings.interval, set(self.segment.connectors) if self.segment else set())
 
@@ -419,9 +422,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         """Lock held: a checkpoint round completed or failed."""
         if self.metrics is not None:
             self.metrics.ended(outcome)
+        savepoint = outcome.complete and (outcome.checkpoint_id in self.savepoints or self._periodic_savepoint_due())
         self.history.checkpoint(CheckpointEntry(outcome.checkpoint_id, outcome.complete, round(outcome.seconds, 4),
                                                 outcome.bytes, round(outcome.alignment, 4), time.time(),
-                                                outcome.checkpoint_id in self.savepoints, redact(outcome.error)))
+                                                savepoint, redact(outcome.error)))
         if not outcome.complete:
             event(log, logging.WARNING, "checkpoint failed", checkpoint=outcome.checkpoint_id, error=outcome.error)
             if outcome.checkpoint_id == FINAL_CHECKPOINT:
@@ -440,7 +444,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
                 "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
                 "replicas": len(self.tracker.replicas), "time": time.time(),
-                "savepoint": checkpoint_id in self.savepoints,
+                "savepoint": savepoint,
                 **({"lease": {"owner": self.settings.lease_owner, "generation": self.settings.lease_generation}}
                    if self.fence is not None else {})}
         try:
@@ -451,10 +455,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         event(log, logging.INFO, "checkpoint complete", **meta)
         self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=checkpoint_id))
+        if savepoint:
+            self.last_savepoint = checkpoint_id
+            self.next_savepoint_at = time.monotonic() + self.settings.savepoint_interval
         waiter = self.savepoints.pop(checkpoint_id, None)
         if waiter is not None:
             waiter.end()
-        self.cleanup.old_checkpoints(self.settings.retain)
+        s = self.settings
+        self.cleanup.old_checkpoints(s.retain, SavepointRetention(s.savepoint_retain, s.savepoint_max_age))
 
     def fenced(self, reason: str) -> None:
         """The lease is lost: nothing more may be published, so the job ends here (the
@@ -504,9 +512,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         waiter.ended.wait(120)
         if waiter.error:
             return cpb.SavepointReply(error=waiter.error)
+        return cpb.SavepointReply(checkpoint_id=checkpoint_id, location=self._location(checkpoint_id))
+
+    def _location(self, checkpoint_id: int) -> str:
+        """Where a checkpoint is kept: the state store (password masked) and its prefix."""
         store = redact_url(self.settings.state_url).rstrip("/")
-        location = f"{store}/{checkpoint_prefix(self.settings.job_name, checkpoint_id)}"
-        return cpb.SavepointReply(checkpoint_id=checkpoint_id, location=location)
+        return f"{store}/{checkpoint_prefix(self.settings.job_name, checkpoint_id)}"
 
     def Cancel(self, request, context):
         with self.lock:
@@ -529,6 +540,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             update.last_checkpoint_bytes = complete.bytes
             update.last_alignment_seconds = complete.alignment
         update.restored = self._restored()
+        if self.last_savepoint:
+            update.last_savepoint = self.last_savepoint
+            update.last_savepoint_location = self._location(self.last_savepoint)
         if self.segment is not None:
             update.windows.extend(cpb.PendingWindow(block=b, versions=w.versions, bytes=w.bytes, records=w.records,
                                                     truncation_lag=w.truncation_lag)
@@ -538,6 +552,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if state.phase is Phase.SUCCEEDED:
             update.results = pickle.dumps(state.results, protocol=5)
         return update
+
+    def _periodic_savepoint_due(self) -> bool:
+        """With --savepoint-interval: the next complete checkpoint is kept as a savepoint."""
+        return bool(self.settings.savepoint_interval) and time.monotonic() >= self.next_savepoint_at
 
     def _restoring(self) -> str:
         """Lock held, as a recovery starts: where the new attempt will resume from."""

@@ -291,7 +291,7 @@ class BlockProgress(_message.Message):
     def __init__(self, block: _Optional[int] = ..., name: _Optional[str] = ..., records_in: _Optional[int] = ...) -> None: ...
 
 class JobUpdate(_message.Message):
-    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event", "windows", "restored")
+    __slots__ = ("phase", "blocks", "error", "results", "seconds", "recoveries", "last_checkpoint", "last_checkpoint_seconds", "last_checkpoint_bytes", "last_alignment_seconds", "event", "windows", "restored", "last_savepoint", "last_savepoint_location")
     class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         PHASE_UNSPECIFIED: _ClassVar[JobUpdate.Phase]
@@ -319,6 +319,8 @@ class JobUpdate(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     WINDOWS_FIELD_NUMBER: _ClassVar[int]
     RESTORED_FIELD_NUMBER: _ClassVar[int]
+    LAST_SAVEPOINT_FIELD_NUMBER: _ClassVar[int]
+    LAST_SAVEPOINT_LOCATION_FIELD_NUMBER: _ClassVar[int]
     phase: JobUpdate.Phase
     blocks: _containers.RepeatedCompositeFieldContainer[BlockProgress]
     error: str
@@ -332,7 +334,9 @@ class JobUpdate(_message.Message):
     event: str
     windows: _containers.RepeatedCompositeFieldContainer[PendingWindow]
     restored: str
-    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ..., windows: _Optional[_Iterable[_Union[PendingWindow, _Mapping]]] = ..., restored: _Optional[str] = ...) -> None: ...
+    last_savepoint: int
+    last_savepoint_location: str
+    def __init__(self, phase: _Optional[_Union[JobUpdate.Phase, str]] = ..., blocks: _Optional[_Iterable[_Union[BlockProgress, _Mapping]]] = ..., error: _Optional[str] = ..., results: _Optional[bytes] = ..., seconds: _Optional[float] = ..., recoveries: _Optional[int] = ..., last_checkpoint: _Optional[int] = ..., last_checkpoint_seconds: _Optional[float] = ..., last_checkpoint_bytes: _Optional[int] = ..., last_alignment_seconds: _Optional[float] = ..., event: _Optional[str] = ..., windows: _Optional[_Iterable[_Union[PendingWindow, _Mapping]]] = ..., restored: _Optional[str] = ..., last_savepoint: _Optional[int] = ..., last_savepoint_location: _Optional[str] = ...) -> None: ...
 
 class PendingWindow(_message.Message):
     __slots__ = ("block", "versions", "bytes", "records", "truncation_lag")
