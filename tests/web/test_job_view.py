@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from segflow.checkpoint.segment_plan import WindowSize
 from segflow.coordinator.job_view import JobView, LiveState
-from segflow.coordinator.state import ReplicaLoad
+from segflow.coordinator.state import ReplicaReport
 from segflow.observability.history import CheckpointEntry, JobHistory, RecoveryEntry
 from segflow.observability.http import SECURITY_HEADERS, MetricsPortInUse, ObservabilityServer
 from segflow.plan.graph import JobGraph, OperatorSpec, Strategy
@@ -33,9 +33,10 @@ def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
     history = JobHistory()
     first = view.render(_live({(0, 0): 100, (0, 1): 100, (1, 0): 50, (1, 1): 50}), history, now=10.0)
     assert [b["rate_in"] for b in first["blocks"]] == [0.0, 0.0]      # one sample: no rate yet
-    loads = {(0, 0): ReplicaLoad(records_out=700, inbox=0, blocked_seconds=0.5),
-             (0, 1): ReplicaLoad(records_out=900, inbox=0, blocked_seconds=0.25),
-             (1, 0): ReplicaLoad(inbox=30, latency_seconds=0.02), (1, 1): ReplicaLoad(inbox=2, latency_seconds=0.05)}
+    loads = {(0, 0): ReplicaReport(records_out=700, inbox=0, blocked_seconds=0.5),
+             (0, 1): ReplicaReport(records_out=900, inbox=0, blocked_seconds=0.25),
+             (1, 0): ReplicaReport(inbox=30, latency_seconds=0.02),
+             (1, 1): ReplicaReport(inbox=2, latency_seconds=0.05)}
     later = view.render(_live({(0, 0): 600, (0, 1): 800, (1, 0): 450, (1, 1): 550}, loads,
                               {0: WindowSize(3, 4096, 120, 1)}), history, now=12.0)
     source, fold = later["blocks"]

@@ -27,7 +27,7 @@ class LiveState:
     restored: str
     owners: dict            # (block, replica) -> worker name, in this attempt
     records_in: dict        # (block, replica) -> records in
-    loads: dict             # (block, replica) -> state.ReplicaLoad
+    loads: dict             # (block, replica) -> state.ReplicaReport
     windows: dict           # connector block -> WindowSize (segment backup)
     workers: list           # [(name, pid, finished, metrics address)]
 

@@ -48,7 +48,7 @@ from .cleanup import StoreCleanup
 from .job_view import JobView, LiveState
 from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
-from .state import JobState, Phase, RegistrationError, ReplicaLoad
+from .state import JobState, Phase, RegistrationError, ReplicaReport
 
 log = logging.getLogger("segflow.coordinator")
 
@@ -333,8 +333,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     elif status.worker != name_box[0]:
                         refuse(context, f"a heartbeat stream of {name_box[0]!r} spoke for {status.worker!r}")
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
-                    load = {(r.block, r.replica): ReplicaLoad(r.records_out, r.inbox, r.blocked_seconds,
-                                                              r.latency_seconds) for r in status.replicas}
+                    load = {(r.block, r.replica): ReplicaReport(r.records_out, r.inbox, r.blocked_seconds,
+                                                                r.latency_seconds) for r in status.replicas}
                     with self.lock:
                         self.state.heartbeat(status.worker, counters, time.monotonic(), load)
             except grpc.RpcError:

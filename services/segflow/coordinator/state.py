@@ -18,7 +18,7 @@ class Phase(enum.Enum):
 
 
 @dataclass(frozen=True)
-class ReplicaLoad:
+class ReplicaReport:
     """What a heartbeat says of a replica beyond its records in (for the web view)."""
 
     records_out: int = 0
@@ -38,7 +38,7 @@ class WorkerRecord:
     finished: bool = False
     committed: bool = False
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
-    load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaLoad
+    load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaReport
 
 
 class RegistrationError(Exception):
@@ -116,7 +116,7 @@ class JobState:
             worker.load = load or {}
 
     def replica_loads(self) -> dict:
-        """(block, replica) -> ReplicaLoad, over every worker of this attempt."""
+        """(block, replica) -> ReplicaReport, over every worker of this attempt."""
         return {replica: load for worker in self.workers.values() for replica, load in worker.load.items()}
 
     def describe(self, name: str) -> str:
