@@ -422,7 +422,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         """Lock held: a checkpoint round completed or failed."""
         if self.metrics is not None:
             self.metrics.ended(outcome)
-        savepoint = outcome.complete and (outcome.checkpoint_id in self.savepoints or self._periodic_savepoint_due())
+        savepoint = outcome.complete and outcome.checkpoint_id != FINAL_CHECKPOINT and \
+            (outcome.checkpoint_id in self.savepoints or self._periodic_savepoint_due())
         self.history.checkpoint(CheckpointEntry(outcome.checkpoint_id, outcome.complete, round(outcome.seconds, 4),
                                                 outcome.bytes, round(outcome.alignment, 4), time.time(),
                                                 savepoint, redact(outcome.error)))
