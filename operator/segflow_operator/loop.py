@@ -27,6 +27,9 @@ from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
 from .watcher import CoordinatorWatcher
 
 log = logging.getLogger("segflow.operator")
+# Where job pods bind /metrics and the web view: the chart sets 0.0.0.0 so that kubectl
+# port-forward (which dials the pod's loopback) reaches them; "" binds the pod IP only.
+JOB_METRICS_HOST = os.environ.get("SEGFLOW_JOB_METRICS_HOST", "")
 ALLOWED_S3_ENDPOINTS = frozenset(e.strip() for e in os.environ.get("SEGFLOW_ALLOWED_S3_ENDPOINTS", "").split(",")
                                  if e.strip())
 
@@ -175,7 +178,8 @@ class JobLoop:
                     self._deploy(body, spec, action)
                 elif isinstance(action, CreateWorkers):
                     for index in action.indices:
-                        self._create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip))
+                        self._create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip,
+                                                          JOB_METRICS_HOST))
                 elif isinstance(action, Savepoint):
                     requested.append(action)
         except CreateRefused as refused:
@@ -196,7 +200,8 @@ class JobLoop:
         for manifest in [manifests.state_key_secret(body), manifests.tls_secret(body, spec, action.revision),
                          manifests.config_map(body, spec), *manifests.services(body, spec),
                          manifests.network_policy(body),
-                         manifests.coordinator_pod(body, spec, action.revision, action.restore, self.generation)]:
+                         manifests.coordinator_pod(body, spec, action.revision, action.restore, self.generation,
+                                                   JOB_METRICS_HOST)]:
             self._create(manifest)
 
     def _create(self, manifest: dict) -> None:

@@ -133,8 +133,9 @@ _POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status
 
 
 def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, args: list[str], holder: str,
-         extra_labels: dict | None = None, resources: dict | None = None) -> dict:
-    """``holder``: whose certificate of the revision the pod gets."""
+         extra_labels: dict | None = None, resources: dict | None = None, metrics_host: str = "") -> dict:
+    """``holder``: whose certificate of the revision the pod gets; ``metrics_host``: the
+    address its metrics (and the coordinator's web view) bind to, "" for the pod IP."""
     job = body["metadata"]["name"]
     env = [_POD_IP_ENV, *job_tls.identity_env(job, revision, holder),
            {"name": STATE_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": state_key_name(job), "key": "key"}}}]
@@ -142,7 +143,9 @@ def _pod(body: dict, spec: StreamJobSpec, name: str, role: str, revision: int, a
     if role == "coordinator":
         ports.insert(0, {"name": "control", "containerPort": COORDINATOR_PORT, "protocol": "TCP"})
     container = _restricted({"name": role, "image": spec.image, "imagePullPolicy": spec.pull_policy,
-                             "command": ["segflow"], "args": [*args, "--metrics-port", str(spec.metrics_port)],
+                             "command": ["segflow"],
+                             "args": [*args, "--metrics-port", str(spec.metrics_port),
+                                      *(["--metrics-host", metrics_host] if metrics_host else [])],
                              "ports": ports, "env": env,
                              "terminationMessagePolicy": "FallbackToLogsOnError", "resources": resources})
     return {"apiVersion": "v1", "kind": "Pod",
@@ -174,7 +177,8 @@ def _restricted(container: dict) -> dict:
             "volumeMounts": [{"name": SCRATCH, "mountPath": "/tmp"}]}
 
 
-def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str, lease_generation: int = 0) -> dict:
+def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str, lease_generation: int = 0,
+                    metrics_host: str = "") -> dict:
     """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start).
     ``lease_generation``: with disaster recovery, the generation of the lease this cluster
     holds; the coordinator publishes nothing once another cluster holds a newer one."""
@@ -189,7 +193,7 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
         settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
     args += ["--settings", settings.to_json()]
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator",
-               resources=COORDINATOR_RESOURCES)
+               resources=COORDINATOR_RESOURCES, metrics_host=metrics_host)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
     if spec.batch_stage is not None:
         pod["spec"]["containers"].append(batch_stage_container(spec, fresh=not restore))
@@ -220,9 +224,11 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
                         "resources": BATCH_STAGE_RESOURCES})
 
 
-def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str) -> dict:
+def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str,
+               metrics_host: str = "") -> dict:
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)"]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
-                               f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None), spec.pod_template)
+                               f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None, metrics_host),
+                          spec.pod_template)

@@ -13,7 +13,7 @@ import signal
 import redis
 
 from segflow.coordinator.service import REVISION_IDS
-from support.clusters import Cluster, chart_endpoints, wait_for
+from support.clusters import Cluster, local_chart_values, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
 
@@ -39,7 +39,7 @@ class Site:
         self.s3_secret("segflow-system")
         self.cluster.helm("install", "segflow", os.path.join(ROOT, "charts", "segflow"),
                           "--namespace", "segflow-system", "--wait", "--timeout", "90s",
-                          "--set", "envFrom[0].secretRef.name=segflow-s3", *chart_endpoints((self.s3_endpoint,)))
+                          "--set", "envFrom[0].secretRef.name=segflow-s3", *local_chart_values((self.s3_endpoint,)))
         self.namespace()
 
     def s3_secret(self, namespace: str) -> None:

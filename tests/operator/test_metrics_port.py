@@ -38,3 +38,12 @@ def test_changing_the_port_redeploys_and_the_default_keeps_older_hashes():
 def test_a_port_that_cannot_work_is_refused(port):
     with pytest.raises(InvalidSpec, match="metricsPort"):
         parse({**BASE, "metricsPort": port})
+
+
+def test_the_metrics_bind_address_is_passed_when_the_operator_is_told_one():
+    spec = parse(BASE)
+    for pod in (coordinator_pod(BODY, spec, 1, "", metrics_host="0.0.0.0"),
+                worker_pod(BODY, spec, 1, 0, "10.0.0.1", metrics_host="0.0.0.0")):
+        args = _container(pod)["args"]
+        assert args[args.index("--metrics-host") + 1] == "0.0.0.0"
+    assert "--metrics-host" not in _container(worker_pod(BODY, spec, 1, 0, "10.0.0.1"))["args"]

@@ -133,9 +133,13 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 
 
-def chart_endpoints(s3_endpoints) -> list[str]:
-    """helm arguments allowing StreamJobs to name these S3 endpoints."""
-    return ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
+def local_chart_values(s3_endpoints) -> list[str]:
+    """helm arguments for the local clusters: job pods bind their metrics to their pod IP
+    (the node agent runs every pod in the machine's network namespace, each on its own
+    loopback address, so 0.0.0.0:9400 would be one port for all), and StreamJobs may name
+    these S3 endpoints."""
+    allowed = ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
+    return ["--set", "jobMetricsHost=", *allowed]
 
 
 @contextlib.contextmanager
@@ -147,7 +151,7 @@ def installed_operator(cluster: Cluster, namespace: str, s3_endpoints: tuple[str
     module's namespace, still terminating, never stops the next one's creation)."""
     root = os.path.dirname(os.path.dirname(CLUSTER_SCRIPTS))
     cluster.helm("install", "segflow", os.path.join(root, "charts", "segflow"), "--namespace", "segflow-system",
-                 "--create-namespace", "--wait", "--timeout", "90s", *chart_endpoints(s3_endpoints), *extra)
+                 "--create-namespace", "--wait", "--timeout", "90s", *local_chart_values(s3_endpoints), *extra)
     cluster.kubectl("create", "namespace", namespace)
     try:
         yield cluster

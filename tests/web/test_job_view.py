@@ -68,7 +68,7 @@ def web():
     registry = CollectorRegistry()
     Counter("segflow_test_things", "things", registry=registry).inc(3)
     server = ObservabilityServer(registry, lambda: {"job": "demo", "phase": "RUNNING"})
-    address = server.start("127.0.0.1")
+    address = f"127.0.0.1:{server.start('127.0.0.1')}"
     yield server, address
     server.stop()
 
@@ -105,7 +105,7 @@ def test_nothing_outside_the_fixed_set_is_served(web, path):
 
 def test_a_worker_serves_metrics_but_no_web_view():
     server = ObservabilityServer(CollectorRegistry())
-    address = server.start("127.0.0.1")
+    address = f"127.0.0.1:{server.start('127.0.0.1')}"
     try:
         assert _get(f"http://{address}/metrics")[0] == 200
         assert _get(f"http://{address}/api/job")[0] == 404
@@ -119,3 +119,12 @@ def test_a_taken_metrics_port_is_refused_with_what_to_do(web):
     port = int(address.rsplit(":", 1)[1])
     with pytest.raises(MetricsPortInUse, match="choose another --metrics-port"):
         ObservabilityServer(CollectorRegistry()).start("127.0.0.1", port)
+
+
+def test_metrics_bound_to_every_interface_are_reached_on_loopback():
+    server = ObservabilityServer(CollectorRegistry())
+    port = server.start("0.0.0.0")
+    try:
+        assert _get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+    finally:
+        server.stop()

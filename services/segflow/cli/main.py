@@ -84,9 +84,12 @@ def _port(text: str) -> int:
     return port
 
 
-def _metrics_port_argument(parser: argparse.ArgumentParser, serves: str) -> None:
+def _metrics_arguments(parser: argparse.ArgumentParser, serves: str) -> None:
     parser.add_argument("--metrics-port", type=_port, default=0, metavar="PORT",
                         help=f"where {serves} are served (default 0: a free port, printed at start)")
+    parser.add_argument("--metrics-host", default="", metavar="HOST",
+                        help="the address to serve them on (default: the service's own; 0.0.0.0 in a pod lets "
+                             "kubectl port-forward reach them)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -113,12 +116,12 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--name", required=True, help="unique worker name")
     worker.add_argument("--host", default="127.0.0.1", help="address to serve the data plane and metrics on")
     worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
-    _metrics_port_argument(worker, "/metrics")
+    _metrics_arguments(worker, "/metrics")
     coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
     _job_arguments(coordinator)
     coordinator.add_argument("--workers", type=int, required=True, help="workers to wait for")
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
-    _metrics_port_argument(coordinator, "/metrics and the web view")
+    _metrics_arguments(coordinator, "/metrics and the web view")
     coordinator.add_argument("--spawn-workers", action="store_true",
                              help="start the workers as local processes (and again after losing one)")
     coordinator.add_argument("--settings", type=CheckpointSettings.from_json, default=CheckpointSettings(),
@@ -238,7 +241,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from ..observability.logs import configure
     from ..worker.service import WorkerService
     configure(f"worker {args.name}")
-    return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port).run()
+    return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
+                         args.metrics_host).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
@@ -246,7 +250,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     from ..observability.logs import configure
     configure("coordinator")
     return serve(_spec(args), args.workers, args.listen, args.settings, spawn=args.spawn_workers,
-                 metrics_port=args.metrics_port)
+                 metrics_port=args.metrics_port, metrics_host=args.metrics_host)
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:

@@ -701,9 +701,10 @@ def _local_authority(ca: bytes) -> Authority:
 
 
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
-          announce=sys.stdout, linger: float = 10.0, metrics_port: int = 0) -> int:
+          announce=sys.stdout, linger: float = 10.0, metrics_port: int = 0, metrics_host: str = "") -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code.
-    ``metrics_port``: where ``/metrics`` and the web view are served (0: a free port)."""
+    ``metrics_port``/``metrics_host``: where ``/metrics`` and the web view are served (0: a
+    free port; no host: the control address's)."""
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
@@ -726,7 +727,7 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     servicer.metrics = metrics.checkpoint_metrics(servicer.block_names)
     web = ObservabilityServer(metrics.registry, servicer.web_state)
     try:
-        metrics_address = web.start(host, metrics_port)
+        metrics_address = f"{host}:{web.start(metrics_host or host, metrics_port)}"
     except SegflowError as exc:
         print(f"coordinator failed: {exc}", file=announce, flush=True)
         server.stop(grace=0)

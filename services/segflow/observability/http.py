@@ -66,8 +66,9 @@ class ObservabilityServer:
             return HTTPStatus.OK, body, kind
         return HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8"
 
-    def start(self, host: str, port: int = 0) -> str:
-        """Serve on ``host:port`` (0: a free port) in a daemon thread; returns ``host:port``."""
+    def start(self, host: str, port: int = 0) -> int:
+        """Serve on ``host:port`` (0: a free port; host 0.0.0.0: every interface) in a daemon
+        thread; returns the port."""
         route = self.route
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,7 +103,7 @@ class ObservabilityServer:
                                    "--metrics-port (0 takes a free one)") from exc
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, name="http", daemon=True).start()
-        return f"{host}:{self.server.server_port}"
+        return self.server.server_port
 
     def stop(self) -> None:
         if self.server is not None:

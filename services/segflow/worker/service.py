@@ -108,12 +108,13 @@ class Attempt:
 
 class WorkerService:
     def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1,
-                 metrics_port: int = 0):
+                 metrics_port: int = 0, metrics_host: str = ""):
         self.name = name
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
         self.metrics_port = metrics_port
+        self.metrics_host = metrics_host or host    # where it binds; it is reached at ``host``
         self.identity = identity_from_env()
         self.metrics = ServiceMetrics()
         self.receivers = Receivers(job_id="")
@@ -136,7 +137,8 @@ class WorkerService:
 
     def run(self) -> int:
         self.data_address = self._serve()
-        self.metrics_address = ObservabilityServer(self.metrics.registry).start(self.host, self.metrics_port)
+        port = ObservabilityServer(self.metrics.registry).start(self.metrics_host, self.metrics_port)
+        self.metrics_address = f"{self.host}:{port}"
         print(f"segflow worker {self.name}: data plane on {self.data_address}, metrics on "
               f"http://{self.metrics_address}/metrics", flush=True)
         self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR))
