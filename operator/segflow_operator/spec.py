@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
+from segflow.checkpoint.layout import parse_location
 from segflow.errors import SegflowError
 from segflow.settings import CheckpointSettings
 
@@ -253,8 +254,13 @@ MIN_FAILOVER_SECONDS = 2.0
 def _restore_point(restore_from: str, checkpointing: dict) -> tuple[str, dict]:
     """``restoreFrom`` as a checkpoint of the job's own store, or ``s3://bucket/prefix/latest``
     (any store, e.g. a backup store reached from a third cluster): then that store is the
-    job's state store, and ``checkpointing.stateUrl`` may be left out."""
+    job's state store, and ``checkpointing.stateUrl`` may be left out; or the location of
+    any job's savepoint (``STORE/jobs/JOB/chk-N/``), which the job's coordinator copies
+    into the job's own store (both jobs need the same state key Secret)."""
     if "://" not in restore_from:
+        return restore_from, checkpointing
+    if parse_location(restore_from) is not None:        # another job's savepoint, copied in on first start
+        _no_password("spec.restoreFrom", restore_from)
         return restore_from, checkpointing
     store, _, point = restore_from.rstrip("/").rpartition("/")
     given = str(checkpointing.get("stateUrl", "") or "")

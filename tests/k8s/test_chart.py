@@ -3,6 +3,7 @@ schemas (kubernetes-validate: 1.25 and the newest it knows); the e2e tests check
 the 1.20 API server (server-side dry-run)."""
 import json
 import os
+import re
 import subprocess
 
 import kubernetes_validate
@@ -86,3 +87,15 @@ def test_the_chart_ships_the_dashboard_and_a_pod_monitor_when_asked(helm):
                                1, 0, "10.0.0.1")
     assert monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
     assert any(p["name"] == "metrics" for p in pod["spec"]["containers"][0]["ports"])
+
+
+@pytest.mark.parametrize("value, valid", [("", True), ("12", True), ("s3://b/p/latest", True),
+                                          ("s3://b/p/jobs/wc/chk-00000012/", True),
+                                          ("file:///state/jobs/default-wc/chk-7", True),
+                                          ("s3://b/p/jobs/wc", False), ("newest", False)])
+def test_the_crd_accepts_a_savepoint_location_in_restore_from(value, valid):
+    with open(os.path.join(CHART, "crds", "streamjobs.segflow.io.yaml")) as f:
+        crd = yaml.safe_load(f)
+    pattern = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
+        "restoreFrom"]["pattern"]
+    assert bool(re.search(pattern, value)) is valid

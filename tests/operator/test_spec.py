@@ -48,3 +48,13 @@ def test_a_segment_backup_spec_reaches_the_coordinator_as_the_cli_reads_it():
     assert plain.deployment_hash() != spec.deployment_hash()
     with pytest.raises(InvalidSpec, match="needs --checkpoint-protocol segment"):
         parse({**GOOD, "checkpointing": {"stateUrl": "s3://b/jobs", "connectors": "2"}})
+
+
+def test_restore_from_another_jobs_savepoint_keeps_the_jobs_own_store():
+    location = "s3://backups/segflow/jobs/default-wordcount/chk-00000042/"
+    spec = parse({"image": "i", "job": {"module": "m"}, "restoreFrom": location,
+                  "checkpointing": {"stateUrl": "s3://state/jobs-b"}})
+    assert spec.restore_from == location and spec.checkpointing.state_url == "s3://state/jobs-b"
+    with pytest.raises(InvalidSpec, match="restoreFrom carries a password"):
+        parse({"image": "i", "job": {"module": "m"}, "restoreFrom": "redis://:pw@r:6379/0/jobs/a/chk-1/",
+               "checkpointing": {"stateUrl": "s3://state/jobs-b"}})

@@ -115,3 +115,40 @@ def test_restore_a_savepoint_at_another_parallelism(tmp_path, before, after):
     names = os.listdir(output)
     assert any(n.startswith(f"part-{max(before, after) - 1:05d}-") for n in names)
 
+
+
+def test_another_job_restores_a_savepoint_by_its_location_from_another_store(tmp_path):
+    """Job A saves a savepoint in store A; job B (another name, store B) restores it by the
+    location segflow savepoint printed and writes into A's output: its sinks take up A's
+    epochs from the savepoint on, so the output is exact. B's store then holds the copy (a
+    complete checkpoint of B, re-sealed)."""
+    output, store_a, store_b = tmp_path / "out", f"file://{tmp_path}/a", f"file://{tmp_path}/b"
+    run = start(output, store_a, "--retain", "1")
+    try:
+        assert wait_for(lambda: complete_checkpoints(tmp_path / "a"), timeout=30)
+        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert save.returncode == 0, save.stderr
+        savepoint, location = savepoint_taken(save.stdout)
+        kill_tree(run)
+    finally:
+        kill_tree(run)
+    assert sum(collections.Counter(read_lines(output)).values()) < sum(expected_lines().values())
+    other = start(output, store_b, "--job-name", "copy", "--restore", location)
+    _, stderr = other.communicate(timeout=120)
+    assert other.returncode == 0, stderr[-3000:]
+    assert collections.Counter(read_lines(output)) == expected_lines()
+    adopted = Catalog(open_backend(store_b), "copy").metadata(savepoint)
+    assert adopted["adopted_from"] == {"job": "windowed_counts", "id": savepoint}
+
+
+def test_a_location_that_cannot_be_restored_is_a_clear_error(tmp_path):
+    missing = f"file://{tmp_path}/a/jobs/other/chk-00000007/"
+    result = subprocess.run([SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={tmp_path}/o",
+                             "--checkpoint-protocol", "aligned", "--state", f"file://{tmp_path}/b",
+                             "--restore", missing], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "checkpoint 7 of job 'other'" in result.stderr, result.stderr
+    segment = subprocess.run([SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={tmp_path}/o",
+                              "--checkpoint-protocol", "segment", "--state", f"file://{tmp_path}/b",
+                              "--restore", missing], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert segment.returncode == 1 and "works with the aligned and unaligned protocols" in segment.stderr

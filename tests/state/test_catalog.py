@@ -4,7 +4,9 @@ import pytest
 
 from segflow.errors import SegflowError
 from segflow.runtime.elements import FINAL_CHECKPOINT
+from segflow.checkpoint.adoption import restore_point
 from segflow.checkpoint.catalog import Catalog
+from segflow.checkpoint.layout import parse_location
 from segflow.checkpoint.retention import SavepointRetention
 from segflow.state.local import LocalBackend
 
@@ -63,7 +65,7 @@ def test_auto_restores_the_latest_or_starts_afresh(catalog):
     checkpoint(catalog, 1)
     checkpoint(catalog, 2)
     assert catalog.resolve("auto") == 2
-    with pytest.raises(SegflowError, match="'latest' or 'auto'"):
+    with pytest.raises(SegflowError, match="'latest', 'auto' or a checkpoint's location"):
         catalog.resolve("newest")
 
 
@@ -86,3 +88,29 @@ def test_unfinished_checkpoints_are_removed_from_every_kind_of_store(backend):
                                                  "jobs/job/chk-00000003/_COMPLETE", "jobs/job/chk-00000003/b1.r0"]
     assert other.highest_id() == 7
     assert catalog.remove_unfinished() == []
+
+
+def test_another_jobs_checkpoint_is_adopted_once_resealed_and_never_over_existing_ones(tmp_path):
+    source = Catalog(LocalBackend(f"file://{tmp_path}/a"), "origin")
+    checkpoint(source, 5, savepoint=True)
+    location = f"file://{tmp_path}/a/jobs/origin/chk-00000005/"
+    target = Catalog(LocalBackend(f"file://{tmp_path}/b"), "copy")
+    assert restore_point(target, location) == "5" and target.read(5, 1, 0) == b"state"
+    assert target.metadata(5)["adopted_from"] == {"job": "origin", "id": 5}
+    assert restore_point(target, location) == "5"                   # again (a restart): nothing copied twice
+    assert restore_point(target, "latest") == "latest"
+    assert restore_point(source, location) == "5"                   # its own checkpoint: nothing to copy
+    busy = Catalog(LocalBackend(f"file://{tmp_path}/b"), "busy")
+    checkpoint(busy, 9)
+    with pytest.raises(SegflowError, match="already has checkpoints up to 9"):
+        restore_point(busy, location)
+    with pytest.raises(SegflowError, match="checkpoint 6 of job 'origin'"):
+        restore_point(target, location.replace("00000005", "00000006"))
+
+
+@pytest.mark.parametrize("text, parsed", [
+    ("s3://bucket/pre/fix/jobs/wc/chk-00000012/", ("s3://bucket/pre/fix", "wc", 12)),
+    ("file:///var/state/jobs/default-wc/chk-4", ("file:///var/state", "default-wc", 4)),
+    ("12", None), ("latest", None), ("s3://bucket/latest", None)])
+def test_checkpoint_locations_are_read_back(text, parsed):
+    assert parse_location(text) == parsed

@@ -94,7 +94,8 @@ class Catalog:
         try:
             checkpoint_id = int(wanted)
         except ValueError:
-            raise SegflowError(f"--restore takes a checkpoint id, 'latest' or 'auto', not {wanted!r}") from None
+            raise SegflowError(f"--restore takes a checkpoint id, 'latest', 'auto' or a checkpoint's location "
+                               f"(STORE/jobs/JOB/chk-N/, as segflow savepoint prints it), not {wanted!r}") from None
         if checkpoint_id not in complete:
             known = ", ".join(map(str, complete[-10:])) or "none"
             raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")
@@ -137,6 +138,21 @@ class Catalog:
 
     def mark_complete(self, checkpoint_id: int, meta: dict) -> None:
         self._put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
+
+    def adopt(self, source: "Catalog", checkpoint_id: int) -> None:
+        """Copy ``source``'s complete checkpoint ``checkpoint_id`` (another job's savepoint)
+        into this job under the same id: each blob is checked with the other job's seal and
+        sealed again with this job's, and the marker is written last, so a copy cut short
+        is no checkpoint."""
+        meta = source.metadata(checkpoint_id)
+        if meta is None:
+            raise SegflowError(f"checkpoint {checkpoint_id} of job {source.job!r} in {source.backend.url} is not "
+                               "complete: restore a complete one (segflow checkpoints ls lists them)")
+        origin, target = checkpoint_prefix(source.job, checkpoint_id), checkpoint_prefix(self.job, checkpoint_id)
+        for key in source.backend.list(origin):
+            if not key.endswith("/_COMPLETE"):
+                self._put(target + key[len(origin):], source._get(key))
+        self.mark_complete(checkpoint_id, {**meta, "adopted_from": {"job": source.job, "id": checkpoint_id}})
 
     def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:
         return self._get(snapshot_key(self.job, checkpoint_id, block, replica))

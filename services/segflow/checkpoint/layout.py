@@ -3,6 +3,8 @@ per replica snapshot, and a ``_COMPLETE`` marker written last (a checkpoint with
 never happened)."""
 from __future__ import annotations
 
+import re
+
 
 def snapshot_key(job_name: str, checkpoint_id: int, block: int, replica: int) -> str:
     return f"jobs/{job_name}/chk-{checkpoint_id:08d}/b{block}.r{replica}"
@@ -23,3 +25,15 @@ def window_prefix(job_name: str) -> str:
 
 def window_key(job_name: str, block: int, replica: int, version: int) -> str:
     return f"{window_prefix(job_name)}b{block}.r{replica}/v{version:020d}"
+
+
+_LOCATION = re.compile(r"^(?P<store>[a-z0-9]+://.*?)/?jobs/(?P<job>[^/]+)/chk-(?P<id>\d+)/?$")
+
+
+def parse_location(text: str) -> tuple[str, str, int] | None:
+    """``(store URL, job name, checkpoint id)`` of a checkpoint's location as ``segflow
+    savepoint`` prints it (``file:///state/jobs/wc/chk-00000012/``); None for anything else."""
+    match = _LOCATION.match(text)
+    if match is None:
+        return None
+    return match.group("store").rstrip("/"), match.group("job"), int(match.group("id"))

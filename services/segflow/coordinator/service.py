@@ -18,7 +18,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.layout import checkpoint_prefix
+from ..checkpoint.adoption import restore_point
+from ..checkpoint.layout import checkpoint_prefix, parse_location
 from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.recovery_line import CheckpointRecord
@@ -113,6 +114,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.fence = lease_fence(self.catalog.backend, settings.state_url, settings.job_name,
                                      settings.lease_owner, settings.lease_generation)
             self.cleanup = StoreCleanup(self.catalog)
+            if parse_location(settings.restore) and (settings.protocol.segment_backup or self.uncoordinated):
+                raise SegflowError(f"--restore {settings.restore}: restoring another job's checkpoint works with the "
+                                   f"aligned and unaligned protocols, not {settings.protocol.value}")
             if settings.protocol.segment_backup:
                 self.segment = SegmentBackup(graph, settings.connectors, self.catalog, self.cleanup)
                 if settings.restore == "latest" and not self.segment.has_state():
@@ -121,7 +125,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 if settings.restore not in ("", "latest", "auto"):
                     self.catalog.resolve(settings.restore)          # a complete checkpoint, or a clear error
             else:
-                self.restore_id = self.catalog.resolve(settings.restore) if settings.restore else 0
+                restore = restore_point(self.catalog, settings.restore, settings.s3_endpoint)
+                self.restore_id = self.catalog.resolve(restore) if restore else 0
             self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
                                              first_id=first_checkpoint_id(self.catalog.highest_id(), self.restore_id,
                                                                           settings.revision))
