@@ -142,9 +142,10 @@ SINKS = [
     *[RestoreCase(f"write_{fmt}", FileSink, lambda s, f=fmt: FileSink(os.path.join(s.directory, s.output), f, None),
                   sink_events, observe=published_files)
       for fmt in FORMATS],
-    *[RestoreCase(f"write_s3[{fmt}]", S3Sink, lambda s, f=fmt: S3Sink(s3_url(s), f, None, endpoint=s.s3_endpoint),
-                  sink_events, observe=published_objects, needs=("s3",), examples=SERVER_EXAMPLES)
-      for fmt in FORMATS],
+    # One format against the S3 server: the encoders are the file sink's, run in every
+    # format above; what S3 adds (uploads, commit by copy) does not depend on the format.
+    RestoreCase("write_s3[jsonl]", S3Sink, lambda s: S3Sink(s3_url(s), "jsonl", None, endpoint=s.s3_endpoint),
+                sink_events, observe=published_objects, needs=("s3",), examples=SERVER_EXAMPLES),
     RestoreCase("write_redis_stream", RedisStreamSink, lambda s: RedisStreamSink(s.redis_url, s.output, None),
                 sink_events, observe=published_entries, needs=("redis",), examples=SERVER_EXAMPLES),
 ]
