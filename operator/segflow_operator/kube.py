@@ -82,11 +82,11 @@ class Kube:
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            follow = {"ConfigMap": (self.core.patch_namespaced_config_map, {"data": manifest.get("data")}),
-                      "Service": (self.core.patch_namespaced_service, {"spec": {"ports": manifest["spec"]["ports"]}})}
-            if kind in follow:
-                patch, body = follow[kind]
-                patch(manifest["metadata"]["name"], namespace, body)
+            name = manifest["metadata"]["name"]
+            if kind == "ConfigMap":
+                self.core.patch_namespaced_config_map(name, namespace, {"data": manifest["data"]})
+            elif kind == "Service":
+                self.core.patch_namespaced_service(name, namespace, {"spec": {"ports": manifest["spec"]["ports"]}})
             return False
         return True
 

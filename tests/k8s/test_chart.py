@@ -99,3 +99,21 @@ def test_the_crd_accepts_a_savepoint_location_in_restore_from(value, valid):
     pattern = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
         "restoreFrom"]["pattern"]
     assert bool(re.search(pattern, value)) is valid
+
+
+def test_every_status_field_takes_what_the_operator_writes_empty():
+    """The 1.20 API server refuses an empty string in a typed, non-nullable field (it
+    reports it as null), and the operator writes empty strings to clear fields."""
+    with open(os.path.join(CHART, "crds", "streamjobs.segflow.io.yaml")) as f:
+        crd = yaml.safe_load(f)
+    status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+
+    def fields(schema, path):
+        for name, sub in (schema.get("properties") or {}).items():
+            yield f"{path}.{name}", sub
+            yield from fields(sub, f"{path}.{name}")
+        for key in ("items", "additionalProperties"):
+            if isinstance(schema.get(key), dict):
+                yield f"{path}[{key}]", schema[key]
+                yield from fields(schema[key], f"{path}[{key}]")
+    assert [path for path, sub in fields(status, "status") if not sub.get("nullable")] == []
