@@ -44,9 +44,10 @@ services and config maps it creates for them, and events. */}}
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, create, delete]
+# patch: a redeploy updates the job's description and the Services' ports.
 - apiGroups: [""]
   resources: [services, configmaps]
-  verbs: [get, list, watch, create]
+  verbs: [get, list, watch, create, patch]
 # Each deployment revision's certificates and each job's state key (see job_tls.py).
 - apiGroups: [""]
   resources: [secrets]
