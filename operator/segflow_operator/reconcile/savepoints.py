@@ -52,11 +52,16 @@ def history(previous: list | None, taken: dict, keep: int = SAVEPOINT_HISTORY) -
     return [taken, *[p for p in previous or [] if p.get("id") != taken["id"]]][:keep]
 
 
-def _after(s: Situation, d: Decision, view: SavepointView) -> None:
-    then, savepoint_id, nonce = view.then, view.savepoint_id, view.nonce
-    taken = {"id": savepoint_id, "time": s.observed.now, "nonce": nonce, "location": view.location}
+def record(s: Situation, d: Decision, savepoint_id: int, nonce: int, location: str) -> None:
+    """A savepoint taken: the last one in ``status.savepoint``, and first in the history."""
+    taken = {"id": savepoint_id, "time": s.observed.now, "nonce": nonce, "location": location}
     d.status["savepoint"] = taken
     d.status["savepoints"] = history(s.status.get("savepoints"), taken)
+
+
+def _after(s: Situation, d: Decision, view: SavepointView) -> None:
+    then, savepoint_id, nonce = view.then, view.savepoint_id, view.nonce
+    record(s, d, savepoint_id, nonce, view.location)
     d.events.append(Event("Savepoint", f"savepoint {savepoint_id} taken" +
                           (f" at {view.location}" if view.location else "")))
     if then == "record":

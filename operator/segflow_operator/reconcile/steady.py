@@ -3,7 +3,7 @@ missing or broken worker pods are replaced."""
 from __future__ import annotations
 
 from .actions import CreateWorkers, DeletePods, Decision
-from .savepoints import history
+from .savepoints import record
 from .situation import Situation
 
 _COORDINATOR_PHASES = {"WAITING_FOR_WORKERS": "Deploying", "RUNNING": "Running", "RECOVERING": "Recovering"}
@@ -28,10 +28,8 @@ def job_outcome(s: Situation, d: Decision) -> bool:
         d.status["restored"] = update.restored
     known_savepoint = (s.status.get("savepoint") or {}).get("id")
     if update.last_savepoint and update.last_savepoint != known_savepoint and "savepoint" not in d.status:
-        taken = {"id": update.last_savepoint, "time": s.observed.now, "nonce": 0,
-                 "location": update.last_savepoint_location}
-        d.status["savepoint"] = taken                  # a periodic one (asked-for ones are recorded on their answer)
-        d.status["savepoints"] = history(s.status.get("savepoints"), taken)
+        # a periodic one (asked-for ones are recorded on their answer)
+        record(s, d, update.last_savepoint, 0, update.last_savepoint_location)
     if update.phase == "SUCCEEDED":
         d.phase(s.current, "Completed", "the job finished")
         return True

@@ -27,6 +27,12 @@ def window_key(job_name: str, block: int, replica: int, version: int) -> str:
     return f"{window_prefix(job_name)}b{block}.r{replica}/v{version:020d}"
 
 
+def checkpoint_location(store_url: str, job_name: str, checkpoint_id: int) -> str:
+    """Where a checkpoint lies, as ``segflow savepoint`` prints it (give the store URL with
+    its password masked) and :func:`parse_location` reads it back."""
+    return f"{store_url.rstrip('/')}/{checkpoint_prefix(job_name, checkpoint_id)}"
+
+
 _LOCATION = re.compile(r"^(?P<store>[a-z0-9]+://.*?)/?jobs/(?P<job>[^/]+)/chk-(?P<id>\d+)/?$")
 
 

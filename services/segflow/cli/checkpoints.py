@@ -13,7 +13,7 @@ import os
 import time
 
 from ..checkpoint.catalog import Catalog, jobs_in
-from ..checkpoint.layout import checkpoint_prefix
+from ..checkpoint.layout import checkpoint_location
 from ..errors import SegflowError
 from ..redaction import redact_url
 from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
@@ -121,7 +121,7 @@ def _show(backend, jobs: list[str], args: argparse.Namespace) -> int:
     catalog = Catalog(backend, jobs[0])
     keys, complete = _stored(catalog, catalog.stored(), args.id, args.state)
     record, damaged = _record(catalog, args.id, complete)
-    location = f"{redact_url(args.state).rstrip('/')}/{checkpoint_prefix(catalog.job, args.id)}"
+    location = checkpoint_location(redact_url(args.state), catalog.job, args.id)
     print(json.dumps({"job": catalog.job, **describe(args.id, complete, record, damaged),
                       "record": record, "location": location, "objects": keys}, indent=2))
     return 0

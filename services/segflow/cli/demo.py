@@ -9,7 +9,6 @@ computation: every window exactly once.
 from __future__ import annotations
 
 import collections
-import importlib.util
 import json
 import os
 import signal
@@ -20,7 +19,7 @@ import urllib.request
 from typing import Callable
 
 from ..errors import SegflowError
-from ..jobs.loader import JobModule, build_job
+from ..jobs.loader import JobModule, build_job, load_job
 from ..observability.logs import LOG_LEVEL_ENV
 from ..settings import Config
 from .progress_bar import Progress, expected_records
@@ -28,13 +27,6 @@ from .progress_bar import Progress, expected_records
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 JOB = os.path.join(ROOT, "examples", "sensor_averages.py")
 KILL_AFTER_CHECKPOINTS = 3
-
-
-def _load_example(path: str):
-    spec = importlib.util.spec_from_file_location("segflow_demo_job", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def read_lines(directory: str) -> collections.Counter:
@@ -122,7 +114,7 @@ def run_demo(readings: int, rate: float, parallelism: int, kill: bool = True) ->
             progress.finish()
         seconds = time.monotonic() - started
         got = read_lines(output)
-    expected = _load_example(job).expected(readings)
+    expected = load_job(JobModule(job, "expected"), signature="(readings)")(readings)
     say(f"done in {seconds:.1f} s with {result.recoveries} recover{'y' if result.recoveries == 1 else 'ies'}")
     wrong = differences(expected, got)
     if wrong:

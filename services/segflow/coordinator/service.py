@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.adoption import restore_point
-from ..checkpoint.layout import checkpoint_prefix, parse_location
+from ..checkpoint.layout import checkpoint_location, parse_location
 from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.recovery_line import CheckpointRecord
@@ -522,8 +522,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _location(self, checkpoint_id: int) -> str:
         """Where a checkpoint is kept: the state store (password masked) and its prefix."""
-        store = redact_url(self.settings.state_url).rstrip("/")
-        return f"{store}/{checkpoint_prefix(self.settings.job_name, checkpoint_id)}"
+        return checkpoint_location(redact_url(self.settings.state_url), self.settings.job_name, checkpoint_id)
 
     def Cancel(self, request, context):
         with self.lock:

@@ -105,7 +105,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
     registry = registry_path(settings.job_name)
     try:
         address, web = _read_address(coordinator)
-        _register(registry, {"coordinator": address, "web": web, "pid": coordinator.pid, "job": settings.job_name,
+        _register(registry, {"coordinator": address, "pid": coordinator.pid, "job": settings.job_name,
                              "tls": identity_env(client)})
         if web and on_event is not None:
             on_event(f"web view at {web}")

@@ -54,7 +54,8 @@ class ReplicaLoad:
 
     SMOOTHING = 0.2
 
-    def __init__(self, latency: Histogram | None = None):
+    def __init__(self, operator: str = "", latency: Histogram | None = None):
+        self.operator = operator          # the block's name, its metrics' label
         self.blocked_seconds = 0.0
         self.latency_seconds = 0.0
         self._latency = latency
@@ -136,4 +137,4 @@ class ServiceMetrics:
 
     def replica_load(self, block: int, operator: str, final: bool) -> ReplicaLoad:
         """A replica's load; a final block's feeds the latency histogram."""
-        return ReplicaLoad(self.latency.labels(str(block), operator) if final else None)
+        return ReplicaLoad(operator, self.latency.labels(str(block), operator) if final else None)

@@ -89,7 +89,6 @@ class Attempt:
         self.stopped = False                   # the coordinator ended the job: no restart will come
         self.executors: dict = {}
         self.loads: dict[ReplicaId, ReplicaLoad] = {}
-        self.block_names: dict[int, str] = {}
         self.inboxes: dict[ReplicaId, Inbox] = {}
         self.outlets: list[RemoteOutlet] = []
         self.results: dict[int, list] = {}
@@ -104,6 +103,11 @@ class Attempt:
     @property
     def two_phase(self) -> bool:
         return self.protocol.enabled
+
+    def inbox_depth(self, replica: ReplicaId) -> int:
+        """Elements waiting for ``replica`` (a source has no inbox)."""
+        inbox = self.inboxes.get(replica)
+        return len(inbox) if inbox is not None else 0
 
 
 class WorkerService:
@@ -246,7 +250,6 @@ class WorkerService:
         execution = plan(env.graph, workers, dict(assignment.pinned_replicas))
         mine = [r for r in execution.all_replicas() if execution.placement[r] == self.name]
         graph = execution.graph
-        attempt.block_names = {b.id: b.name for b in graph.blocks}
         cancel = attempt.cancel
         for replica in mine:
             if not graph.blocks[replica.block].is_source:
@@ -266,8 +269,8 @@ class WorkerService:
         locals_ = self._local_checkpoints(attempt, execution, mine)
         for replica in mine:
             final = not graph.outputs_of(replica.block)
-            load = attempt.loads[replica] = self.metrics.replica_load(replica.block,
-                                                                      attempt.block_names[replica.block], final)
+            load = attempt.loads[replica] = self.metrics.replica_load(replica.block, graph.blocks[replica.block].name,
+                                                                      final)
 
             def outlet_for(edge, destination: int, replica=replica):
                 outlet = self._outlet(attempt, execution, addresses, replica, edge, destination)
@@ -347,10 +350,9 @@ class WorkerService:
     def _status(self, attempt: Attempt) -> cpb.WorkerStatus:
         replicas = []
         for r, ex in list(attempt.executors.items()):
-            inbox, load = attempt.inboxes.get(r), attempt.loads[r]
+            load = attempt.loads[r]
             replicas.append(cpb.ReplicaCounters(block=r.block, replica=r.index, records_in=ex.records_in,
-                                                records_out=ex.router.records_out,
-                                                inbox=len(inbox) if inbox is not None else 0,
+                                                records_out=ex.router.records_out, inbox=attempt.inbox_depth(r),
                                                 blocked_seconds=load.blocked_seconds,
                                                 latency_seconds=load.latency_seconds))
         return cpb.WorkerStatus(worker=self.name, replicas=replicas)
@@ -403,14 +405,11 @@ class WorkerService:
         attempt = self.current
         if attempt is None:
             return
-        names = attempt.block_names
         for r, ex in list(attempt.executors.items()):
-            inbox = attempt.inboxes.get(r)
-            load = attempt.loads.get(r)
+            load = attempt.loads[r]
             yield {
-                "block": r.block, "operator": names.get(r.block, ""), "replica": r.index,
-                "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds if load else 0.0,
-                "inbox": len(inbox) if inbox is not None else 0,
+                "block": r.block, "operator": load.operator, "replica": r.index,
+                "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds, "inbox": attempt.inbox_depth(r),
                 "edges": [{"to_block": to_block, "records": s.records_out, "batches": s.batches_out,
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}
                           for to_block, s in ex.router.by_destination()],
