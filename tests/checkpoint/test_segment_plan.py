@@ -102,6 +102,7 @@ def test_a_version_counts_once_every_replica_acknowledged_it():
     for node in ("S", "a"):
         for replica in (0, 1):
             assert ledger.ack(node, replica, 1, size=100, records=10) == {}
+    assert ledger.ack("S", 1, 1, size=100, records=10) == {}, "a repeated acknowledgement"
     size = ledger.window_sizes()["S"]
     assert (size.versions, size.bytes, size.records, size.truncation_lag) == (1, 200, 20, 1)
     assert ledger.ack("C", 0, 1) == {}

@@ -12,7 +12,7 @@ import signal
 
 import redis
 
-from segflow.coordinator.service import REVISION_IDS
+from segflow.coordinator.checkpoints import REVISION_IDS
 from support.clusters import Cluster, local_chart_values, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
@@ -164,10 +164,22 @@ class Scenario:
             return wait_for(reached, timeout, f"{self.name} in {site.name} to be {' or '.join(phases)}", interval=0.5)
         except AssertionError as exc:
             events = site.cluster.kubectl("get", "events", "-n", NAMESPACE, check=False).stdout
-            raise AssertionError(f"{exc}\nstatus: {json.dumps(seen, indent=1)}\nevents:\n{events[-3000:]}") from None
+            raise AssertionError(f"{exc}\nstatus: {json.dumps(seen, indent=1)}\nevents:\n{events[-3000:]}\n"
+                                 f"{self.warnings(site)}") from None
+
+    def warnings(self, site, most: int = 40) -> str:
+        """The warnings and errors this job's pods in ``site`` logged, newest last."""
+        found = []
+        for path in glob.glob(os.path.join(site.cluster.pods_dir(), f"{NAMESPACE}_{self.name}-*", "*.log")):
+            pod = os.path.basename(os.path.dirname(path))
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if '"level": "warning"' in line or '"level": "error"' in line:
+                        found.append((json.loads(line).get("ts", 0), f"{pod}: {line.strip()[:300]}"))
+        return "pod warnings:\n" + "\n".join(text for _, text in sorted(found)[-most:])
 
     def wait_checkpoints(self, site, count: int, timeout: float = 60.0) -> dict:
-        # Ids count from revision * 2**32 (see coordinator.service.first_checkpoint_id): compare within one.
+        # Ids count from revision * 2**32 (see coordinator.checkpoints.first_checkpoint_id): compare within one.
         return wait_for(lambda: ((s := self.status(site)).get("lastCheckpoint") or {}).get("id", 0) % REVISION_IDS
                         >= count % REVISION_IDS and s,
                         timeout, f"{count} checkpoints of {self.name} in {site.name}", interval=0.5)

@@ -116,7 +116,8 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
 
 def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(sites, redis_server):
     east, west = sites["east"], sites["west"]
-    run = Scenario("switch", redis_server.url, REDIS_PASSWORD)
+    # 30 s of events: time for a savepoint asked again after a failed one (the operator retries)
+    run = Scenario("switch", redis_server.url, REDIS_PASSWORD, events=24000)
     try:
         run.start(east, west)
         patch = '{"spec":{"disasterRecovery":{"role":"%s"}}}'

@@ -85,7 +85,7 @@ def test_segment_backup_windows_become_gauges_per_connector():
 def test_each_revision_numbers_its_checkpoints_apart_and_above_the_store():
     """A lingering coordinator of revision 2 goes on at its ids; revision 3's first id is
     above all of them, and above anything the store holds."""
-    from segflow.coordinator.service import REVISION_IDS, first_checkpoint_id
+    from segflow.coordinator.checkpoints import REVISION_IDS, first_checkpoint_id
     from segflow.runtime.elements import FINAL_CHECKPOINT
     assert first_checkpoint_id(0, 0, 0) == 1
     assert first_checkpoint_id(57, 40, 0) == 58

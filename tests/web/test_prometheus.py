@@ -29,7 +29,8 @@ PROMETHEUS = "/usr/bin/prometheus"
 Q3 = os.path.join(ROOT, "examples", "nexmark_q3.py")
 DASHBOARD = os.path.join(ROOT, "charts", "segflow", "dashboards", "segflow.json")
 RATE_WINDOW = "15s"
-PICTURE_SECONDS = 25          # of data in the dashboard's picture
+# Seconds of data in the dashboard's picture: enough for a line in every panel, more for the README's.
+PICTURE_SECONDS = 25 if os.environ.get("SEGFLOW_SCREENSHOTS") else 8
 
 
 def _free_port() -> int:

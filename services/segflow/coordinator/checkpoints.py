@@ -70,7 +70,8 @@ class CheckpointTracker:
     def ack(self, checkpoint_id: int, replica, ok: bool, size: int, alignment: float, error: str,
             now: float) -> Outcome | None:
         current = self.current
-        if current is None or current.checkpoint_id != checkpoint_id or replica not in self.replicas:
+        if current is None or current.checkpoint_id != checkpoint_id or replica not in self.replicas \
+                or replica in current.acked:              # a repeated acknowledgement counts once
             return None
         if not ok:
             return self._end(now, error or f"replica {replica} could not take its snapshot")
@@ -98,3 +99,14 @@ class CheckpointTracker:
         if outcome.complete:
             self.last_complete = outcome
         return outcome
+
+
+REVISION_IDS = 2 ** 32
+
+
+def first_checkpoint_id(highest: int, restored: int, revision: int) -> int:
+    """Each deployment revision numbers its checkpoints from ``revision * 2**32`` up (and
+    past everything in the store): a coordinator of an earlier revision still lingering
+    during a redeploy never writes the ids, or the part files, of the new one, and the
+    newest revision's checkpoints are always the latest."""
+    return max(highest, restored, revision * REVISION_IDS) + 1

@@ -17,37 +17,28 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from ..checkpoint.catalog import Catalog
-from ..checkpoint.adoption import restore_point
-from ..checkpoint.layout import checkpoint_location, parse_location
-from ..checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
-from ..checkpoint.retention import SavepointRetention
+from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
-from ..checkpoint.uncoordinated import process_name
-from ..disaster.fence import LeaseFence, lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
-from ..observability.history import CheckpointEntry, JobHistory, RecoveryEntry
+from ..observability.history import JobHistory, RecoveryEntry
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
-from ..plan.placement import Worker, pinned_blocks, plan
-from ..runtime.elements import FINAL_CHECKPOINT
-from ..redaction import redact, redact_url
+from ..plan.placement import Worker, plan
+from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.pki import Authority, Role
 from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
 from ..settings import CheckpointSettings, Config
-from ..state import StateStoreError, open_backend
+from ..state import StateStoreError
 from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
-from .checkpoints import CheckpointTracker
-from .cleanup import StoreCleanup
+from .bookkeeping import CheckpointBookkeeping, NoIntactCheckpoint
 from .job_view import JobView, LiveState
-from .segment_backup import SegmentBackup
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
 
@@ -55,6 +46,7 @@ log = logging.getLogger("segflow.coordinator")
 
 HEARTBEAT_SECONDS = 0.5
 HEARTBEAT_TIMEOUT = 3.0
+SAVEPOINT_SECONDS = 120.0      # a Savepoint call waits this long for a round to start, and again for it to end
 
 _WORKER, _CLIENT = frozenset({Role.WORKER}), frozenset({Role.CLIENT})
 # Who may call what: workers run the job, clients (the CLI, the operator) follow and steer it.
@@ -67,18 +59,6 @@ METHOD_ROLES = {
 _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.RUNNING: cpb.JobUpdate.RUNNING,
            Phase.SUCCEEDED: cpb.JobUpdate.SUCCEEDED, Phase.FAILED: cpb.JobUpdate.FAILED,
            Phase.RECOVERING: cpb.JobUpdate.RECOVERING}
-
-
-class PendingSavepoint:
-    """A savepoint's checkpoint round, awaited by the Savepoint RPC that started it."""
-
-    def __init__(self) -> None:
-        self.ended = threading.Event()
-        self.error = ""
-
-    def end(self, error: str = "") -> None:
-        self.error = error
-        self.ended.set()
 
 
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
@@ -95,48 +75,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.done = threading.Event()
         self.reported = threading.Event()
         self.spawner: WorkerSpawner | None = None
-        self.catalog: Catalog | None = None
-        self.tracker: CheckpointTracker | None = None
-        self.restore_id = 0
-        self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
-        self.savepoints: dict[int, PendingSavepoint] = {}
-        self.uncoordinated = settings.protocol.uncoordinated
-        self.local_records = LocalCheckpointRecords(settings.retain)
-        self.recovery_plan: dict | None = None
-        self.cleanup: StoreCleanup | None = None
-        self.segment: SegmentBackup | None = None
-        self.metrics = None
-        self.fence: LeaseFence | None = None
+        self.history = JobHistory()
+        self.checkpoints: CheckpointBookkeeping | None = None
         self._placement: tuple[tuple, dict] = ((), {})    # ((attempt, workers), replica -> worker)
         if settings.enabled:
-            self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None),
-                                   settings.job_name)
-            self.fence = lease_fence(self.catalog.backend, settings.state_url, settings.job_name,
-                                     settings.lease_owner, settings.lease_generation)
-            self.cleanup = StoreCleanup(self.catalog)
-            if parse_location(settings.restore) and (settings.protocol.segment_backup or self.uncoordinated):
-                raise SegflowError(f"--restore {settings.restore}: restoring another job's checkpoint works with the "
-                                   f"aligned and unaligned protocols, not {settings.protocol.value}")
-            if settings.protocol.segment_backup:
-                self.segment = SegmentBackup(graph, settings.connectors, self.catalog, self.cleanup)
-                if settings.restore == "latest" and not self.segment.has_state():
-                    raise SegflowError(f"no checkpoint of job {settings.job_name!r} in {settings.state_url} to "
-                                       "restore (use --restore auto to start afresh when there is none)")
-                if settings.restore not in ("", "latest", "auto"):
-                    self.catalog.resolve(settings.restore)          # a complete checkpoint, or a clear error
-            else:
-                restore = restore_point(self.catalog, settings.restore, settings.s3_endpoint)
-                self.restore_id = self.catalog.resolve(restore) if restore else 0
-            self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
-                                             first_id=first_checkpoint_id(self.catalog.highest_id(), self.restore_id,
-                                                                          settings.revision))
-            if self.restore_id:
-                event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
-        self.history = JobHistory()
-        self.last_savepoint = 0
-        self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
+            self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
+                                                     self._final_failed)
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
-                            settings.interval, set(self.segment.connectors) if self.segment else set())
+                            settings.interval, self.checkpoints.connectors if self.checkpoints else set())
 
     # ------------------------------------------------------------ helpers
     def _broadcast(self, command: cpb.Command) -> None:
@@ -159,27 +105,15 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
         """Lock held. For a restore: ``(replica counts of the snapshot if the plan's differ,
-        pinned block counts)`` (see :func:`pinned_blocks`)."""
-        if not self.restore_id or self.catalog is None or self.uncoordinated:
-            return {}, {}
-        if self.restore_counts[0] != self.restore_id:
-            self.restore_counts = (self.restore_id, self.catalog.replica_counts(self.restore_id))
-        counts = self.restore_counts[1]
-        pinned = pinned_blocks(self.graph, counts, sum(w.slots for w in workers))
-        planned = plan(self.graph, workers, pinned).replicas
-        changed = any(counts.get(b, n) != n for b, n in planned.items())
-        return (counts if changed else {}), pinned
+        pinned block counts)``."""
+        return self.checkpoints.rescaling(workers) if self.checkpoints is not None else ({}, {})
 
     def _assignment(self) -> cpb.Assignment:
         workers = sorted(self.state.workers.values(), key=lambda w: w.name)
-        restore_replicas, pinned = self._rescaling([Worker(w.name, w.slots) for w in workers])
-        s = self.settings
-        connectors = []
-        if self.segment is not None:
-            replicas = plan(self.graph, [Worker(w.name, w.slots) for w in workers]).replicas
-            self.recovery_plan = self.segment.plan(self.state.attempt, replicas,
-                                                   s.restore if self.state.attempt == 0 else "latest")
-            connectors = sorted(self.segment.connectors)
+        placed = [Worker(w.name, w.slots) for w in workers]
+        restore_replicas, pinned = self._rescaling(placed)
+        s, book = self.settings, self.checkpoints
+        connectors = book.prepare(self.state.attempt, placed) if book is not None else []
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
@@ -189,8 +123,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name, connectors=connectors,
                                             lease_owner=s.lease_owner, lease_generation=s.lease_generation),
-            restore_checkpoint=self.restore_id, restore_replicas=restore_replicas, pinned_replicas=pinned,
-            **recovery_fields(self.recovery_plan))
+            restore_checkpoint=book.restore_id if book else 0, restore_replicas=restore_replicas,
+            pinned_replicas=pinned, **recovery_fields(book.recovery_plan if book else None))
 
     def _lost(self, name: str, why: str) -> None:
         """Lock held. Start a recovery, or fail the job."""
@@ -198,30 +132,23 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if not self.state.lost(name, why, time.monotonic()):
             self._changed()
             return
-        if self.tracker is not None:
-            complete = self.tracker.last_complete
-            if self.catalog.excluded and self.segment is None and not self.uncoordinated:
-                self.restore_id = max(self.catalog.complete_ids(), default=0)     # the newest intact one
-                if not self.restore_id:
-                    self.state.fail(f"no intact checkpoint is left to restore after losing {name}: {why}",
-                                    time.monotonic())
-                    self._changed()
-                    return
-            elif complete is not None and self.segment is None:    # segment backup plans from the store
-                self.restore_id = complete.checkpoint_id
-            elif self.uncoordinated:
-                try:
-                    self._plan_recovery(name)
-                except StateNoLongerKept as exc:
-                    self.state.fail(f"cannot recover after losing {name} ({why}): {exc}", time.monotonic())
-                    self._changed()
-                    return
-            self.tracker.reset(set(), time.monotonic())
-        if self.metrics is not None:
-            self.metrics.recoveries.inc()
-        self.history.recovery(RecoveryEntry(time.time(), name, why, self._restoring()))
+        if self.checkpoints is not None:
+            try:
+                self.checkpoints.recover(name, self._worker_names())
+            except NoIntactCheckpoint as exc:
+                self.state.fail(f"{exc} after losing {name}: {why}", time.monotonic())
+                self._changed()
+                return
+            except StateNoLongerKept as exc:
+                self.state.fail(f"cannot recover after losing {name} ({why}): {exc}", time.monotonic())
+                self._changed()
+                return
+        if self.checkpoints is not None and self.checkpoints.metrics is not None:
+            self.checkpoints.metrics.recoveries.inc()
+        restoring = self.checkpoints.restoring() if self.checkpoints is not None else "the start"
+        self.history.recovery(RecoveryEntry(time.time(), name, why, restoring))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
-              restore_checkpoint=self.restore_id or "none (from the start)")
+              restore_checkpoint=(self.checkpoints.restore_id if self.checkpoints else 0) or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
         self._broadcast(restart)
         # The queues stay: a worker that registered but has not sent its first heartbeat yet
@@ -256,38 +183,21 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             refuse(context, f"worker {worker!r} does not run replica(s) "
                             f"{', '.join(f'b{b}.r{i}' for b, i in foreign)} in attempt {self.state.attempt}")
 
-    # ------------------------------------------------ uncoordinated protocols
-    def _processes(self) -> list[str]:
-        workers = [Worker(w, 1) for w in self.state.names] or [Worker(f"w{i}", 1) for i in range(self.state.expected)]
-        return sorted(process_name(r.block, r.index) for r in plan(self.graph, workers).all_replicas())
-
-    def _plan_recovery(self, lost: str) -> None:
-        """Lock held: the recovery line after losing worker ``lost`` (rollback propagation)."""
-        workers = [Worker(w, 1) for w in self.state.names]
-        execution = plan(self.graph, workers)
-        failed = {process_name(r.block, r.index) for r in execution.all_replicas() if execution.placement[r] == lost}
-        result = self.local_records.recover(self._processes(), failed)
-        self.recovery_plan = {"line": result.line, "replay": result.replay}
-        event(log, logging.WARNING, "recovery line", line=result.line, useless=result.useless,
-              replay={f"{a}>{b}": r for (a, b), r in result.replay.items()})
+    def _worker_names(self) -> list[str]:
+        """Lock held: the registered workers (before any registers, the expected names)."""
+        return list(self.state.names) or [f"w{i}" for i in range(self.state.expected)]
 
     def Report(self, request, context):
         self._as_worker(context, request.worker)
         with self.lock:
             self._owns(context, request.worker, [_replica_of(request.process)])
-            if request.attempt != self.state.attempt or not request.ok:
+            if self.checkpoints is None or request.attempt != self.state.attempt or not request.ok:
                 if not request.ok:
                     event(log, logging.WARNING, "local checkpoint failed", process=request.process,
                           index=request.index, error=request.error)
                 return cpb.Ack()
-            advanced = self.local_records.add(CheckpointRecord(request.process, request.index,
-                                                               counts_of(request.sent), counts_of(request.processed)),
-                                              self._processes())
-            for process, index in sorted(advanced.items()):
-                self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
-                                            process=process))
-            if advanced:
-                self._collect_local()
+            self.checkpoints.local_checkpoint(CheckpointRecord(request.process, request.index, counts_of(request.sent),
+                                                               counts_of(request.processed)), self._worker_names())
         return cpb.Ack()
 
     # ---------------------------------------------------------------- RPCs
@@ -306,8 +216,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             attempt = self.state.attempt
             self.commands[request.worker] = queue.Queue()
             event(log, logging.INFO, "worker registered", worker=request.worker, attempt=attempt)
-            if started and self.tracker is not None:
-                self.tracker.reset(self._replicas(), time.monotonic())
+            if started and self.checkpoints is not None:
+                self.checkpoints.reset(self._replicas(), time.monotonic(), attempt)
             self._changed()
             while self.state.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING) \
                     and self.state.attempt == attempt:
@@ -375,7 +285,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             decision = self.state.finished(request.worker, request.ok, request.error, request.peer_failure,
                                            results, time.monotonic(), committed=request.committed)
             if decision == "commit":
-                self._final_checkpoint()
+                self.checkpoints.final_checkpoint()
             self._changed()
         return cpb.Ack()
 
@@ -383,92 +293,21 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         """Lock held. A worker's restore read a blob that failed its integrity check:
         recover from what is intact (an older checkpoint, lower segment versions, an
         earlier recovery line). False when this job cannot recover (the error fails it)."""
-        if self.catalog is None or not self.state.recoverable or worker not in self.state.workers:
+        if self.checkpoints is None or not self.state.recoverable or worker not in self.state.workers:
             return False
         event(log, logging.ERROR, "stored state failed its integrity check", key=key, worker=worker)
         self.state.events.append(f"{key} failed its integrity check; restoring from older state")
-        self.catalog.exclude(key)
-        local = self.catalog.local_of(key)
-        if local is not None:
-            self.local_records.forget(*local)
+        self.checkpoints.exclude(key)
         self._lost(worker, f"its restore read tampered state ({key}): {error}")
         return True
-
-    def _final_checkpoint(self) -> None:
-        """Every worker has finished: checkpoint the end of the job, then commit it."""
-        complete = self.tracker.last_complete if self.tracker else None
-        if complete is not None and complete.checkpoint_id == FINAL_CHECKPOINT:
-            self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=FINAL_CHECKPOINT))
-            return
-        self.tracker.current = None
-        self.tracker.trigger(time.monotonic(), FINAL_CHECKPOINT)
-        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=FINAL_CHECKPOINT))
 
     def Acknowledge(self, request, context):
         self._as_worker(context, request.worker)
         with self.lock:
             self._owns(context, request.worker, [(a.block, a.replica) for a in request.acks])
-            if self.tracker is None or request.attempt != self.state.attempt:
-                return cpb.Ack()
-            outcome = None
-            for ack in request.acks:
-                if self.segment is not None and ack.ok:
-                    self.segment.acknowledged(ack.block, ack.replica, request.checkpoint_id, ack.window_bytes,
-                                              ack.window_records)
-                outcome = self.tracker.ack(request.checkpoint_id, (ack.block, ack.replica), ack.ok, ack.bytes,
-                                           ack.alignment_seconds, ack.error, time.monotonic()) or outcome
-            if outcome is not None:
-                self._ended(outcome)
-            if self.segment is not None and self.metrics is not None:
-                self.metrics.windows(self.segment.window_sizes())
+            if self.checkpoints is not None and request.attempt == self.state.attempt:
+                self.checkpoints.acknowledge(request.checkpoint_id, request.acks)
         return cpb.Ack()
-
-    def _ended(self, outcome) -> None:
-        """Lock held: a checkpoint round completed or failed."""
-        if self.metrics is not None:
-            self.metrics.ended(outcome)
-        savepoint = outcome.complete and outcome.checkpoint_id != FINAL_CHECKPOINT and \
-            (outcome.checkpoint_id in self.savepoints or self._periodic_savepoint_due())
-        self.history.checkpoint(CheckpointEntry(outcome.checkpoint_id, outcome.complete, round(outcome.seconds, 4),
-                                                outcome.bytes, round(outcome.alignment, 4), time.time(),
-                                                savepoint, redact(outcome.error)))
-        if not outcome.complete:
-            event(log, logging.WARNING, "checkpoint failed", checkpoint=outcome.checkpoint_id, error=outcome.error)
-            if outcome.checkpoint_id == FINAL_CHECKPOINT:
-                self.state.commit_sent = False
-                threading.Timer(1.0, self._retry_final).start()
-            waiter = self.savepoints.pop(outcome.checkpoint_id, None)
-            if waiter is not None:
-                waiter.end(outcome.error)
-            return
-        checkpoint_id = outcome.checkpoint_id
-        refusal = self.fence.refusal() if self.fence is not None else ""
-        if refusal:
-            self.tracker.retract(checkpoint_id)
-            self.fenced(refusal)
-            return
-        meta = {"id": checkpoint_id, "attempt": self.state.attempt, "bytes": outcome.bytes,
-                "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
-                "replicas": len(self.tracker.replicas), "time": time.time(),
-                "savepoint": savepoint,
-                **({"lease": {"owner": self.settings.lease_owner, "generation": self.settings.lease_generation}}
-                   if self.fence is not None else {})}
-        try:
-            self.catalog.mark_complete(checkpoint_id, meta)
-        except StateStoreError as exc:
-            self.tracker.retract(checkpoint_id)
-            event(log, logging.WARNING, "checkpoint could not be recorded", checkpoint=checkpoint_id, error=str(exc))
-            return
-        event(log, logging.INFO, "checkpoint complete", **meta)
-        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=checkpoint_id))
-        if savepoint:
-            self.last_savepoint = checkpoint_id
-            self.next_savepoint_at = time.monotonic() + self.settings.savepoint_interval
-        waiter = self.savepoints.pop(checkpoint_id, None)
-        if waiter is not None:
-            waiter.end()
-        s = self.settings
-        self.cleanup.old_checkpoints(s.retain, SavepointRetention(s.savepoint_retain, s.savepoint_max_age))
 
     def fenced(self, reason: str) -> None:
         """The lease is lost: nothing more may be published, so the job ends here (the
@@ -478,51 +317,43 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self.state.fail(f"fenced: {reason}; this cluster no longer holds the job's lease", time.monotonic())
                 self._changed()
 
-    def _collect_local(self) -> None:
-        """Lock held. Delete (in the background) the local checkpoints and log segments
-        behind the stable line: no recovery line can go back before it."""
-        checkpoints, segments = self.local_records.newly_collectable()
-        if checkpoints or segments:
-            self.cleanup.local_checkpoints(checkpoints, segments)
-
     def remove_unfinished_checkpoints(self) -> None:
-        """The job has ended and its workers are stopped: a checkpoint still in progress
-        can never complete, so its parts go (a restore never takes them, but they would
-        mislead whoever reads the store)."""
-        if self.cleanup is not None and not self.uncoordinated and self.segment is None:
-            self.cleanup.unfinished_checkpoints()
+        if self.checkpoints is not None:
+            self.checkpoints.remove_unfinished()
+
+    def _final_failed(self) -> None:
+        """Lock held: the checkpoint of the job's end failed; try it again in a second."""
+        self.state.commit_sent = False
+        threading.Timer(1.0, self._retry_final).start()
 
     def _retry_final(self) -> None:
         with self.lock:
             if self.state.phase is Phase.RUNNING and not self.state.commit_sent and \
                     all(w.finished for w in self.state.workers.values()):
                 self.state.commit_sent = True
-                self._final_checkpoint()
+                self.checkpoints.final_checkpoint()
 
     def Savepoint(self, request, context):
-        if self.tracker is None:
+        book = self.checkpoints
+        if book is None:
             return cpb.SavepointReply(error="this job runs without checkpoints (--checkpoint-protocol none)")
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + SAVEPOINT_SECONDS
         while True:
             with self.lock:
                 if self.state.over:
                     return cpb.SavepointReply(error="the job is over")
-                if self.state.phase is Phase.RUNNING and self.tracker.current is None:
-                    checkpoint_id = self.tracker.trigger(time.monotonic())
-                    waiter = self.savepoints[checkpoint_id] = PendingSavepoint()
-                    self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
+                if self.state.phase is Phase.RUNNING and book.idle:
+                    waiter = book.start_savepoint()
                     break
             if time.monotonic() > deadline:
                 return cpb.SavepointReply(error="timed out waiting for the checkpoint in progress")
             time.sleep(0.05)
-        waiter.ended.wait(120)
+        if not waiter.ended.wait(SAVEPOINT_SECONDS):
+            return cpb.SavepointReply(error=f"checkpoint {waiter.checkpoint_id} did not end within "
+                                            f"{SAVEPOINT_SECONDS:.0f} s")
         if waiter.error:
             return cpb.SavepointReply(error=waiter.error)
-        return cpb.SavepointReply(checkpoint_id=checkpoint_id, location=self._location(checkpoint_id))
-
-    def _location(self, checkpoint_id: int) -> str:
-        """Where a checkpoint is kept: the state store (password masked) and its prefix."""
-        return checkpoint_location(redact_url(self.settings.state_url), self.settings.job_name, checkpoint_id)
+        return cpb.SavepointReply(checkpoint_id=waiter.checkpoint_id, location=book.location(waiter.checkpoint_id))
 
     def Cancel(self, request, context):
         with self.lock:
@@ -538,57 +369,26 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if state.events:
             update.event = redact("; ".join(state.events))
             state.events.clear()
-        complete = self.tracker.last_complete if self.tracker else None
-        if complete is not None:
-            update.last_checkpoint = complete.checkpoint_id
-            update.last_checkpoint_seconds = complete.seconds
-            update.last_checkpoint_bytes = complete.bytes
-            update.last_alignment_seconds = complete.alignment
-        update.restored = self._restored()
-        if self.last_savepoint:
-            update.last_savepoint = self.last_savepoint
-            update.last_savepoint_location = self._location(self.last_savepoint)
-        if self.segment is not None:
-            update.windows.extend(cpb.PendingWindow(block=b, versions=w.versions, bytes=w.bytes, records=w.records,
-                                                    truncation_lag=w.truncation_lag)
-                                  for b, w in sorted(self.segment.window_sizes().items()))
+        if self.checkpoints is not None:
+            self.checkpoints.describe(update)
         if state.started_at is not None:
             update.seconds = (state.ended_at or time.monotonic()) - state.started_at
         if state.phase is Phase.SUCCEEDED:
             update.results = pickle.dumps(state.results, protocol=5)
         return update
 
-    def _periodic_savepoint_due(self) -> bool:
-        """With --savepoint-interval: the next complete checkpoint is kept as a savepoint."""
-        return bool(self.settings.savepoint_interval) and time.monotonic() >= self.next_savepoint_at
-
-    def _restoring(self) -> str:
-        """Lock held, as a recovery starts: where the new attempt will resume from."""
-        if self.segment is not None:
-            return "segment backup: each connector's pending window"
-        if self.uncoordinated:
-            return "the recovery line of local checkpoints"
-        return f"checkpoint {self.restore_id}" if self.restore_id else "the start (no checkpoint yet)"
-
     def web_state(self) -> dict:
         """The web view's ``/api/job``."""
         with self.lock:
-            state = self.state
+            state, book = self.state, self.checkpoints
             seconds = (state.ended_at or time.monotonic()) - state.started_at if state.started_at else 0.0
             live = LiveState(self.job_id, state.phase.name, redact(state.error), seconds, state.recoveries,
-                             self._restored(), self._owners() if state.workers else {},
+                             book.restored() if book else "", self._owners() if state.workers else {},
                              {r: n for w in state.workers.values() for r, n in w.counters.items()},
-                             state.replica_loads(), self.segment.window_sizes() if self.segment else {},
+                             state.replica_loads(), book.window_sizes() if book else {},
                              [(w.name, w.pid, w.finished, w.metrics_address)
                               for w in sorted(state.workers.values(), key=lambda w: w.name)])
             return self.view.render(live, self.history, time.monotonic())
-
-    def _restored(self) -> str:
-        """What the current attempt restored, for the operator's status."""
-        segment = (self.recovery_plan or {}).get("segment")
-        if segment is not None:
-            return " ".join(f"b{b}:v{v}" for b, v in sorted(segment["versions"].items()))
-        return f"checkpoint {self.restore_id}" if self.restore_id else ""
 
     def Watch(self, request, context):
         while context.is_active():
@@ -610,18 +410,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     self._lost(*silent)
                 if not self.state.over:
                     self._respawn_exited()
-                tracker = self.tracker
-                if tracker is not None and self.state.phase is Phase.RUNNING and not self.state.commit_sent:
-                    outcome = tracker.expire(now)
-                    if outcome is not None:
-                        self._ended(outcome)
-                    if tracker.due(now):
-                        checkpoint_id = tracker.trigger(now)
-                        self._broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
-                elif tracker is not None and self.state.commit_sent:
-                    outcome = tracker.expire(now)
-                    if outcome is not None:
-                        self._ended(outcome)
+                running = self.state.phase is Phase.RUNNING
+                if self.checkpoints is not None and (running or self.state.commit_sent):
+                    self.checkpoints.tick(now, trigger=running and not self.state.commit_sent)
                 self._changed()
 
     def _respawn_exited(self) -> None:
@@ -641,17 +432,6 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return
             self.state.unregister(name)
             self.spawner.start(name)
-
-
-REVISION_IDS = 2 ** 32
-
-
-def first_checkpoint_id(highest: int, restored: int, revision: int) -> int:
-    """Each deployment revision numbers its checkpoints from ``revision * 2**32`` up (and
-    past everything in the store): a coordinator of an earlier revision still lingering
-    during a redeploy never writes the ids, or the part files, of the new one, and the
-    newest revision's checkpoints are always the latest."""
-    return max(highest, restored, revision * REVISION_IDS) + 1
 
 
 EXIT_STORE_UNREACHABLE = 75      # EX_TEMPFAIL: the operator redeploys rather than failing the job
@@ -728,7 +508,8 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     metrics = ServiceMetrics()
-    servicer.metrics = metrics.checkpoint_metrics(servicer.block_names)
+    if servicer.checkpoints is not None:
+        servicer.checkpoints.metrics = metrics.checkpoint_metrics(servicer.block_names)
     web = ObservabilityServer(metrics.registry, servicer.web_state)
     try:
         metrics_address = f"{host}:{web.start(metrics_host or host, metrics_port)}"
@@ -743,8 +524,9 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         servicer.spawner = WorkerSpawner(workers, address, _local_authority(identity.ca))
         servicer.spawner.start_all()
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
-    if servicer.fence is not None:
-        threading.Thread(target=servicer.fence.watch, args=(servicer.fenced, servicer.done),
+    fence = servicer.checkpoints.fence if servicer.checkpoints is not None else None
+    if fence is not None:
+        threading.Thread(target=fence.watch, args=(servicer.fenced, servicer.done),
                          name="lease-fence", daemon=True).start()
     try:
         servicer.done.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import pickle
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -79,7 +80,7 @@ class CheckpointAgent:
             event(log_, logging.WARNING, "local checkpoint not stored", process=process, index=index,
                   error=str(exc))
         try:
-            self.control.Report(report, timeout=10)
+            deliver(self.control.Report, report)
         except grpc.RpcError as exc:
             event(log_, logging.WARNING, "local checkpoint not reported", process=process, error=str(exc.details()))
 
@@ -131,11 +132,29 @@ class CheckpointAgent:
             event(log, logging.WARNING, "snapshot not stored", checkpoint=checkpoint_id, replica=str(rid),
                   error=str(exc))
         try:
-            self.control.Acknowledge(cpb.CheckpointAcks(worker=self.worker, attempt=self.attempt,
-                                                        checkpoint_id=checkpoint_id, acks=[ack]), timeout=10)
+            deliver(self.control.Acknowledge, cpb.CheckpointAcks(worker=self.worker, attempt=self.attempt,
+                                                                 checkpoint_id=checkpoint_id, acks=[ack]))
         except grpc.RpcError as exc:
             event(log, logging.WARNING, "acknowledgement not delivered", checkpoint=checkpoint_id,
                   error=str(exc.details()))
 
     def close(self) -> None:
         self.persist.shutdown(wait=True)
+
+
+TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def deliver(call, request, attempts: int = 3, timeout: float = 10.0, pause: float = 0.5):
+    """``call(request)``, tried again while the coordinator is unreachable or slow: a lost
+    acknowledgement would hold its checkpoint (and a savepoint waiting on it) until the
+    round times out. The coordinator takes a repeated acknowledgement or report once."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call(request, timeout=timeout)
+        except grpc.RpcError as exc:
+            if attempt == attempts or exc.code() not in TRANSIENT:
+                raise
+            event(log, logging.INFO, "coordinator did not answer; trying again", attempt=attempt,
+                  error=str(exc.details()))
+            time.sleep(pause * attempt)
