@@ -1,41 +1,16 @@
 """The wordcount contract, checked from outside through the ``segflow`` command."""
 from __future__ import annotations
 
-import collections
 import os
-import random
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
-WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
-
-
-def segflow(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([SEGFLOW, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+from support.wordcount import WORDCOUNT, oracle, segflow, write_corpus
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> str:
-    rng = random.Random(3)
-    vocab = ["alpha", "Beta", "GAMMA", "delta", "été", "naïve", "x", "y-z", "don't", "\"q\""]
-    lines = []
-    for i in range(4000):
-        lines.append(" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12))) + ("\t" if i % 7 == 0 else ""))
-    path = tmp_path_factory.mktemp("corpus") / "in.txt"
-    path.write_text("\n".join(lines) + "\nlast line without newline", encoding="utf-8")
-    return str(path)
-
-
-def oracle(path: str) -> collections.Counter:
-    counts: collections.Counter = collections.Counter()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            counts.update(line.lower().split())
-    return counts
+    return write_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def read_parts(directory: str) -> list[tuple[str, int]]:

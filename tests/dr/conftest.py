@@ -9,21 +9,18 @@ import pytest
 from scenario import REDIS_PASSWORD, Site
 from support.clusters import ensure_built, give_build_time
 from support.proxy import TcpProxy
-from support.servers import serving, start_redis, start_s3
+from support.servers import server_fixture, start_redis, start_s3
 
 
 def pytest_collection_modifyitems(config, items):
     give_build_time(items, {"sites"})
 
 
-@pytest.fixture(scope="session")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server", scope="session")
 
 
-@pytest.fixture(scope="session")
-def redis_server():
-    yield from serving(lambda: start_redis(password=REDIS_PASSWORD), "redis-server with a password")
+redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS_PASSWORD),
+                              "redis-server with a password", scope="session")
 
 
 @pytest.fixture(scope="session")

@@ -10,15 +10,13 @@ import pytest
 from conftest import installed_operator, wait_for
 
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
-from support.servers import TEST_S3_CREDENTIALS, new_bucket, serving, start_s3
+from support.servers import TEST_S3_CREDENTIALS, new_bucket, server_fixture, start_s3
 
 NAMESPACE = "batch-e2e"
 EVENTS = 30000
 
 
-@pytest.fixture(scope="module")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
 from segflow.state.sealing import Sealer
 from support.processes import ROOT
-from support.servers import new_bucket, serving, start_redis, start_s3
+from support.servers import new_bucket, server_fixture, start_redis, start_s3
 
 NAMESPACE = "jobs-e2e"
 WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
@@ -31,14 +31,11 @@ REDIS_PASSWORD = "k8s-redis-pw-51c2"
 STATE_SECRET = {"envFrom": [{"secretRef": {"name": "segflow-state"}}]}
 
 
-@pytest.fixture(scope="module")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    yield from serving(lambda: start_redis(password=REDIS_PASSWORD), "redis-server with a password")
+redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS_PASSWORD),
+                              "redis-server with a password")
 
 
 @pytest.fixture(scope="module")

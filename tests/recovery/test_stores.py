@@ -8,19 +8,15 @@ import pytest
 
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, wait_for
-from support.servers import free_port, serving, start_redis, start_s3
+from support.servers import free_port, server_fixture, start_redis, start_s3
 from test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from test_restore import expected_lines
 
 
-@pytest.fixture
-def redis_server():
-    yield from serving(start_redis, "redis-server")
+redis_server = server_fixture("redis_server", start_redis, "redis-server", scope="function")
 
 
-@pytest.fixture(scope="module")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
 @pytest.mark.parametrize("protocol", ["aligned", "unaligned", "uncoordinated", "cic"])

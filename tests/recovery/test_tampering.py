@@ -17,7 +17,7 @@ from segflow.checkpoint.catalog import Catalog
 from segflow.checkpoint.layout import snapshot_key
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
-from support.servers import serving, start_redis, start_s3, new_bucket
+from support.servers import server_fixture, start_redis, start_s3, new_bucket
 from test_kills import JOBS, read_lines, workers_of
 from test_restore import expected_lines, start
 from test_segment_backup import assert_oracle as assert_segment_oracle
@@ -30,14 +30,10 @@ from test_segment_backup import windows as segment_windows
 JOB = "windowed_counts"
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    yield from serving(start_redis, "redis-server")
+redis_server = server_fixture("redis_server", start_redis, "redis-server")
 
 
-@pytest.fixture(scope="module")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
 def flip(blob: bytes) -> bytes:

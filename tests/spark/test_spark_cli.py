@@ -2,32 +2,22 @@
 command's refusals (which answer before any JVM starts)."""
 from __future__ import annotations
 
-import collections
 import os
-import random
 import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
-WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
+from support.wordcount import WORDCOUNT, oracle, write_corpus
+from support.wordcount import segflow as run_segflow
 
 
-def segflow(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([SEGFLOW, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+def segflow(*args: str) -> subprocess.CompletedProcess:
+    return run_segflow(*args, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> str:
-    rng = random.Random(3)
-    vocab = ["alpha", "Beta", "GAMMA", "delta", "été", "naïve", "x", "y-z", "don't", "\"q\""]
-    lines = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12))) + ("\t" if i % 7 == 0 else "")
-             for i in range(4000)]
-    path = tmp_path_factory.mktemp("corpus") / "in.txt"
-    path.write_text("\n".join(lines) + "\nlast line without newline", encoding="utf-8")
-    return str(path)
+    return write_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def parts(directory: str) -> dict[str, list[str]]:
@@ -53,12 +43,9 @@ def test_wordcount_on_spark_writes_what_the_engine_writes(corpus, tmp_path):
     spark_parts = parts(str(on_spark))
     assert list(spark_parts) == ["part-00000.txt", "part-00001.txt", "part-00002.txt"]
     assert spark_parts == parts(str(on_engine))        # the same words in the same part files
-    oracle: collections.Counter = collections.Counter()
-    with open(corpus, encoding="utf-8") as f:
-        for line in f:
-            oracle.update(line.lower().split())
+    expected = oracle(corpus)
     rows = [line.split("\t") for lines in spark_parts.values() for line in lines]
-    assert {word: int(n) for word, n in rows} == dict(oracle) and len(rows) == len(oracle)
+    assert {word: int(n) for word, n in rows} == dict(expected) and len(rows) == len(expected)
 
 
 @pytest.mark.parametrize("args, message", [

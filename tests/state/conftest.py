@@ -7,17 +7,13 @@ import pytest
 import redis
 
 from segflow.state import open_backend
-from support.servers import new_bucket, serving, start_or_fail, start_redis, start_s3
+from support.servers import new_bucket, server_fixture, serving, start_or_fail, start_redis, start_s3
 
 
-@pytest.fixture(scope="session")
-def redis_server():
-    yield from serving(start_redis, "redis-server")
+redis_server = server_fixture("redis_server", start_redis, "redis-server", scope="session")
 
 
-@pytest.fixture(scope="session")
-def s3_server():
-    yield from serving(start_s3, "moto S3 server")
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server", scope="session")
 
 
 @pytest.fixture

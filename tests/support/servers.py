@@ -267,3 +267,13 @@ def serving(starter, what: str):
         yield server
     finally:
         server.cleanup()
+
+
+def server_fixture(name: str, starter, what: str, scope: str = "module"):
+    """A pytest fixture ``name`` holding one server for ``scope`` (see :func:`serving`):
+    ``s3_server = server_fixture("s3_server", start_s3, "moto S3 server")``."""
+    import pytest
+
+    def fixture():
+        yield from serving(starter, what)
+    return pytest.fixture(scope=scope, name=name)(fixture)
