@@ -27,6 +27,18 @@ DONE = re.compile(r"done in ([\d.]+) s, ([\d,]+) source records")
 STOP_GRACE = 15.0
 
 
+def read_counts(directory: str) -> dict[str, int]:
+    """A word count's ``word<TAB>count`` part files, summed."""
+    counts: dict[str, int] = {}
+    for name in sorted(os.listdir(directory)):
+        if name.startswith("part-"):
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                for line in f:
+                    word, _, count = line.rstrip("\n").rpartition("\t")
+                    counts[word] = counts.get(word, 0) + int(count)
+    return counts
+
+
 def timed(fn):
     """``(fn(), seconds it took)``."""
     started = time.perf_counter()

@@ -22,9 +22,8 @@ sys.path.insert(0, os.path.join(BENCH, "jobs"))
 sys.path.insert(0, BENCH)
 
 from bid_count import auction_of  # noqa: E402
-from common import ROOT, timed  # noqa: E402
+from common import ROOT, read_counts, timed  # noqa: E402
 from wordcount import baseline  # noqa: E402
-from segflow.cli.demo import read_counts  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 

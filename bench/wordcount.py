@@ -17,9 +17,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from segflow.cli.demo import read_counts  # noqa: E402
+from common import ROOT, read_counts  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
