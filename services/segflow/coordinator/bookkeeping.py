@@ -74,6 +74,7 @@ class CheckpointBookkeeping:
         self.restore_id = 0
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.recovery_plan: dict | None = None
+        self._one_slot: tuple[tuple, object] = ((None,), None)     # (workers, their one-slot plan)
         self.attempt = 0
         self.savepoints: dict[int, PendingSavepoint] = {}
         self.last_savepoint = 0
@@ -213,10 +214,17 @@ class CheckpointBookkeeping:
         return checkpoint_location(redact_url(self.settings.state_url), self.settings.job_name, checkpoint_id)
 
     # ------------------------------------------------ uncoordinated protocols
+    def _one_slot_plan(self, workers: list[str]):
+        """The plan with one slot per worker, as the uncoordinated protocols place their
+        processes (kept until the workers change: every report asks for it)."""
+        key = tuple(workers)
+        if self._one_slot[0] != key:
+            self._one_slot = (key, plan(self.graph, [Worker(w, 1) for w in key]))
+        return self._one_slot[1]
+
     def processes(self, workers: list[str]) -> list[str]:
         """Every replica's process name, placed one slot per worker."""
-        return sorted(process_name(r.block, r.index) for r in plan(self.graph, [Worker(w, 1) for w in workers])
-                      .all_replicas())
+        return sorted(process_name(r.block, r.index) for r in self._one_slot_plan(workers).all_replicas())
 
     def local_checkpoint(self, record: CheckpointRecord, workers: list[str]) -> None:
         """A replica stored a local checkpoint: tell the processes whose stable line
@@ -241,7 +249,7 @@ class CheckpointBookkeeping:
         elif complete is not None and self.segment is None:    # segment backup plans from the store
             self.restore_id = complete.checkpoint_id
         elif self.uncoordinated:
-            execution = plan(self.graph, [Worker(w, 1) for w in workers])
+            execution = self._one_slot_plan(workers)
             failed = {process_name(r.block, r.index) for r in execution.all_replicas()
                       if execution.placement[r] == lost}
             result = self.local_records.recover(self.processes(workers), failed)

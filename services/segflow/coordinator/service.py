@@ -132,23 +132,22 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if not self.state.lost(name, why, time.monotonic()):
             self._changed()
             return
-        if self.checkpoints is not None:
-            try:
-                self.checkpoints.recover(name, self._worker_names())
-            except NoIntactCheckpoint as exc:
-                self.state.fail(f"{exc} after losing {name}: {why}", time.monotonic())
-                self._changed()
-                return
-            except StateNoLongerKept as exc:
-                self.state.fail(f"cannot recover after losing {name} ({why}): {exc}", time.monotonic())
-                self._changed()
-                return
-        if self.checkpoints is not None and self.checkpoints.metrics is not None:
-            self.checkpoints.metrics.recoveries.inc()
-        restoring = self.checkpoints.restoring() if self.checkpoints is not None else "the start"
-        self.history.recovery(RecoveryEntry(time.time(), name, why, restoring))
+        book = self.checkpoints          # set: only a checkpointed job is recoverable
+        try:
+            book.recover(name, self._worker_names())
+        except NoIntactCheckpoint as exc:
+            self.state.fail(f"{exc} after losing {name}: {why}", time.monotonic())
+            self._changed()
+            return
+        except StateNoLongerKept as exc:
+            self.state.fail(f"cannot recover after losing {name} ({why}): {exc}", time.monotonic())
+            self._changed()
+            return
+        if book.metrics is not None:
+            book.metrics.recoveries.inc()
+        self.history.recovery(RecoveryEntry(time.time(), name, why, book.restoring()))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
-              restore_checkpoint=(self.checkpoints.restore_id if self.checkpoints else 0) or "none (from the start)")
+              restore_checkpoint=book.restore_id or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
         self._broadcast(restart)
         # The queues stay: a worker that registered but has not sent its first heartbeat yet
