@@ -25,9 +25,9 @@ LAYERS = {
     "segflow.plan": {"segflow.errors"},
     "segflow.state": {"segflow.errors", "segflow.redaction", "segflow.extras"},
     "segflow.observability": {"segflow.errors", "segflow.redaction"},
-    "segflow.datagen": {"segflow.errors"},
     "segflow.runtime": {"segflow.errors", "segflow.redaction", "segflow.extras", "segflow.plan",
                         "segflow.observability", "segflow.state"},
+    "segflow.datagen": {"segflow.errors", "segflow.runtime"},   # Nexmark's watermark strategy
     "segflow.checkpoint": {"segflow.errors", "segflow.plan", "segflow.runtime", "segflow.state"},
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
     "segflow.disaster": {"segflow.errors", "segflow.extras", "segflow.state", "segflow.observability"},

@@ -5,6 +5,7 @@ import re
 
 import segflow
 from segflow.cli.main import main
+from segflow.plan.passthrough import elide_pass_through_blocks
 from segflow.plan.placement import Worker, plan
 from segflow.plan.render import render_dot, render_text
 
@@ -25,24 +26,26 @@ def job_plan(tmp_path, workers):
     namespace = {}
     exec(compile(JOB, str(path), "exec"), namespace)
     namespace["build"](env)
+    elide_pass_through_blocks(env.graph)          # as segflow plan shows it
     return plan(env.graph, workers), str(path)
 
 
 def test_text_shows_blocks_replicas_placement_and_edges(tmp_path):
     text = render_text(job_plan(tmp_path, [Worker("w2", 2), Worker("w1", 1)])[0])
     blocks = text.split("\n\n")
-    assert blocks[0] == "job graph: 11 blocks, 12 edges; workers: w1 (1 slots), w2 (2 slots)"
+    assert blocks[0] == "job graph: 9 blocks, 10 edges; workers: w1 (1 slots), w2 (2 slots)"
     assert blocks[1].splitlines()[0] == \
         "source block 0: 1 replica(s) on w1×1  [max parallelism 1; batch adaptive(1024, 0.05s)]"
     start = next(b for b in blocks if "iterate.start" in b)
-    assert start.splitlines()[0].startswith("block 4: 3 replica(s) on w1×1, w2×2  [iteration scope 1;")
-    assert "  --hash--> block 5 (input 0)" in start and "  --forward (port 1)--> block 8 (input 0)" in start
+    assert start.splitlines()[0].startswith("block 3: 3 replica(s) on w1×1, w2×2  [iteration scope 1;")
+    assert "  --hash--> block 4 (input 0)" in start
+    assert "  --round-robin (port 1)--> block 8 (input 0)" in start   # through a pass-through block before
     leader = next(b for b in blocks if "iterate.leader" in b)
-    assert "  --broadcast (port 1, feedback)--> block 4 (input 1)" in leader
-    assert "  --round-robin--> block 7 (input 0)" in leader          # 1 replica -> 3: dealt out
-    assert "--hash (side input, replayed)--> block 5 (input 1)" in text
-    assert "--forward (feedback)--> block 4 (input 2)" in text
-    assert re.search(r"block 10: 2 replica\(s\) on w1×1, w2×1  \[max parallelism 2;", text)
+    assert "  --broadcast (port 1, feedback)--> block 3 (input 1)" in leader
+    assert "  --round-robin--> block 6 (input 0)" in leader          # 1 replica -> 3: dealt out
+    assert "--hash (side input, replayed)--> block 4 (input 1)" in text
+    assert "--forward (feedback)--> block 3 (input 2)" in text
+    assert re.search(r"block 8: 2 replica\(s\) on w1×1, w2×1  \[max parallelism 2;", text)
     assert re.search(r"    from_parallel    \(.*job\.py:4\)", text)
 
 
@@ -58,15 +61,15 @@ def test_dot_is_a_digraph_of_records_with_escaped_labels(tmp_path):
     assert lines[:3] == ["digraph segflow {", "  rankdir=LR;", '  node [shape=record, fontname="monospace"];']
     assert lines[-1] == "}"
     nodes = [re.fullmatch(r'  b(\d+) \[label="(.*)"\];', line) for line in lines if re.match(r"  b\d+ \[", line)]
-    assert [int(m.group(1)) for m in nodes] == list(range(11))
+    assert [int(m.group(1)) for m in nodes] == list(range(9))
     fields = [record_fields(m.group(2)) for m in nodes]
     assert fields[1] == ["block 1 × 1", r"join.key_right(build.\<lambda\>.\<lambda\>)\l"]
-    assert fields[10] == ["block 10 × 2", r'write_text(out\|\"\{dir\}\")\l']
-    assert fields[3] == ["block 3 × 3", r"(pass)\l"]
+    assert fields[8] == ["block 8 × 2", r'write_text(out\|\"\{dir\}\")\l']
+    assert fields[6] == ["block 6 × 3", r"(pass)\l"]
     edges = [line for line in lines if "->" in line]
-    assert len(edges) == 12
-    assert '  b6 -> b4 [label="broadcast (port 1, feedback)", style=dashed];' in edges
-    assert '  b5 -> b4 [label="forward (feedback)", style=dashed];' in edges
+    assert len(edges) == 10
+    assert '  b5 -> b3 [label="broadcast (port 1, feedback)", style=dashed];' in edges
+    assert '  b4 -> b3 [label="forward (feedback)", style=dashed];' in edges
     assert sum("dashed" in e for e in edges) == 2
 
 

@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
+from ..plan.passthrough import elide_pass_through_blocks
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
 from ..runtime.sentinels import NOTHING
@@ -189,6 +190,7 @@ class StreamEnvironment:
             raise SegflowError("this environment has run already; build a new one to run again")
         if not self.graph.blocks:
             raise PipelineError("the pipeline is empty: add a source, e.g. env.read_text(path)")
+        elide_pass_through_blocks(self.graph)
         if self.config.runs_in_processes:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "

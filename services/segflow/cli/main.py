@@ -240,8 +240,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ..observability.logs import configure
+    from ..runtime.collection import collect_less_often
     from ..worker.service import WorkerService
     configure(f"worker {args.name}")
+    collect_less_often()
     return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
                          args.metrics_host).run()
 

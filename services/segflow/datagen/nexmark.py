@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..runtime.operators.time import WatermarkStrategy
+
 BLOCK = 50
 AUCTIONS_PER_BLOCK = 3
 MILLIS_PER_EVENT = 10
@@ -75,19 +77,12 @@ def timestamp(e: Person | Auction | Bid) -> int:
     return e.date_time
 
 
-MAX_REPLICAS_FOR_WATERMARKS = 8
-
-
-def watermark_every(period_ms: int):
-    """A watermark function for ``add_timestamps``: about every ``period_ms`` of event
-    time, the time itself. A generator replica produces its events in time order, and it
-    sees at least one event in the first few of each period (replica ``r`` of ``n`` gets
-    events ``r, r + n, ...``; up to 8 replicas), so each replica keeps its watermark moving."""
-    window = MILLIS_PER_EVENT * MAX_REPLICAS_FOR_WATERMARKS
-
-    def watermark(_record, ts: int) -> int | None:
-        return ts if ts % period_ms < window else None
-    return watermark
+def watermark_every(period_ms: int) -> WatermarkStrategy:
+    """The watermarks of the Nexmark queries: the generator's events come in time order
+    per replica, so the watermark is the largest timestamp seen, rounded down to a
+    multiple of ``period_ms`` and sent after a batch (never inside one, which would cut
+    the batch in pieces)."""
+    return WatermarkStrategy.monotonous().every(period_ms)
 
 
 def _rate(rate: str) -> float | None:

@@ -48,7 +48,10 @@ def partition_by_key(items: list, n: int) -> list[list]:
     sh = stable_hash
     for item in items:
         key = item[0]
-        if type(key) is str:
+        kind = type(key)
+        if kind is int:
+            appends[(key & _MASK) % n](item)
+        elif kind is str:
             appends[crc32(key.encode("utf-8", "surrogatepass")) % n](item)
         else:
             appends[sh(key) % n](item)
@@ -58,8 +61,16 @@ def partition_by_key(items: list, n: int) -> list[list]:
 def partition_timestamped(items: list, timestamps: list, n: int) -> list[tuple[list, list]]:
     """Like :func:`partition_by_key` but keeps each record's timestamp beside it."""
     parts: list[tuple[list, list]] = [([], []) for _ in range(n)]
+    sh = stable_hash
     for item, ts in zip(items, timestamps):
-        items_out, ts_out = parts[stable_hash(item[0]) % n]
+        key = item[0]
+        kind = type(key)
+        if kind is int:
+            items_out, ts_out = parts[(key & _MASK) % n]
+        elif kind is str:
+            items_out, ts_out = parts[crc32(key.encode("utf-8", "surrogatepass")) % n]
+        else:
+            items_out, ts_out = parts[sh(key) % n]
         items_out.append(item)
         ts_out.append(ts)
     return parts

@@ -14,6 +14,7 @@ from ..errors import SegflowError
 from ..plan.graph import JobGraph
 from ..plan.placement import ExecutionPlan, ReplicaId, Worker, plan
 from .channels import Inbox, LocalOutlet
+from .collection import collecting_less_often
 from .executor import ReplicaExecutor
 from .pool import ExecutorPool
 from .wiring import build_executor
@@ -61,7 +62,6 @@ class LocalRuntime:
 
         pool = ExecutorPool(self.executors, cancel)
         started = time.monotonic()
-        pool.start()
         names = {b.id: b.name for b in graph.blocks}
 
         def tick() -> None:
@@ -69,8 +69,10 @@ class LocalRuntime:
                 on_progress(pool.records_in(), names)
             if run_for is not None and time.monotonic() - started >= run_for:
                 cancel.set()
-        pool.wait(tick=tick if on_progress or run_for is not None else None,
-                  every=progress_every if run_for is None else min(progress_every, 0.1))
+        with collecting_less_often():
+            pool.start()
+            pool.wait(tick=tick if on_progress or run_for is not None else None,
+                      every=progress_every if run_for is None else min(progress_every, 0.1))
         return RunResult(results, time.monotonic() - started, pool.records_in())
 
     def _executor(self, execution: ExecutionPlan, replica: ReplicaId, inboxes: dict,

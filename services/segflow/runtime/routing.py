@@ -33,7 +33,9 @@ class EdgeSender:
         strategy = self.strategy
         if strategy is Strategy.HASH:
             n = len(self.outlets)
-            if batch.timestamps is None:
+            if n == 1:
+                self._add(0, batch.items, batch.timestamps, born)
+            elif batch.timestamps is None:
                 for dst, part in enumerate(partition_by_key(batch.items, n)):
                     if part:
                         self._add(dst, part, None, born)

@@ -123,24 +123,15 @@ class TimeIndex:
 
     __slots__ = ("times", "values")
 
-    def __init__(self) -> None:
-        self.times: list = []
-        self.values: list = []
+    def __init__(self, t: Any, value: Any) -> None:
+        self.times: list = [t]
+        self.values: list = [value]
 
-    def add(self, t: Any, value: Any) -> None:
-        times = self.times
-        if not times or t >= times[-1]:          # records mostly come in time order
-            times.append(t)
-            self.values.append(value)
-        else:
-            i = bisect_right(times, t)
-            times.insert(i, t)
-            self.values.insert(i, value)
-
-    def between(self, low: Any, high: Any) -> tuple[list, list]:
-        """Times and values of the records at ``low <= t <= high``."""
-        i, j = bisect_left(self.times, low), bisect_right(self.times, high)
-        return self.times[i:j], self.values[i:j]
+    def insert(self, t: Any, value: Any) -> None:
+        """Add a record older than the newest (the join appends the others itself)."""
+        i = bisect_right(self.times, t)
+        self.times.insert(i, t)
+        self.values.insert(i, value)
 
     def drop_before(self, limit: Any) -> bool:
         """Drop the records at ``t < limit``; whether none is left."""
@@ -156,10 +147,12 @@ class IntervalJoin(Operator):
     Each side keeps its records per key in a :class:`TimeIndex`: a record finds its
     partners by two bisections, and a watermark ``w`` drops the left records at ``t + upper
     < w`` and the right ones at ``q + lower < w`` (no later record can pair with them). A
-    heap of ``(t, key)`` per side says which keys hold expired records, so a watermark
-    visits only those (one bisection each), not every buffered key: the cost does not grow
-    with the buffers or the watermarks. The heaps follow from the buffers and are rebuilt
-    on restore."""
+    heap of ``(oldest t, key)`` per side says which keys hold expired records, so a
+    watermark visits only those (one bisection each), not every buffered key: the cost
+    does not grow with the buffers or the watermarks. A key enters its heap when its
+    oldest record changes (it is new, a record older than all arrived, or a watermark
+    dropped a prefix), not once per record. The heaps follow from the buffers and are
+    rebuilt on restore."""
 
     state_fields = ("buffers",)
 
@@ -176,52 +169,63 @@ class IntervalJoin(Operator):
         self.expiry = ([], [])
         for side, buffers in enumerate(self.buffers):
             for key, index in buffers.items():
-                for t in index.times:
-                    self.pushed += 1
-                    self.expiry[side].append((t, self.pushed, key))
-            heapify(self.expiry[side])
+                self._watch(side, key, index.times[0])
+
+    def _watch(self, side: int, key: Any, oldest: Any) -> None:
+        self.pushed += 1
+        heappush(self.expiry[side], (oldest, self.pushed, key))
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         if batch.timestamps is None:
             raise ValueError("interval_join needs timestamped streams on both sides: call add_timestamps first")
         mine = self.buffers[input_index]
         other = self.buffers[1 - input_index]
-        expiry, pushed = self.expiry[input_index], self.pushed
         left_side = input_index == 0
         # A left record at t meets right ones at [t - lower, t + upper]; a right one at q
         # meets left ones at [q - upper, q + lower].
         before, after = (self.lower, self.upper) if left_side else (self.upper, self.lower)
         keyed = self.keyed
         out, stamps = [], []
-        for item, t in zip(batch.items, batch.timestamps):
-            key, value = item if keyed else (None, item)
-            index = mine.get(key)
+        emit, stamp = out.append, stamps.append
+        find_mine, find_partners = mine.get, other.get
+        items = batch.items if keyed else [(None, x) for x in batch.items]
+        for (key, value), t in zip(items, batch.timestamps):
+            index = find_mine(key)
             if index is None:
-                index = mine[key] = TimeIndex()
-            index.add(t, value)
-            pushed += 1
-            heappush(expiry, (t, pushed, key))
-            partners = other.get(key)
+                mine[key] = TimeIndex(t, value)
+                self._watch(input_index, key, t)
+            elif t >= index.times[-1]:         # records mostly come in time order
+                index.times.append(t)
+                index.values.append(value)
+            else:
+                if t < index.times[0]:
+                    self._watch(input_index, key, t)
+                index.insert(t, value)
+            partners = find_partners(key)
             if partners is None:
                 continue
-            times, values = partners.between(t - before, t + after)
-            for q, o in zip(times, values):
+            times = partners.times
+            i, j = bisect_left(times, t - before), bisect_right(times, t + after)
+            for q, o in zip(times[i:j], partners.values[i:j]):
                 pair = (value, o) if left_side else (o, value)
-                out.append((key, pair) if keyed else pair)
-                stamps.append(t if t >= q else q)
-        self.pushed = pushed
+                emit((key, pair) if keyed else pair)
+                stamp(t if t >= q else q)
         return Batch(out, stamps) if out else None
 
     def on_watermark(self, ts: Any) -> Output:
-        for buffers, expiry, reach in zip(self.buffers, self.expiry, (self.upper, self.lower)):
+        for side, (buffers, expiry, reach) in enumerate(zip(self.buffers, self.expiry, (self.upper, self.lower))):
             limit = ts - reach
             expired = set()
             while expiry and expiry[0][0] < limit:
                 expired.add(heappop(expiry)[2])
             for key in expired:
                 index = buffers.get(key)
-                if index is not None and index.drop_before(limit):
+                if index is None:
+                    continue
+                if index.drop_before(limit):
                     del buffers[key]
+                else:
+                    self._watch(side, key, index.times[0])
         return None
 
     def on_end(self) -> Output:

@@ -5,6 +5,7 @@ as two arguments; the key is kept. Timestamps, when present, follow their record
 """
 from __future__ import annotations
 
+from itertools import compress, starmap
 from typing import Any, Callable
 
 from ..elements import Batch
@@ -28,7 +29,7 @@ class Map(_UserOperator):
             if self.keyed:
                 out = [(k, f(k, v)) for k, v in batch.items]
             else:
-                out = [f(x) for x in batch.items]
+                out = list(map(f, batch.items))
         except Exception as exc:
             self.call.fail(exc, batch.items, self.probe)
         self.call.seen += len(out)
@@ -40,18 +41,12 @@ class Filter(_UserOperator):
         f = self.fn
         items = batch.items
         try:
-            if batch.timestamps is not None:
-                pairs = [(x, t) for x, t in zip(items, batch.timestamps) if self.probe(x)]
-                self.call.seen += len(items)
-                return Batch([p[0] for p in pairs], [p[1] for p in pairs])
-            if self.keyed:
-                out = [kv for kv in items if f(*kv)]
-            else:
-                out = [x for x in items if f(x)]
+            keep = list(starmap(f, items) if self.keyed else map(f, items))
         except Exception as exc:
             self.call.fail(exc, items, self.probe)
         self.call.seen += len(items)
-        return Batch(out)
+        stamps = batch.timestamps
+        return Batch(list(compress(items, keep)), None if stamps is None else list(compress(stamps, keep)))
 
 
 class FlatMap(_UserOperator):
@@ -99,23 +94,17 @@ class FilterMap(_UserOperator):
         f = self.fn
         items = batch.items
         try:
-            if batch.timestamps is not None:
-                out, stamps = [], []
-                for x, t in zip(items, batch.timestamps):
-                    y = self.probe(x)
-                    if y is not None:
-                        out.append((x[0], y) if self.keyed else y)
-                        stamps.append(t)
-                self.call.seen += len(items)
-                return Batch(out, stamps)
-            if self.keyed:
-                out = [(k, y) for k, y in ((k, f(k, v)) for k, v in items) if y is not None]
-            else:
-                out = [y for y in map(f, items) if y is not None]
+            produced = list(starmap(f, items) if self.keyed else map(f, items))
         except Exception as exc:
             self.call.fail(exc, items, self.probe)
         self.call.seen += len(items)
-        return Batch(out)
+        keep = [y is not None for y in produced]
+        if self.keyed:
+            out = [(x[0], y) for x, y in zip(items, produced) if y is not None]
+        else:
+            out = list(compress(produced, keep))
+        stamps = batch.timestamps
+        return Batch(out, None if stamps is None else list(compress(stamps, keep)))
 
 
 class KeyBy(_UserOperator):
@@ -127,7 +116,7 @@ class KeyBy(_UserOperator):
     def process(self, batch: Batch) -> Output:
         f = self.fn
         try:
-            out = [(f(x), x) for x in batch.items]
+            out = list(zip(map(f, batch.items), batch.items))
         except Exception as exc:
             self.call.fail(exc, batch.items, self.probe)
         self.call.seen += len(out)

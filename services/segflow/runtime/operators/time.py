@@ -78,7 +78,7 @@ class AddTimestamps(Operator):
     def process(self, batch: Batch) -> Output:
         items = batch.items
         try:
-            stamps = [self.timestamp(x) for x in items]
+            stamps = list(map(self.timestamp, items))
         except Exception as exc:
             self.call.fail(exc, items, self.timestamp)
         if self.strategy is not None:
