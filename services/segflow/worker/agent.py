@@ -42,15 +42,26 @@ class CheckpointAgent:
         self.executors = executors
         self.done: set[ReplicaId] = set()
         self.pending: dict[int, set[ReplicaId]] = {}
+        self.asked = 0                                    # the newest checkpoint the coordinator asked for
+        self.early: dict[int, list[tuple]] = {}           # snapshots whose barrier outran the ask
         self.lock = threading.Lock()
         self.persist = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="persist")
 
     # -- commands from the coordinator
     def checkpoint(self, checkpoint_id: int) -> None:
         with self.lock:
-            self.pending[checkpoint_id] = set(self.executors)
-            finished = [rid for rid in self.executors if rid in self.done]
-            running = [rid for rid in self.executors if rid not in self.done]
+            self.asked = max(self.asked, checkpoint_id)
+            waiting = self.pending[checkpoint_id] = set(self.executors)
+            early = self.early.pop(checkpoint_id, [])
+            for never_asked in [n for n in self.early if n < checkpoint_id]:
+                del self.early[never_asked]
+            waiting.difference_update(snapshot[0] for snapshot in early)
+            if not waiting:
+                del self.pending[checkpoint_id]
+            finished = [rid for rid in waiting if rid in self.done]
+            running = [rid for rid in waiting if rid not in self.done]
+        for snapshot in early:
+            self._submit(checkpoint_id, *snapshot)
         for rid in finished:
             self.executors[rid].snapshot_finished(checkpoint_id)
         for rid in running:
@@ -101,14 +112,25 @@ class CheckpointAgent:
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes, channels: dict,
                       alignment: float, finished: bool, window: WindowPart | None = None) -> None:
+        """A replica's snapshot. Its barrier may come over the data plane from another worker
+        before the coordinator's ask reaches this one: such a snapshot waits for the ask
+        (dropping it left the round open until its timeout)."""
         rid = ReplicaId(block, replica)
+        snapshot = (rid, state, channels, alignment, finished, window)
         with self.lock:
             waiting = self.pending.get(checkpoint_id)
+            if waiting is None and checkpoint_id > self.asked:
+                self.early.setdefault(checkpoint_id, []).append(snapshot)
+                return
             if waiting is None or rid not in waiting:
                 return
             waiting.discard(rid)
             if not waiting:
                 del self.pending[checkpoint_id]
+        self._submit(checkpoint_id, *snapshot)
+
+    def _submit(self, checkpoint_id: int, rid: ReplicaId, state: bytes, channels: dict, alignment: float,
+                finished: bool, window: WindowPart | None) -> None:
         blob = pickle.dumps({"state": state, "channels": channels}, protocol=5)
         part = None if window is None else pickle.dumps(window.channels, protocol=5)
         records = 0 if window is None else window.records
