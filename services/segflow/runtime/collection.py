@@ -17,9 +17,12 @@ YOUNG_THRESHOLD = 50_000
 
 
 def collect_less_often() -> None:
-    """For a process that only runs replicas (a worker): from now on."""
+    """For a process that only runs replicas (a worker): from now on. What the process
+    holds already (modules, the job's graph, a caller's data) is frozen: the oldest
+    generation's collections, whose cost grows with everything they walk, skip it."""
     young, middle, old = gc.get_threshold()
     gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, old)
+    gc.freeze()
 
 
 @contextlib.contextmanager
@@ -31,3 +34,4 @@ def collecting_less_often() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+        gc.unfreeze()
