@@ -29,9 +29,11 @@ def collect_less_often() -> None:
 def collecting_less_often() -> Iterator[None]:
     """For a job run inside the user's process: the user's thresholds come back after it."""
     before = gc.get_threshold()
+    frozen_by_caller = gc.get_freeze_count() > 0
     collect_less_often()
     try:
         yield
     finally:
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if not frozen_by_caller:       # a caller's own freeze stays as it was
+            gc.unfreeze()
