@@ -7,6 +7,7 @@ the control element itself afterwards.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterable
 
 from ..errors import UserFunctionError
@@ -15,23 +16,19 @@ from .elements import Batch, Barrier, IterationUpdate
 Output = Batch | list | None
 
 
+@dataclasses.dataclass(eq=False)
 class ReplicaContext:
     """What an operator instance knows about where it runs, and its side outputs."""
 
-    def __init__(self, block: int, index: int, replicas: int, worker: str,
-                 side_output: Callable[[int, Any], None], deliver: Callable[[int, list], None],
-                 input_senders: list[int] | None = None, transactional: bool = False,
-                 restored_from: int = 0):
-        self.block = block
-        self.index = index
-        self.replicas = replicas
-        self.worker = worker
-        self.side_output = side_output
-        self.deliver = deliver
-        self.input_senders = input_senders or []
-        # Output becomes visible only for completed checkpoints (exactly-once sinks).
-        self.transactional = transactional
-        self.restored_from = restored_from   # the checkpoint this replica was restored from
+    block: int
+    index: int
+    replicas: int
+    worker: str
+    side_output: Callable[[int, Any], None]
+    deliver: Callable[[int, list], None]
+    input_senders: list[int] = dataclasses.field(default_factory=list)
+    transactional: bool = False     # output becomes visible only for completed checkpoints
+    restored_from: int = 0          # the checkpoint this replica was restored from
 
     @property
     def name(self) -> str:

@@ -21,30 +21,28 @@ class _UserOperator(Operator):
     def probe(self, item: Any) -> Any:
         return self.fn(*item) if self.keyed else self.fn(item)
 
+    def results(self, items: list) -> list:
+        """``fn`` of every record, in one C-level loop (``map``/``starmap``); a failure is
+        retried record by record to name the one that fails."""
+        try:
+            out = list(starmap(self.fn, items) if self.keyed else map(self.fn, items))
+        except Exception as exc:
+            self.call.fail(exc, items, self.probe)
+        self.call.seen += len(items)
+        return out
+
 
 class Map(_UserOperator):
     def process(self, batch: Batch) -> Output:
-        f = self.fn
-        try:
-            if self.keyed:
-                out = [(k, f(k, v)) for k, v in batch.items]
-            else:
-                out = list(map(f, batch.items))
-        except Exception as exc:
-            self.call.fail(exc, batch.items, self.probe)
-        self.call.seen += len(out)
+        values = self.results(batch.items)
+        out = [(kv[0], y) for kv, y in zip(batch.items, values)] if self.keyed else values
         return Batch(out, batch.timestamps)
 
 
 class Filter(_UserOperator):
     def process(self, batch: Batch) -> Output:
-        f = self.fn
         items = batch.items
-        try:
-            keep = list(starmap(f, items) if self.keyed else map(f, items))
-        except Exception as exc:
-            self.call.fail(exc, items, self.probe)
-        self.call.seen += len(items)
+        keep = self.results(items)
         stamps = batch.timestamps
         return Batch(list(compress(items, keep)), None if stamps is None else list(compress(stamps, keep)))
 
@@ -91,13 +89,8 @@ class FilterMap(_UserOperator):
     """``fn`` returns a value or ``None`` to drop the record."""
 
     def process(self, batch: Batch) -> Output:
-        f = self.fn
         items = batch.items
-        try:
-            produced = list(starmap(f, items) if self.keyed else map(f, items))
-        except Exception as exc:
-            self.call.fail(exc, items, self.probe)
-        self.call.seen += len(items)
+        produced = self.results(items)
         keep = [y is not None for y in produced]
         if self.keyed:
             out = [(x[0], y) for x, y in zip(items, produced) if y is not None]
@@ -114,13 +107,7 @@ class KeyBy(_UserOperator):
         super().__init__(fn, keyed=False)
 
     def process(self, batch: Batch) -> Output:
-        f = self.fn
-        try:
-            out = list(zip(map(f, batch.items), batch.items))
-        except Exception as exc:
-            self.call.fail(exc, batch.items, self.probe)
-        self.call.seen += len(out)
-        return Batch(out, batch.timestamps)
+        return Batch(list(zip(self.results(batch.items), batch.items)), batch.timestamps)
 
 
 class DropKey(Operator):
