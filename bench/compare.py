@@ -7,8 +7,9 @@ chunked loop (whole blocks of the file per call), ``multiprocessing.Pool(2)`` ov
 ranges, segflow at N = 1 and N = 2 worker processes (record path) and Spark DataFrames on
 ``local[2]`` (its session start-up measured once, apart). The best of ``--rounds`` runs
 counts, start-up included except Spark's. Prints one JSON line per measurement, a
-markdown table, and a JSON last line with the ratios issue 16 targets; the columnar path
-and the latency figure are not built yet and print null.
+markdown table, and a JSON last line with the ratios issue 16 targets, with the p99
+latency of Nexmark q1 at half its maximum throughput from ``bench/latency.py``; the
+columnar path is not built yet and prints null.
 
     .venv/bin/python bench/compare.py [--size-mb 50] [--bids 2000000] [--rounds 3] [--no-spark]
 """
@@ -28,6 +29,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
 from common import ROOT, read_counts, timed  # noqa: E402
+from latency import p99_at_half_load  # noqa: E402
 from segflow.datagen.corpus import cache_dir, corpus_path  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
@@ -242,6 +244,8 @@ def main() -> int:
     results = {"word count": measure("wordcount", words, wc_runs, args.rounds),
                "Nexmark aggregate": measure("nexmark_aggregate", args.bids, nx_runs, args.rounds)}
     print(table(results), flush=True)
+    latency = p99_at_half_load()
+    print(json.dumps({"q1_latency": latency}), flush=True)
     wc, nx = results["word count"], results["Nexmark aggregate"]
 
     def ratio(rows, a, b):
@@ -252,7 +256,7 @@ def main() -> int:
                       "wc_n1_over_loop": ratio(wc, "segflow N=1", "loop"),
                       "nx_n2_over_spark_df": None if args.no_spark else ratio(nx, "segflow N=2",
                                                                              "Spark DataFrame local[2]"),
-                      "nx_columnar_over_spark_df": None, "p99_latency_ms": None,
+                      "nx_columnar_over_spark_df": None, "p99_latency_ms": latency["p99_latency_ms"],
                       "spark_session_start_seconds": None if spark_start is None else round(spark_start, 3)}))
     return 0
 

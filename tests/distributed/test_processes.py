@@ -50,6 +50,20 @@ def test_collect_results_come_back_from_the_workers(tmp_path, workers):
     assert sorted(output.get()) == sorted(expected.items())
 
 
+LARGE_COLLECT_JOB = """
+def build(env):
+    return env.generate(lambda i: f"{i:0250d}", count=40000).collect()
+"""
+
+
+def test_collected_results_larger_than_grpcs_default_message_come_back(tmp_path):
+    """About 5 MB of results per worker, 10 MB in all: over gRPC's default limit of 4 MB per
+    message, which made such a job fail as a lost worker."""
+    job = write(tmp_path, "large_collect_job.py", LARGE_COLLECT_JOB)
+    _, output = run_job(job, {}, 2, runtime="processes")
+    assert sorted(output.get()) == [f"{i:0250d}" for i in range(40000)]
+
+
 def test_sigkill_of_a_worker_fails_the_run_fast_naming_it(tmp_path, spawn):
     job = write(tmp_path, "slow_job.py", SLOW_JOB)
     run = spawn("run", job, "--parallelism", "3", "--quiet")

@@ -23,6 +23,7 @@ from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
+from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.history import JobHistory, RecoveryEntry
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
@@ -71,6 +72,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                               two_phase=settings.enabled)
         self.block_names = {b.id: b.name for b in graph.blocks}
         self.lock = threading.Condition()
+        self.results_bytes = 0      # what workers sent for collect(), pickled
         self.commands: dict[str, queue.Queue] = {}
         self.done = threading.Event()
         self.reported = threading.Event()
@@ -275,13 +277,17 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def Finish(self, request, context):
         self._as_worker(context, request.worker)
-        results = pickle.loads(request.results) if request.results else {}
+        ok, error = request.ok, request.error
+        self.results_bytes += len(request.results)
+        if self.results_bytes > RESULTS_LIMIT:
+            ok, error = False, results_too_large(self.results_bytes)
+        results = pickle.loads(request.results) if request.results and ok else {}
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
         with self.lock:
             if request.tampered_key and self._tampered(request.worker, request.tampered_key, request.error):
                 return cpb.Ack()
             self.state.heartbeat(request.worker, counters, time.monotonic())
-            decision = self.state.finished(request.worker, request.ok, request.error, request.peer_failure,
+            decision = self.state.finished(request.worker, ok, error, request.peer_failure,
                                            results, time.monotonic(), committed=request.committed)
             if decision == "commit":
                 self.checkpoints.final_checkpoint()
@@ -498,7 +504,7 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         return EXIT_STORE_UNREACHABLE if unreachable else 1
     identity = identity_from_env()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"),
-                         interceptors=[RoleGuard(METHOD_ROLES)])
+                         options=GRPC_OPTIONS, interceptors=[RoleGuard(METHOD_ROLES)])
     cpb_grpc.add_CoordinatorServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

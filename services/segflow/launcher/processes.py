@@ -26,6 +26,7 @@ from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
+from ..net.limits import GRPC_OPTIONS
 from ..security.pki import Authority, Identity, Role
 from ..security.tls import AUTHORITY_KEY_ENV, identity_env, identity_from_env, secure_channel
 from ..settings import CheckpointSettings
@@ -148,7 +149,7 @@ def _windows(windows) -> str:
 
 def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_progress,
            on_event) -> DistributedResult:
-    channel = secure_channel(address, client, Role.COORDINATOR)
+    channel = secure_channel(address, client, Role.COORDINATOR, GRPC_OPTIONS)
     stub = cpb_grpc.CoordinatorStub(channel)
     final = None
     try:

@@ -39,12 +39,6 @@ _CLOSE = object()
 DATA_PLANE_ROLES = {"/segflow.v1.DataPlane/Channel": frozenset({Role.WORKER}),
                     "/grpc.health.v1.Health/Check": ANY_ROLE}
 
-GRPC_OPTIONS = [
-    ("grpc.max_send_message_length", 256 * 1024 * 1024),
-    ("grpc.max_receive_message_length", 256 * 1024 * 1024),
-]
-
-
 class Receivers:
     """Where inbound channels deliver: the inboxes of this worker's replicas.
 

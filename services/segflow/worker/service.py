@@ -31,7 +31,8 @@ from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
-from ..net.dataplane import DATA_PLANE_ROLES, GRPC_OPTIONS, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
+from ..net.dataplane import DATA_PLANE_ROLES, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
+from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ReplicaLoad, ServiceMetrics
@@ -145,7 +146,8 @@ class WorkerService:
         self.metrics_address = f"{self.host}:{port}"
         print(f"segflow worker {self.name}: data plane on {self.data_address}, metrics on "
               f"http://{self.metrics_address}/metrics", flush=True)
-        self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR))
+        self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR,
+                                                                   GRPC_OPTIONS))
         try:
             while True:
                 assignment = self._register()
@@ -233,6 +235,8 @@ class WorkerService:
     def _finish(self, attempt: Attempt, ok: bool, error: str = "", peer_failure: bool = False,
                 committed: bool = True, tampered: str = "") -> None:
         results = pickle.dumps(attempt.results, protocol=5) if ok and committed else b""
+        if len(results) > RESULTS_LIMIT:
+            ok, error, results = False, results_too_large(len(results)), b""
         try:
             self.control.Finish(cpb.WorkerFinished(
                 worker=self.name, ok=ok, error=error, peer_failure=peer_failure, status=self._status(attempt),
