@@ -4,12 +4,12 @@ Two jobs on the same cached inputs, every output checked against the single-proc
 word count over a Zipf corpus, and a Nexmark-style aggregate (parse a CSV of bids, price to
 euro cents, count and sum per auction). Each runs as a hand-written loop (line by line), a
 chunked loop (whole blocks of the file per call), ``multiprocessing.Pool(2)`` over byte
-ranges, segflow at N = 1 and N = 2 worker processes (record path) and Spark DataFrames on
-``local[2]`` (its session start-up measured once, apart). The best of ``--rounds`` runs
+ranges, segflow at N = 1 and N = 2 worker processes (the record path; the aggregate also on
+the columnar path) and Spark DataFrames on ``local[2]`` (its session start-up measured
+once, apart). The best of ``--rounds`` runs
 counts, start-up included except Spark's. Prints one JSON line per measurement, a
 markdown table, and a JSON last line with the ratios issue 16 targets, with the p99
-latency of Nexmark q1 at half its maximum throughput from ``bench/latency.py``; the
-columnar path is not built yet and prints null.
+latency of Nexmark q1 at half its maximum throughput from ``bench/latency.py``.
 
     .venv/bin/python bench/compare.py [--size-mb 50] [--bids 2000000] [--rounds 3] [--no-spark]
 """
@@ -35,6 +35,7 @@ from segflow.jobs import run_job  # noqa: E402
 
 WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
 BID_AGGREGATE = os.path.join(BENCH, "jobs", "bid_aggregate.py")
+BID_AGGREGATE_COLUMNAR = os.path.join(BENCH, "jobs", "bid_aggregate_columnar.py")
 CHUNK = 1 << 20
 AUCTIONS = 10_000
 
@@ -180,6 +181,11 @@ def nx_segflow(path: str, parallelism: int) -> dict:
     return dict(output.get())
 
 
+def nx_columnar(path: str, parallelism: int) -> dict:
+    _, output = run_job(BID_AGGREGATE_COLUMNAR, {"input": path}, parallelism, runtime="processes")
+    return {auction: (v["n"], v["cents"]) for auction, v in output.get()}
+
+
 def nx_spark(session, path: str) -> dict:
     from pyspark.sql import functions as F
     bids = session.read.csv(path, header=True, inferSchema=False)
@@ -211,10 +217,11 @@ def measure(job: str, records: int, runs: dict, rounds: int) -> dict:
 
 
 def table(results: dict[str, dict]) -> str:
-    configs = list(next(iter(results.values())))
+    configs = list(dict.fromkeys(config for rows in results.values() for config in rows))
     lines = ["| | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
     for config in configs:
-        cells = [f"{results[job][config]['records_per_s'] / 1e6:.2f} M/s" for job in results]
+        cells = [f"{results[job][config]['records_per_s'] / 1e6:.2f} M/s" if config in results[job] else "-"
+                 for job in results]
         lines.append(f"| {config} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -233,7 +240,9 @@ def main() -> int:
                "segflow N=2": lambda: wc_segflow(corpus, 2)}
     nx_runs = {"loop": lambda: nx_loop(bids), "chunked loop": lambda: nx_chunked(bids),
                "Pool(2)": lambda: nx_pool(bids), "segflow N=1": lambda: nx_segflow(bids, 1),
-               "segflow N=2": lambda: nx_segflow(bids, 2)}
+               "segflow N=2": lambda: nx_segflow(bids, 2),
+               "segflow columnar N=1": lambda: nx_columnar(bids, 1),
+               "segflow columnar N=2": lambda: nx_columnar(bids, 2)}
     spark_start = None
     if not args.no_spark:
         from segflow.spark.session import get_session
@@ -256,7 +265,10 @@ def main() -> int:
                       "wc_n1_over_loop": ratio(wc, "segflow N=1", "loop"),
                       "nx_n2_over_spark_df": None if args.no_spark else ratio(nx, "segflow N=2",
                                                                              "Spark DataFrame local[2]"),
-                      "nx_columnar_over_spark_df": None, "p99_latency_ms": latency["p99_latency_ms"],
+                      "nx_columnar_over_spark_df": None if args.no_spark else ratio(
+                          nx, "segflow columnar N=2", "Spark DataFrame local[2]"),
+                      "nx_columnar_n2_over_pool": ratio(nx, "segflow columnar N=2", "Pool(2)"),
+                      "p99_latency_ms": latency["p99_latency_ms"],
                       "spark_session_start_seconds": None if spark_start is None else round(spark_start, 3)}))
     return 0
 

@@ -11,7 +11,7 @@ from types import ModuleType
 
 from .errors import SegflowError
 
-EXTRAS = {"redis": "redis", "boto3": "s3", "botocore": "s3", "pyspark": "spark", "pyarrow": "spark",
+EXTRAS = {"redis": "redis", "boto3": "s3", "botocore": "s3", "pyspark": "spark", "pyarrow": "columnar",
           "kopf": "kubernetes", "kubernetes": "kubernetes"}
 
 

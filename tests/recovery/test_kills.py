@@ -138,6 +138,26 @@ def test_join_and_window_families_that_no_example_runs(tmp_path, state_url, prot
         assert collections.Counter(read_lines(output / sink)) == lines, sink
 
 
+@pytest.mark.parametrize("protocol", ["aligned", "unaligned", "segment"])
+def test_columnar_aggregate(tmp_path, state_url, protocol):
+    """Arrow record batches from a CSV (the source's position is a byte offset), local
+    per-key partials in Arrow tables, their merge after the shuffle: three worker kills,
+    the output equal to plain Python over the file."""
+    rng = random.Random(6)
+    bids = [(rng.randrange(60), rng.randrange(5), rng.randrange(1, 10_000)) for _ in range(24_000)]
+    source = tmp_path / "bids.csv"
+    source.write_text("auction,bidder,price\n" + "".join(f"{a},{b},{p}\n" for a, b, p in bids), encoding="utf-8")
+    output = tmp_path / "out"
+    job = {"example": os.path.join(JOBS, "columnar_bids.py"), "rate": 14, "input": source, "output": output}
+    run_with_kills("slowed_example.py", job, state_url, protocol, seed=6)
+    expected = {}
+    for auction, bidder, price in bids:
+        if bidder:
+            n, cents, hi = expected.get(auction, (0, 0, 0))
+            expected[auction] = (n + 1, cents + price * 908, max(hi, price))
+    assert sorted(read_lines(output)) == sorted(f"{a}\t{n}\t{c}\t{h}" for a, (n, c, h) in expected.items())
+
+
 @pytest.mark.parametrize("protocol", LOOP_PROTOCOLS)
 def test_iteration(tmp_path, state_url, protocol):
     output = tmp_path / "out"

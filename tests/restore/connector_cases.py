@@ -19,6 +19,7 @@ from segflow.runtime.operators.sinks import FileSink
 from segflow.runtime.operators.sources import CsvSource, GeneratorSource, IterableSource, JsonLinesSource, \
     ParallelSource, \
     TextFileSource
+from segflow.runtime.operators.columnar import ArrowCsvSource
 from segflow.runtime.operators.two_phase import published_part
 
 from .case import RestoreCase, Site
@@ -90,6 +91,8 @@ SOURCES = [
     *[RestoreCase(f"read_csv[{'headers' if headers else 'no headers'}]", CsvSource,
                   lambda s, h=headers: CsvSource(input_path(s), ",", h), polls(), data=rows, prepare=write_csv)
       for headers in (True, False)],
+    RestoreCase("read_csv[columnar]", ArrowCsvSource, lambda s: ArrowCsvSource(input_path(s), ",", True, None, 8),
+                polls(), data=rows, prepare=write_csv),
     RestoreCase("read_redis_stream", RedisStreamSource,
                 lambda s: RedisStreamSource(s.redis_url, [source_stream(s, n) for n in range(SOURCE_STREAMS)],
                                             None, None, None),

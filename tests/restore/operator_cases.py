@@ -7,11 +7,11 @@ import operator as op
 from hypothesis import strategies as st
 
 from segflow.runtime.elements import END, IterationUpdate
-from segflow.runtime.operators import aggregate, iteration, joins, stateless, time, windows
+from segflow.runtime.operators import aggregate, columnar, iteration, joins, stateless, time, windows
 from segflow.runtime.operators.sinks import CollectSink, ForEachSink
 
 from .case import RestoreCase
-from .streams import event_lists, keyed, small_ints
+from .streams import arrow_batches, event_lists, keyed, small_ints
 
 plain = event_lists()
 by_key = event_lists(keyed())
@@ -23,6 +23,9 @@ two_sided_stamped = event_lists(inputs=2, stamps="always")
 two_sided_stamped_by_key = event_lists(keyed(), inputs=2, stamps="always")
 tagged_by_key = event_lists(keyed(st.tuples(st.integers(0, 1), small_ints)), stamps="always")
 tagged = event_lists(st.tuples(st.integers(0, 1), small_ints), stamps="always")
+record_batches = event_lists(arrow_batches(), stamps="never")
+COLUMNAR_AGGREGATION = columnar.Aggregation.of("k", {"n": ("v", "count"), "total": ("v", "sum"),
+                                                     "low": ("v", "min"), "mean": ("v", "mean")})
 
 
 def doubled(x: int) -> int:
@@ -150,6 +153,8 @@ AGGREGATES = [
     RestoreCase("group_by_count.local", aggregate.LocalCount, lambda s: aggregate.LocalCount(modulo_three), plain),
     RestoreCase("count.local", aggregate.LocalCount, lambda s: aggregate.LocalCount(None), plain),
     RestoreCase("keyed_sum", aggregate.KeyedSum, lambda s: aggregate.KeyedSum(), by_key),
+    RestoreCase("group_by_aggregate.local", columnar.LocalColumnarAggregate,
+                lambda s: columnar.LocalColumnarAggregate(COLUMNAR_AGGREGATION), record_batches),
 ]
 
 WINDOWS = [

@@ -18,6 +18,14 @@ def keyed(values: st.SearchStrategy = small_ints) -> st.SearchStrategy:
     return st.tuples(st.sampled_from(KEYS), values)
 
 
+def arrow_batches() -> st.SearchStrategy:
+    """Arrow record batches of a key column ``k`` and a value column ``v`` (some nulls)."""
+    import pyarrow as pa
+    rows = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.one_of(st.none(), small_ints)), max_size=6)
+    schema = pa.schema([("k", pa.string()), ("v", pa.int64())])
+    return rows.map(lambda r: pa.record_batch([[k for k, _ in r], [v for _, v in r]], schema=schema))
+
+
 @st.composite
 def event_lists(draw, items: st.SearchStrategy = small_ints, inputs: int = 1, stamps: str = "maybe",
                 rounds: int = 2, ticks: bool = False) -> list:

@@ -97,10 +97,25 @@ class StreamEnvironment:
         self._require_file("read_jsonl", path)
         return self._source(f"read_jsonl({path})", lambda: src.JsonLinesSource(path))
 
-    def read_csv(self, path: str, delimiter: str = ",", has_headers: bool = True) -> Stream:
-        """CSV rows (dicts by header name, or lists without headers), read in parallel."""
+    def read_csv(self, path: str, delimiter: str = ",", has_headers: bool = True, columnar: bool = False,
+                 types: dict | None = None, batch_bytes: int = 1 << 20) -> Stream:
+        """CSV rows (dicts by header name, or lists without headers), read in parallel.
+
+        ``columnar=True``: the records are Arrow record batches instead, one per
+        ``batch_bytes`` of the file (columns named by the header, else f0, f1, ...; types
+        inferred from the file's first MB, or given as ``types={"column": pyarrow type}``),
+        for ``map_batches``, ``filter_batches`` and ``group_by_aggregate``."""
         path = os.fspath(path)
         self._require_file("read_csv", path)
+        if columnar:
+            from ..runtime.operators.columnar import ArrowCsvSource, arrow
+            arrow("read_csv(columnar=True)")
+            if not isinstance(batch_bytes, int) or batch_bytes < 1:
+                raise PipelineError(f"read_csv: batch_bytes must be an integer >= 1, got {batch_bytes!r}")
+            return self._source(f"read_csv({path}, columnar)",
+                                lambda: ArrowCsvSource(path, delimiter, has_headers, types, batch_bytes))
+        if types is not None:
+            raise PipelineError("read_csv: types are for columnar=True (rows are read as strings)")
         return self._source(f"read_csv({path})", lambda: src.CsvSource(path, delimiter, has_headers))
 
     def generate(self, make: Callable[[int], Any], count: int | None = None,

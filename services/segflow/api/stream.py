@@ -17,6 +17,7 @@ from ..plan.graph import BatchMode, BlockSpec, OperatorSpec, Strategy
 from ..runtime.operator import Operator, function_name
 from ..runtime.operators import aggregate as agg
 from ..runtime.operators import stateless as sl
+from ..runtime.operators.columnar import Aggregation, KeepRows, LocalColumnarAggregate
 from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
 from ..runtime.operators.sinks import FileSink, ForEachSink
 from .call_site import caller_location
@@ -237,6 +238,28 @@ class Stream:
             _callable("group_by_fold", fn)
         return self._two_stage(_named("group_by_fold", key), lambda: agg.LocalKeyedFold(key, local, init),
                                lambda: agg.KeyedFold(combine, init))
+
+    def map_batches(self, fn: Callable) -> "Stream":
+        """Columnar: ``fn(record_batch)`` returns a record batch (or a pyarrow table) per
+        record batch; compute with ``pyarrow.compute`` over whole columns."""
+        return self._per_record("map_batches", fn, sl.Map)
+
+    def filter_batches(self, predicate: Callable) -> "Stream":
+        """Columnar: keeps the rows of each record batch where ``predicate(record_batch)``, a
+        boolean array (e.g. ``pyarrow.compute.greater(batch["price"], 100)``), is true."""
+        _record_function("filter_batches", predicate, False)
+        return self._chain(_named("filter_batches", predicate), lambda: sl.Map(KeepRows(predicate), False))
+
+    def group_by_aggregate(self, keys: str | list[str], **results: tuple[str, str]) -> "KeyedStream":
+        """Columnar: ``(key, {name: value})`` per key of the record batches, e.g.
+        ``group_by_aggregate("auction", bids=("price", "count"), total=("price", "sum"))``;
+        functions: sum, count (non-null values), min, max, mean. Each replica aggregates
+        its record batches with Arrow's kernels; only per-key partials cross the shuffle.
+        A key of several columns is a tuple."""
+        aggregation = Aggregation.of(keys, results)
+        return self._two_stage(f"group_by_aggregate({','.join(aggregation.keys)})",
+                               lambda: LocalColumnarAggregate(aggregation),
+                               lambda: agg.KeyedFold(aggregation.merge), finish=aggregation.finish)
 
     def group_by_reduce(self, key: Callable, fn: Callable) -> "KeyedStream":
         """Per-key associative reduce of records, with local pre-aggregation."""

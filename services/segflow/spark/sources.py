@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
+from ..runtime.operators.columnar import ArrowCsvSource, CsvColumns, csv_record_batches
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -77,6 +78,9 @@ def source_rdd(sc: "SparkContext", op: Operator, replicas: int) -> "RDD":
     if kind is src.CsvSource:
         path, delimiter, headers = op.path, op.delimiter, op.has_headers
         return slots.mapPartitionsWithIndex(lambda i, _: read_csv(path, delimiter, headers, i, replicas))
+    if kind is ArrowCsvSource:
+        path, columns = op.path, CsvColumns.of(op.path, op.delimiter, op.has_headers, op.types)
+        return slots.mapPartitionsWithIndex(lambda i, _: csv_record_batches(path, columns, i, replicas))
     if kind is src.TextFileSource:
         path = op.path
         return slots.mapPartitionsWithIndex(lambda i, _: read_lines(path, i, replicas))

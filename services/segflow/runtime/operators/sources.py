@@ -74,13 +74,20 @@ class LineReader:
     number of replicas.
     """
 
-    def __init__(self, path: str, start: int, end: int):
+    def __init__(self, path: str, start: int, end: int, chunk: int = CHUNK):
         self.path = path
         self.start = start
         self.end = end
+        self.chunk = chunk
 
     def chunks(self) -> Iterator[tuple[int, bytes, list[str]]]:
         """``(file offset of the region, raw region bytes, its lines)`` in file order."""
+        for pos, region, terminated in self.regions():
+            yield pos, region, self._lines(region, terminated)
+
+    def regions(self) -> Iterator[tuple[int, bytes, bool]]:
+        """``(file offset, whole lines of about ``chunk`` bytes without the last newline,
+        whether a newline followed)`` in file order."""
         with open(self.path, "rb") as f:
             pos = self.start
             if pos > 0:
@@ -90,17 +97,17 @@ class LineReader:
                 return
             carry = b""          # unread bytes starting at file offset ``pos`` (< end)
             while True:
-                chunk = f.read(CHUNK)
+                chunk = f.read(self.chunk)
                 data = carry + chunk
                 if not chunk:
                     if data:
-                        yield pos, data, self._lines(data, terminated=False)
+                        yield pos, data, False
                     return
                 limit = self.end - pos
                 if len(data) >= limit:
                     cut = data.find(b"\n", limit - 1)
                     if cut != -1:
-                        yield pos, data[:cut], self._lines(data[:cut], terminated=True)
+                        yield pos, data[:cut], True
                         return
                     carry = data
                     continue
@@ -108,7 +115,7 @@ class LineReader:
                 if cut == -1:
                     carry = data
                     continue
-                yield pos, data[:cut], self._lines(data[:cut], terminated=True)
+                yield pos, data[:cut], True
                 carry = data[cut + 1:]
                 pos += cut + 1
 
