@@ -19,6 +19,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from ..errors import SegflowError
 
+SHUTDOWN_POLL = 0.02      # seconds: how soon stop() returns
+
 WEB_ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
@@ -102,7 +104,10 @@ class ObservabilityServer:
             raise MetricsPortInUse(f"cannot serve metrics on {host}:{port}: {exc.strerror}; choose another "
                                    "--metrics-port (0 takes a free one)") from exc
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, name="http", daemon=True).start()
+        # shutdown() waits for the loop to look again: every 0.5 s by default, which made
+        # every run of a job 0.25 s longer on average.
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL},
+                         name="http", daemon=True).start()
         return self.server.server_port
 
     def stop(self) -> None:
