@@ -3,11 +3,10 @@ and a deterministic, optionally rate-limited generator."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import time
-from itertools import islice
+from itertools import islice, repeat
 from typing import Any, Callable, Iterable, Iterator
 
 from ...errors import JobFailed
@@ -123,12 +122,13 @@ class LineReader:
     def _lines(region: bytes, terminated: bool) -> list[str]:
         """The region's lines; a line ended by CRLF loses its CR (``terminated``: the
         region's last line was followed by a newline)."""
-        lines = region.decode("utf-8", "replace").split("\n")
+        text = region.decode("utf-8", "replace")
+        if "\r" not in text:
+            return text.split("\n")
+        lines = text.split("\n")
         if "\r" in lines[-1] and not terminated:
             return [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + [lines[-1]]
-        if any("\r" in line for line in lines):
-            return [line[:-1] if line.endswith("\r") else line for line in lines]
-        return lines
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 class TextFileSource(SourceOperator):
@@ -278,12 +278,11 @@ class CsvSource(TextFileSource):
             lines = lines[1:]
             self.skip_first = False
         try:
-            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=self.delimiter)) if lines else []
+            rows = list(csv.reader(lines, delimiter=self.delimiter))
         except csv.Error as exc:
             raise self._bad_row(first, batch.items, exc) from exc
         if self.header is not None:
-            header = self.header
-            rows = [dict(zip(header, row)) for row in rows]
+            rows = list(map(dict, map(zip, repeat(self.header), rows)))
         return Batch(rows)
 
     def _bad_row(self, first: int, lines: list[str], cause: csv.Error) -> BadInputLine:
