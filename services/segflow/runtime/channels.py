@@ -27,14 +27,26 @@ class Inbox:
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._not_full = threading.Condition(self._lock)
+        self._discarding = False
+
+    def discard(self) -> None:
+        """Its replica will read nothing more (it finished before the snapshot it was
+        restored from): what senders restored behind it send again is dropped, so they
+        never wait for room."""
+        with self._lock:
+            self._discarding = True
+            self._items.clear()
+            self._not_full.notify_all()
 
     def put(self, message: tuple, block: bool = True) -> None:
         with self._lock:
             if block:
-                while len(self._items) >= self._capacity:
+                while len(self._items) >= self._capacity and not self._discarding:
                     if self._cancel.is_set():
                         raise Cancelled()
                     self._not_full.wait(0.1)
+            if self._discarding:
+                return
             self._items.append(message)
             self._not_empty.notify()
 

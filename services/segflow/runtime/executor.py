@@ -173,6 +173,8 @@ class ReplicaExecutor:
             if self.checkpointing is not None:
                 self.checkpointing.on_start()
             if self.finished:
+                if self.inbox is not None:
+                    self.inbox.discard()
                 return
             if self.block.is_source:
                 self._run_source()
