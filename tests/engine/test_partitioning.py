@@ -127,16 +127,3 @@ def test_adaptive_batches_leave_on_timeout_fixed_ones_when_full():
     assert arrival_spread(BatchMode.adaptive(1024, 0.02)) > 0.2
     assert arrival_spread(BatchMode.fixed(1024)) < 0.05
 
-
-def test_adaptive_batches_leave_when_their_replica_has_nothing_more_to_do():
-    """An adaptive batch does not wait out its timeout when no more records are coming for
-    now: 40 records made over 1 s, batched at adaptive(1024, 5 s) through two shuffles,
-    each reach the sink well within the timeout (issue 16's latency)."""
-    latencies = []
-    env = segflow.StreamEnvironment(parallelism=2)
-    (env.generate(lambda i: time.monotonic(), count=40, rate=40).batch_mode(BatchMode.adaptive(1024, 5.0))
-     .shuffle().map(lambda born: born).group_by(lambda born: int(born * 1000) % 3).drop_key()
-     .for_each(lambda born: latencies.append(time.monotonic() - born)))
-    env.execute()
-    assert len(latencies) == 40
-    assert max(latencies) < 0.5, sorted(latencies)[-5:]

@@ -45,7 +45,7 @@ def test_every_requirement_is_a_range_the_lock_satisfies(requirement):
 def test_the_core_needs_no_optional_package():
     core = {canonicalize_name(Requirement(r).name) for r in PROJECT["dependencies"]}
     assert not core & {"pyspark", "pyarrow", "boto3", "redis", "kopf", "kubernetes"}
-    assert PROJECT["optional-dependencies"]["all"] == ["segflow[redis,s3,kubernetes,spark]"]
+    assert PROJECT["optional-dependencies"]["all"] == ["segflow[redis,s3,kubernetes,spark,columnar]"]
 
 
 @pytest.mark.parametrize("image, extras", [("engine", "redis,s3"), ("operator", "kubernetes,s3"), ("spark", "all")])

@@ -277,12 +277,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def Finish(self, request, context):
         self._as_worker(context, request.worker)
-        ok, error = request.ok, request.error
-        self.results_bytes += len(request.results)
-        if self.results_bytes > RESULTS_LIMIT:
-            ok, error = False, results_too_large(self.results_bytes)
-        results = pickle.loads(request.results) if request.results and ok else {}
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
+        with self.lock:
+            self.results_bytes += len(request.results)
+            gathered = self.results_bytes
+        ok, error = request.ok, request.error
+        if gathered > RESULTS_LIMIT:
+            ok, error = False, results_too_large(gathered)
+        results = pickle.loads(request.results) if request.results and ok else {}
         with self.lock:
             if request.tampered_key and self._tampered(request.worker, request.tampered_key, request.error):
                 return cpb.Ack()

@@ -23,10 +23,7 @@ class Strategy(enum.Enum):
 
 @dataclass(frozen=True)
 class BatchMode:
-    """When a block's output batcher sends. A fixed batch leaves at ``size`` records (or at a
-    barrier or the end). An adaptive one also leaves when its replica has nothing more to
-    add for now (its inbox is empty, its source read nothing), and at the latest after
-    ``timeout`` s: full batches under load, low latency when the load is moderate."""
+    """When a block's output batcher sends: at ``size`` records, or also after ``timeout`` s."""
 
     size: int
     timeout: float | None

@@ -222,8 +222,6 @@ class ReplicaExecutor:
     def _next_message(self) -> tuple | None:
         if self.backlog:
             return self.backlog.popleft()
-        if not len(self.inbox):
-            self.router.flush_idle()     # about to wait: what is batched leaves now
         return self.inbox.get(self.tick)
 
     def _run_inputs(self) -> None:
@@ -281,7 +279,7 @@ class ReplicaExecutor:
             out = op.on_tick(now)
             if out is not None:
                 self._emit(index + 1, out)
-        self.router.flush_idle()
+        self.router.flush_expired(now)
 
     # ---------------------------------------------------------------- alignment
     def _align(self, index: int, sender: int, element: Any) -> None:

@@ -105,13 +105,6 @@ class EdgeSender:
             if items and now - self.since[dst] >= self.timeout:
                 self._flush_one(dst)
 
-    def flush_idle(self) -> None:
-        """An adaptive batch leaves as soon as its replica has nothing more to add to it:
-        waiting for its timeout would only add latency (issue 16). A fixed batch mode asked
-        for full batches, so it waits."""
-        if self.timeout is not None:
-            self.flush()
-
     def send_control(self, element: Control) -> None:
         if self.closed:
             return
@@ -152,11 +145,6 @@ class Router:
         for edges in self.ports.values():
             for edge in edges:
                 edge.flush()
-
-    def flush_idle(self) -> None:
-        for edges in self.ports.values():
-            for edge in edges:
-                edge.flush_idle()
 
     def flush_expired(self, now: float) -> None:
         for edges in self.ports.values():
