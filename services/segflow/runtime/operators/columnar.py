@@ -62,7 +62,6 @@ class CsvColumns:
 
     @staticmethod
     def of(path: str, delimiter: str, has_headers: bool, types: dict | None) -> "CsvColumns":
-        arrow("read_csv(columnar=True)")
         pacsv = require("pyarrow.csv", "read_csv(columnar=True)")
         pa = arrow("read_csv(columnar=True)")
         with open(path, "rb") as f:
@@ -221,7 +220,9 @@ class Aggregation:
     def partial(self, table: "pa.Table") -> "pa.Table":
         return self._grouped(table, self.partials)
 
-    def combine(self, partials: "pa.Table") -> "pa.Table":
+    def combine(self, tables: list) -> "pa.Table":
+        """The partial tables ``tables`` as one, with one row per key."""
+        partials = arrow("group_by_aggregate").concat_tables(tables)
         return self._grouped(partials, [(f"{c}_{f}", COMBINE[f]) for c, f in self.partials])
 
     def records(self, partials: "pa.Table") -> list[tuple]:
@@ -276,7 +277,7 @@ class LocalColumnarAggregate(Operator):
 
     def _compact(self) -> None:
         if len(self.parts) > 1:
-            self.parts = [self.aggregation.combine(arrow("group_by_aggregate").concat_tables(self.parts))]
+            self.parts = [self.aggregation.combine(self.parts)]
 
     def process(self, batch: Batch) -> Output:
         partial = self.aggregation.partial
@@ -297,7 +298,7 @@ class LocalColumnarAggregate(Operator):
         tables = [s["partials"] for s in states if s["partials"] is not None]
         if index or not tables:
             return {"partials": None}
-        return {"partials": self.aggregation.combine(arrow("group_by_aggregate").concat_tables(tables))}
+        return {"partials": self.aggregation.combine(tables)}
 
 
 class KeepRows:
