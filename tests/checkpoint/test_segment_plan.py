@@ -135,3 +135,19 @@ def test_the_ledger_keeps_only_versions_a_restore_can_still_choose():
             ledger.ack(node, 0, version)
     assert all(held == {100} for held in ledger.complete.values()), ledger.complete
     assert ledger.heads == {"S": 100, "C": 100, "K": 0}
+
+
+def test_a_part_written_again_after_its_truncation_is_truncated_again():
+    """A round taken again (the job's end, after a failed first try) rewrites window parts
+    of a version already truncated: the repeated acknowledgement must remove them, or a
+    finished job leaves them in the store for good."""
+    ledger = SegmentLedger(linear(), {n: 2 for n in linear().nodes})
+    truncated = {}
+    for node in ("S", "a", "C", "b", "K"):
+        for replica in (0, 1):
+            truncated.update(ledger.ack(node, replica, 7))
+    assert truncated == {"S": [7], "C": [7]}
+    assert ledger.ack("S", 0, 7) == {"S": [7]}
+    assert ledger.ack("C", 1, 7) == {"C": [7]}
+    assert ledger.ack("K", 1, 7) == {}, "a sink has no window"
+    assert ledger.ack("S", 1, 8) == {}, "a new version waits for the others"

@@ -144,6 +144,35 @@ def test_concurrent_puts_from_8_threads(backend: StateBackend):
     assert backend.get("jobs/j1/shared") in shared_values  # one whole value, never a mix
 
 
+def test_puts_succeed_while_another_thread_deletes_their_neighbours(backend: StateBackend):
+    """A worker writes a pending window's next part while the coordinator truncates the
+    older parts of the same replica: no write may fail (a failed one fails its checkpoint,
+    and a retried round of the job's end left parts behind on a file store)."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    written = []
+
+    def write():
+        try:
+            while not stop.is_set() and len(written) < 3000:
+                key = f"jobs/j1/windows/b0.r0/v{len(written):020d}"
+                backend.put(key, b"part")
+                written.append(key)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    deadline = time.monotonic() + 3
+    while writer.is_alive() and time.monotonic() < deadline:
+        backend.delete(backend.list("jobs/j1/windows/"))
+    stop.set()
+    writer.join(30)
+    assert errors == [] and len(written) > 100, (errors[:1], len(written))
+    backend.put(written[-1], b"last")
+    assert backend.get(written[-1]) == b"last"
+
+
 # -- picking a backend from the URL -----------------------------------------------------------
 
 def test_open_backend_picks_the_class_from_the_url(tmp_path, monkeypatch):

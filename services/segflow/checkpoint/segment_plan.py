@@ -96,6 +96,8 @@ class SegmentLedger:
     def ack(self, node: Node, replica: int, version: int, size: int = 0, records: int = 0) -> dict[Node, list[int]]:
         """A replica's snapshot (and window part of ``size`` bytes) of ``version`` is
         durable: the window parts that may go now, per connector."""
+        if node in self.parts and version <= self.heads[node]:
+            return {node: [version]}     # written again after its truncation (a retried round): no restore reads it
         if version in self.complete[node] or replica in self.acked.get((node, version), ()):
             return {}                                     # a repeated acknowledgement counts once
         replicas = self.acked.setdefault((node, version), set())

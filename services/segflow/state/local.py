@@ -32,8 +32,7 @@ class LocalBackend(StateBackend):
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+            fd, temporary = _temporary_file(os.path.dirname(path))
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
@@ -80,3 +79,19 @@ class LocalBackend(StateBackend):
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
                     raise StateStoreError(f"cannot remove the directory {parent}: {exc}") from exc
+
+
+def _temporary_file(directory: str, attempts: int = 5) -> tuple[int, str]:
+    """A new temporary file in ``directory``, which is created first. A delete in another
+    process removes the directories it empties, so the directory can vanish between its
+    creation and the file's: a worker writing a pending window's next part while the
+    coordinator truncates the older parts of that replica. Then it is created again."""
+    failed = 0
+    while True:
+        os.makedirs(directory, exist_ok=True)
+        try:
+            return tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        except FileNotFoundError:
+            failed += 1
+            if failed == attempts:
+                raise
