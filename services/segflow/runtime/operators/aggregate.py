@@ -89,25 +89,35 @@ class KeyedFold(Operator):
         self.acc: dict = {}
 
     def process(self, batch: Batch) -> Output:
-        fn = self.fn
-        acc = self.acc
-        init = self.init
-        reduce_mode = init is Fold._NOTHING
-        immutable_init = isinstance(init, _IMMUTABLE)
-        items = batch.items
+        self.fold(batch.items)
+        return None
+
+    def fold(self, items: list, key: Callable | None = None) -> None:
+        """Folds ``(key, value)`` pairs or, given ``key``, the records themselves under
+        ``key(record)``: the local stage of group_by_fold keys and folds in one loop, with
+        no list of pairs in between."""
+        fn, acc, first = self.fn, self.acc, self._first
+        get = acc.get
         i = 0
         try:
-            for i, (k, v) in enumerate(items):
-                if k in acc:
-                    acc[k] = fn(acc[k], v)
-                elif reduce_mode:
-                    acc[k] = v
-                else:
-                    acc[k] = fn(init if immutable_init else copy.deepcopy(init), v)
+            if key is None:
+                for i, (k, v) in enumerate(items):
+                    held = get(k, NOTHING)
+                    acc[k] = first(v) if held is NOTHING else fn(held, v)
+            else:
+                for i, v in enumerate(items):
+                    k = key(v)
+                    held = get(k, NOTHING)
+                    acc[k] = first(v) if held is NOTHING else fn(held, v)
         except Exception as exc:
             raise self.call.error(exc, i, items[i]) from exc
         self.call.seen += len(items)
-        return None
+
+    def _first(self, value: Any) -> Any:
+        """A key's first accumulator: the value itself for a reduce, else ``fn(init, value)``."""
+        if self.init is NOTHING:
+            return value
+        return self.fn(fresh(self.init), value)
 
     def timestamps_after(self, stamped: bool) -> bool:
         return False
@@ -170,16 +180,10 @@ class LocalKeyedFold(Delegating):
     def __init__(self, key: Callable, fn: Callable, init: Any = Fold._NOTHING):
         self.key = key
         self.inner = KeyedFold(fn, init)
-        self.call = UserCall(self)
 
     def process(self, batch: Batch) -> Output:
-        key = self.key
-        try:
-            keyed = [(key(x), x) for x in batch.items]
-        except Exception as exc:
-            self.call.fail(exc, batch.items, key)
-        self.call.seen += len(keyed)
-        return self.inner.process(Batch(keyed))
+        self.inner.fold(batch.items, self.key)
+        return None
 
     def on_end(self) -> Output:
         return self.inner.on_end()
