@@ -73,7 +73,7 @@ from dataclasses import dataclass, replace
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import ROOT, Kill, mean, median, percentile, segflow_run, workers_of  # noqa: E402
-from segflow.api.environment import AVAILABLE_PROTOCOLS  # noqa: E402
+from segflow.checkpoint.protocols import CheckpointProtocol  # noqa: E402
 from segflow.checkpoint.recovery_line import CheckpointRecord, recovery_line  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 from segflow.runtime.elements import FINAL_CHECKPOINT  # noqa: E402
@@ -81,7 +81,8 @@ from segflow.runtime.elements import FINAL_CHECKPOINT  # noqa: E402
 JOBS = os.path.join(ROOT, "bench", "jobs", "checkpoint_queries.py")
 WORDCOUNT = os.path.join(ROOT, "bench", "jobs", "wordcount_probed.py")     # examples/wordcount.py
 QUERIES = ("q1", "q3", "q8", "q12", "cyclic")
-PROTOCOLS = ("none",) + tuple(p for p in AVAILABLE_PROTOCOLS if p != "none")
+PROTOCOLS = ("none",) + tuple(p.value for p in CheckpointProtocol                  # seed 003's four
+                             if p not in (CheckpointProtocol.NONE, CheckpointProtocol.SEGMENT))
 COORDINATED = ("aligned", "unaligned")
 NEVER = 86400.0      # an ABS-curve interval longer than any run: no periodic checkpoint
 RESTORED = ("restored", "restored recovery line", "restored with rescaling")    # worker log messages

@@ -6,10 +6,11 @@ Compares, per batch of 1024 records, encode + decode time and size for pickle pr
 kind. msgpack decodes tuples as lists, so it would change user records; it is measured
 for information only.
 
-    .venv/bin/python bench/encoding.py
+    .venv/bin/python bench/encoding.py [--rounds 300]
 """
 from __future__ import annotations
 
+import argparse
 import json
 import marshal
 import pickle
@@ -47,10 +48,13 @@ def measure(encode, decode, batch, rounds=300):
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=300, help="encode+decode rounds per codec and batch")
+    args = parser.parse_args()
     for kind, batch in BATCHES.items():
         rows = []
         for name, (encode, decode) in CODECS.items():
-            seconds, size = measure(encode, decode, batch)
+            seconds, size = measure(encode, decode, batch, args.rounds)
             rows.append({"kind": kind, "codec": name, "us_per_batch": round(seconds * 1e6, 1),
                          "bytes": size, "ns_per_record": round(seconds * 1e9 / len(batch), 1)})
         for row in sorted(rows, key=lambda r: r["us_per_batch"]):

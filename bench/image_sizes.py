@@ -7,6 +7,7 @@ packages it installs (their Installed-Size). Prints a markdown table, then one J
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -45,6 +46,7 @@ def apt_packages_mb(packages: list[str]) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     results = {}
     with tempfile.TemporaryDirectory(prefix="segflow-image-sizes-") as scratch:
         for image, extras in IMAGES.items():
