@@ -23,7 +23,7 @@ import psutil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
-DONE = re.compile(r"done in ([\d.]+) s, ([\d,]+) source records")
+DONE = re.compile(r"done in [\d.]+ s \([\d.]+ s starting and stopping, ([\d.]+) s running\), ([\d,]+) source records")
 STOP_GRACE = 15.0
 
 
