@@ -31,7 +31,7 @@ def test_the_benches_read_the_summary_line_segflow_run_prints(tmp_path):
     """bench/common.py parses the job's own run time from ``segflow run``'s last line; a
     change of that line's wording made every checkpointing bench run look failed."""
     spec = importlib.util.spec_from_file_location("bench_common", os.path.join(ROOT, "bench", "common.py"))
-    common = importlib.util.module_from_spec(spec)
+    common = sys.modules[spec.name] = importlib.util.module_from_spec(spec)     # dataclasses look it up there
     spec.loader.exec_module(common)
     corpus = tmp_path / "words.txt"
     corpus.write_text("a b a\nc a b\n" * 500)
