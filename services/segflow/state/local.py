@@ -84,14 +84,15 @@ class LocalBackend(StateBackend):
 def _temporary_file(directory: str, attempts: int = 5) -> tuple[int, str]:
     """A new temporary file in ``directory``, which is created first. A delete in another
     process removes the directories it empties, so the directory can vanish between its
-    creation and the file's: a worker writing a pending window's next part while the
+    creation and the file's, or inside ``os.makedirs`` between its ``mkdir`` and its check
+    that the directory is there: a worker writing a pending window's next part while the
     coordinator truncates the older parts of that replica. Then it is created again."""
     failed = 0
     while True:
-        os.makedirs(directory, exist_ok=True)
         try:
+            os.makedirs(directory, exist_ok=True)     # FileExistsError: it vanished inside makedirs
             return tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        except FileNotFoundError:
+        except (FileNotFoundError, FileExistsError):
             failed += 1
             if failed == attempts:
                 raise
