@@ -48,6 +48,21 @@ def in_flight(state, endpoint):
     return any(newest not in versions for versions in held.values())
 
 
+def held_apart(state, endpoint, a, b):
+    """Every replica of one of blocks ``a`` and ``b`` holds a version that no replica of
+    the other holds yet: a disaster now restores them at different versions."""
+    held = collections.defaultdict(lambda: collections.defaultdict(set))
+    for key in snapshots(state, endpoint):
+        version, replica = key.split("/chk-")[1].split("/")
+        block, index = replica[1:].split(".r")
+        held[int(block)][index].add(int(version))
+    if not held[a] or not held[b]:
+        return False
+    low = {block: min(max(v) for v in held[block].values()) for block in (a, b)}
+    high = {block: max(max(v) for v in held[block].values()) for block in (a, b)}
+    return low[a] > high[b] or low[b] > high[a]
+
+
 def newest_version(state, endpoint):
     return max((int(k.split("/chk-")[1].split("/")[0]) for k in snapshots(state, endpoint)), default=0)
 
@@ -62,11 +77,12 @@ def restored_versions(stderr):
             if line.startswith("{") and '"segment restore"' in line]
 
 
-def run_with_disasters(shape, output, state, endpoint="", connectors="auto", disasters=3, seed=0):
+def run_with_disasters(shape, output, state, strike_apart, endpoint="", connectors="auto", disasters=3, seed=0):
     """Kill everything ``disasters`` times, each at a random moment once the store holds
-    new snapshots, while a checkpoint is being taken (when connectors can be versions
-    apart); restart from the store each time; let the last run finish. Returns the
-    versions of every restore."""
+    new snapshots, while blocks ``strike_apart`` hold different versions (a checkpoint is
+    being taken, and a slow connector has not reached the version of a fast one); restart
+    from the store each time; let the last run finish. Returns the versions of every
+    restore."""
     rng = random.Random(seed)
     restore = ()
     restores = []
@@ -77,7 +93,7 @@ def run_with_disasters(shape, output, state, endpoint="", connectors="auto", dis
             assert wait_for(lambda: newest_version(state, endpoint) > before + 1 or run.poll() is not None,
                             timeout=60)
             time.sleep(rng.uniform(0.5, 2.0))
-            wait_for(lambda: in_flight(state, endpoint), timeout=5, every=0.02)   # strike mid-checkpoint
+            wait_for(lambda: held_apart(state, endpoint, *strike_apart), timeout=2, every=0.02)
             assert run.poll() is None, f"the job ended before disaster {disaster + 1}: make it longer\n" \
                                        f"{run.communicate()[1][-3000:]}"
         finally:
@@ -108,7 +124,7 @@ def apart(restores, a, b):
 def test_linear_topology_with_file_state(tmp_path):
     """The slow sink restores behind the window block: the window replays to it."""
     state = f"file://{tmp_path}/state"
-    restores = run_with_disasters("linear", tmp_path / "out", state, seed=1)
+    restores = run_with_disasters("linear", tmp_path / "out", state, (2, 3), seed=1)
     assert_oracle("linear", tmp_path / "out")
     assert len(restores) == 3 and apart(restores, 2, 3), restores
     assert windows(state, "") == [], "the finished job left pending windows behind"
@@ -120,7 +136,7 @@ def test_splitting_topology_with_redis_state(tmp_path, redis_server, connectors)
     holds; "1": the split block is a connector with two downstream segments (a version
     pointer each) and replays to the slow branch only."""
     state = redis_server.url
-    restores = run_with_disasters("split", tmp_path / "out", state, connectors=connectors, seed=2)
+    restores = run_with_disasters("split", tmp_path / "out", state, (2, 3), connectors=connectors, seed=2)
     assert_oracle("split", tmp_path / "out")
     assert len(restores) == 3 and apart(restores, 2, 3), restores
 
@@ -128,7 +144,8 @@ def test_splitting_topology_with_redis_state(tmp_path, redis_server, connectors)
 def test_merging_topology_with_s3_state(tmp_path, s3_server):
     """Two sources feed one segment: each replays its own window into the join."""
     state = f"s3://segflow-segments-{os.getpid()}/state"
-    restores = run_with_disasters("merge", tmp_path / "out", state, endpoint=s3_server.endpoint, seed=3)
+    restores = run_with_disasters("merge", tmp_path / "out", state, (0, 4), endpoint=s3_server.endpoint,
+                                  seed=3)
     assert_oracle("merge", tmp_path / "out")
     assert len(restores) == 3 and apart(restores, 0, 4), restores
 
@@ -158,11 +175,11 @@ def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
         save = subprocess.run([SEGFLOW, "savepoint", "segment_shapes"], cwd=ROOT, capture_output=True, text=True,
                               timeout=60)
         assert save.returncode == 0, save.stderr
-        time.sleep(1.0)
+        savepoint, _ = savepoint_taken(save.stdout)
+        assert wait_for(lambda: newest_version(state, "") > savepoint, timeout=30), \
+            "the job took no checkpoint after the savepoint"
     finally:
         kill_tree(run)
-    savepoint, _ = savepoint_taken(save.stdout)
-    assert newest_version(state, "") > savepoint, "the job took no checkpoint after the savepoint"
     rerun = start("linear", tmp_path / "out", state, "", "auto", "--restore", str(savepoint))
     try:
         _, stderr = rerun.communicate(timeout=180)

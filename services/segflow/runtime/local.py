@@ -19,7 +19,10 @@ from .executor import ReplicaExecutor
 from .pool import ExecutorPool
 from .wiring import build_executor
 
+# Messages (batches and control elements), and records, an inbox holds before its senders
+# wait (see runtime/channels.py for why records are bounded).
 INBOX_CAPACITY = 64
+INBOX_RECORDS = 4096
 
 
 @dataclass
@@ -55,7 +58,7 @@ class LocalRuntime:
             with results_lock:
                 results.setdefault(sink_id, []).extend(items)
 
-        inboxes = {r: Inbox(self.inbox_capacity, cancel) for r in execution.all_replicas()
+        inboxes = {r: Inbox(self.inbox_capacity, cancel, INBOX_RECORDS) for r in execution.all_replicas()
                    if not graph.blocks[r.block].is_source}
         for replica in execution.all_replicas():
             self.executors[replica] = self._executor(execution, replica, inboxes, deliver, cancel)

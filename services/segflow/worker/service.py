@@ -39,7 +39,7 @@ from ..observability.metrics import ReplicaLoad, ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
-from ..runtime.local import INBOX_CAPACITY
+from ..runtime.local import INBOX_CAPACITY, INBOX_RECORDS
 from ..runtime.pool import ExecutorPool
 from ..runtime.wiring import build_executor
 from ..security.guard import RoleGuard
@@ -257,7 +257,7 @@ class WorkerService:
         cancel = attempt.cancel
         for replica in mine:
             if not graph.blocks[replica.block].is_source:
-                attempt.inboxes[replica] = Inbox(INBOX_CAPACITY, cancel)
+                attempt.inboxes[replica] = Inbox(INBOX_CAPACITY, cancel, INBOX_RECORDS)
         feedback_inputs = {(e.dst, e.dst_input) for e in graph.edges if e.feedback}
 
         def lookup(block: int, index: int, input_index: int):
