@@ -2,6 +2,7 @@
 import os
 import re
 import signal
+import subprocess
 import time
 import urllib.request
 
@@ -140,6 +141,39 @@ def test_registration_with_another_protocol_version_is_refused(tmp_path, spawn):
         assert "incompatible protocol version" in info.value.details()
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
         assert health.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_a_worker_told_no_address_exits_saying_why(spawn):
+    """A worker started before its coordinator listened (``--coordinator -``, as the
+    coordinator of a local run starts its first workers) reads the address from stdin:
+    if the coordinator dies first, the worker leaves at once instead of waiting forever."""
+    worker = spawn("worker", "--coordinator", "-", "--name", "w0", "--host", "127.0.0.7",
+                   stdin=subprocess.PIPE, env=JobCertificates().env(Role.WORKER, "w0"))
+    stdout, _ = worker.communicate(input="", timeout=60)   # stdin closed, no address
+    assert worker.returncode == 2
+    assert "the coordinator exited before it told its address" in stdout
+
+
+FAILING_JOB = """
+def build(env):
+    raise RuntimeError("the job cannot be built")
+"""
+
+
+def test_a_coordinator_that_fails_before_listening_stops_the_workers_it_started(tmp_path, spawn):
+    job = write(tmp_path, "failing_job.py", FAILING_JOB)
+    coordinator = spawn("coordinator", job, "--workers", "2", "--spawn-workers",
+                        env=JobCertificates().spawning_env())
+    _, stderr = coordinator.communicate(timeout=60)
+    assert coordinator.returncode != 0
+    assert "the job cannot be built" in stderr
+
+    def in_its_group(process):
+        try:
+            return os.getpgid(process.pid) == coordinator.pid
+        except ProcessLookupError:
+            return False
+    assert [p.info["cmdline"] for p in psutil.process_iter(["cmdline"]) if in_its_group(p)] == []
 
 
 def test_worker_serves_health_and_prometheus_metrics(tmp_path, spawn):

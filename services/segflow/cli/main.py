@@ -113,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     _checkpoint_arguments(run)
     batch.add_run_options(run)
     worker = commands.add_parser("worker", help="a worker service (started by segflow run or a pod)")
-    worker.add_argument("--coordinator", required=True, metavar="HOST:PORT")
+    worker.add_argument("--coordinator", required=True, metavar="HOST:PORT",
+                        help="the job's coordinator; - to read it from stdin (a worker started before it listens)")
     worker.add_argument("--name", required=True, help="unique worker name")
     worker.add_argument("--host", default="127.0.0.1", help="address to serve the data plane and metrics on")
     worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
@@ -239,21 +240,38 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from ..coordinator.spawner import ADDRESS_FROM_STDIN
     from ..observability.logs import configure
     from ..runtime.collection import collect_less_often
     from ..worker.service import WorkerService
     configure(f"worker {args.name}")
+    coordinator = args.coordinator
+    if coordinator == ADDRESS_FROM_STDIN:      # started before its coordinator listened
+        coordinator = sys.stdin.readline().strip()
+        if not coordinator:
+            print(f"segflow worker {args.name}: the coordinator exited before it told its address", flush=True)
+            return 2
     collect_less_often()
-    return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
+    return WorkerService(args.name, coordinator, args.host, args.slots, args.metrics_port,
                          args.metrics_host).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
-    from ..coordinator.service import serve
+    from ..coordinator.spawner import WorkerSpawner, local_authority
     from ..observability.logs import configure
+    from ..security.tls import identity_from_env
     configure("coordinator")
-    return serve(_spec(args), args.workers, args.listen, args.settings, spawn=args.spawn_workers,
-                 metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+    spawner = None
+    if args.spawn_workers:     # first, so that the workers start while the coordinator does
+        spawner = WorkerSpawner(args.workers, local_authority(identity_from_env().ca))
+        spawner.start_all()
+    try:
+        from ..coordinator.service import serve
+        return serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,
+                     metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+    finally:
+        if spawner is not None:
+            spawner.stop_all()
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:

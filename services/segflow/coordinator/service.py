@@ -31,8 +31,8 @@ from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, plan
 from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
-from ..security.pki import Authority, Role
-from ..security.tls import AUTHORITY_KEY_ENV, identity_from_env, peer_of, server_credentials
+from ..security.pki import Role
+from ..security.tls import identity_from_env, peer_of, server_credentials
 from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError
 from ..state.sealing import TamperedState
@@ -483,19 +483,13 @@ def _replica_of(process: str) -> tuple[int, int]:
         return -1, -1
 
 
-def _local_authority(ca: bytes) -> Authority:
-    """A local run's coordinator issues its workers' certificates from the run's CA."""
-    key = os.environ.get(AUTHORITY_KEY_ENV)
-    if not key:
-        raise SegflowError(f"--spawn-workers needs the run's CA key in {AUTHORITY_KEY_ENV} (segflow run sets it)")
-    return Authority.load(ca, key.encode())
-
-
-def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings, spawn: bool = False,
-          announce=sys.stdout, linger: float = 10.0, metrics_port: int = 0, metrics_host: str = "") -> int:
+def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings,
+          spawner: WorkerSpawner | None = None, announce=sys.stdout, linger: float = 10.0,
+          metrics_port: int = 0, metrics_host: str = "") -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code.
-    ``metrics_port``/``metrics_host``: where ``/metrics`` and the web view are served (0: a
-    free port; no host: the control address's)."""
+    ``spawner``: the local run's workers, already starting, told the address once it is
+    known. ``metrics_port``/``metrics_host``: where ``/metrics`` and the web view are
+    served (0: a free port; no host: the control address's)."""
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
@@ -527,9 +521,9 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     address = f"{host}:{port}"
     print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id} "
           f"web http://{metrics_address}/", file=announce, flush=True)
-    if spawn:
-        servicer.spawner = WorkerSpawner(workers, address, _local_authority(identity.ca))
-        servicer.spawner.start_all()
+    if spawner is not None:
+        servicer.spawner = spawner
+        spawner.announce(address)
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
     fence = servicer.checkpoints.fence if servicer.checkpoints is not None else None
     if fence is not None:
