@@ -18,8 +18,8 @@ from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 from test_stores import redis_server, s3_server  # noqa: F401 - fixtures
 
-EVENTS = 30000
-RATE = 3000         # events/s: a run lasts 10 s, time for three disasters
+EVENTS = 36000
+RATE = 3000         # events/s: a run lasts 12 s, time for three disasters
 DELAY = 0.0006      # per record on one branch: its sink acknowledges versions later (see segment_shapes)
 
 
@@ -92,8 +92,8 @@ def run_with_disasters(shape, output, state, strike_apart, endpoint="", connecto
         try:
             assert wait_for(lambda: newest_version(state, endpoint) > before + 1 or run.poll() is not None,
                             timeout=60)
-            time.sleep(rng.uniform(0.5, 2.0))
-            wait_for(lambda: held_apart(state, endpoint, *strike_apart), timeout=2, every=0.02)
+            time.sleep(rng.uniform(0.2, 1.0))
+            wait_for(lambda: held_apart(state, endpoint, *strike_apart), timeout=1.5, every=0.02)
             assert run.poll() is None, f"the job ended before disaster {disaster + 1}: make it longer\n" \
                                        f"{run.communicate()[1][-3000:]}"
         finally:
