@@ -27,6 +27,12 @@ class Cancelled(Exception):
     """The job is stopping; blocked senders and receivers give up."""
 
 
+def _records_of(message: tuple) -> int:
+    """Records an inbox message holds: a batch's; control elements hold none."""
+    element = message[2]
+    return len(element.items) if type(element) is Batch else 0
+
+
 class Inbox:
     """Bounded multi-producer, single-consumer queue of ``(input, sender, element)``.
 
@@ -59,8 +65,7 @@ class Inbox:
         return len(items) >= self._capacity or (self._records >= self._record_capacity and bool(items))
 
     def put(self, message: tuple, block: bool = True) -> None:
-        element = message[2]
-        records = len(element.items) if type(element) is Batch else 0
+        records = _records_of(message)
         with self._lock:
             if block:
                 while self._full() and not self._discarding:
@@ -84,9 +89,7 @@ class Inbox:
                         raise Cancelled()
                     return None
             message = self._items.popleft()
-            element = message[2]
-            if type(element) is Batch:
-                self._records -= len(element.items)
+            self._records -= _records_of(message)
             self._not_full.notify()
             return message
 
