@@ -38,12 +38,18 @@ def snapshots(state, endpoint):
             if "/chk-" in k and not k.endswith("/_COMPLETE")]
 
 
-def in_flight(state, endpoint):
-    """A version is being taken: some replicas hold the newest version, others not yet."""
+def held_versions(state, endpoint):
+    """The versions each replica (``b2.r0``) holds in the store."""
     held = collections.defaultdict(set)
     for key in snapshots(state, endpoint):
         version, replica = key.split("/chk-")[1].split("/")
         held[replica].add(int(version))
+    return held
+
+
+def in_flight(state, endpoint):
+    """A version is being taken: some replicas hold the newest version, others not yet."""
+    held = held_versions(state, endpoint)
     newest = max((max(v) for v in held.values()), default=0)
     return any(newest not in versions for versions in held.values())
 
@@ -51,16 +57,14 @@ def in_flight(state, endpoint):
 def held_apart(state, endpoint, a, b):
     """Every replica of one of blocks ``a`` and ``b`` holds a version that no replica of
     the other holds yet: a disaster now restores them at different versions."""
-    held = collections.defaultdict(lambda: collections.defaultdict(set))
-    for key in snapshots(state, endpoint):
-        version, replica = key.split("/chk-")[1].split("/")
-        block, index = replica[1:].split(".r")
-        held[int(block)][index].add(int(version))
-    if not held[a] or not held[b]:
+    newest = {a: [], b: []}
+    for replica, versions in held_versions(state, endpoint).items():
+        block = int(replica[1:].split(".r")[0])
+        if block in newest:
+            newest[block].append(max(versions))
+    if not newest[a] or not newest[b]:
         return False
-    low = {block: min(max(v) for v in held[block].values()) for block in (a, b)}
-    high = {block: max(max(v) for v in held[block].values()) for block in (a, b)}
-    return low[a] > high[b] or low[b] > high[a]
+    return min(newest[a]) > max(newest[b]) or min(newest[b]) > max(newest[a])
 
 
 def newest_version(state, endpoint):
