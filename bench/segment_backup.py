@@ -1,9 +1,10 @@
 """Benchmark (not a test): seed 004's experiment (§5.2) on segflow's worker processes.
 
 A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout, five
-all-pass filter bolts, a sink). Rates are the thesis's scaled up tenfold so a run is short:
-arrival 300 tuples/s at the spout, service 800 tuples/s at every bolt (1.25 ms each),
-a barrier per 25 tuples (checkpoint interval 25/300 s). Configurations:
+all-pass filter bolts, a sink). Rates are the thesis's (arrival 30 tuples/s at the spout,
+service 80 tuples/s at every bolt, a barrier per 25 tuples) times ``--scale`` (default
+10, so a run is short: 300/s in, 1.25 ms per tuple, a checkpoint interval of 25/300 s;
+``--scale 1`` is the thesis's own, where replaying outweighs restarting). Configurations:
 
 * ``abs``: the aligned protocol (asynchronous barrier snapshots; restore from the last
   complete global checkpoint; the spout regenerates from its position at its own rate);
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
 import psutil
 
@@ -49,21 +51,38 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from common import ROOT, SEGFLOW, mean  # noqa: E402
 
+from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import Delays, Pipeline, pending_window, recovery_delay  # noqa: E402
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
 NODES = 7
-RATE, SERVICE, BARRIER_EVERY = 300.0, 1 / 800, 25
+ARRIVAL, SERVICE_RATE, BARRIER_EVERY = 30.0, 80.0, 25      # seed 004 §5.2
 CONFIGS = {"abs": ("aligned", None, (1, 7)), "seg2": ("segment", "none", (1, 7)),
            "seg3": ("segment", "4", (1, 4, 7)), "seg4": ("segment", "3,5", (1, 3, 5, 7))}
 BLOCK_OF_NODE = {1: 0, **{n: n for n in range(2, NODES + 1)}}    # block 1 is the spout's pass-through
 
 
-def start(state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
-    args = [SEGFLOW, "run", JOB, "-p", f"output={out}", "-p", f"probe={probe}", "-p", f"rate={RATE}",
-            "-p", f"service={SERVICE}", "--checkpoint-protocol", protocol,
-            "--checkpoint-interval", f"{BARRIER_EVERY / RATE:.4f}", "--state", state, "--quiet"]
+@dataclass(frozen=True)
+class Rates:
+    """The experiment's rates, the thesis's times ``scale``."""
+
+    scale: float
+
+    @property
+    def arrival(self) -> float:
+        return ARRIVAL * self.scale
+
+    @property
+    def service(self) -> float:
+        """Seconds per tuple at every bolt."""
+        return 1 / (SERVICE_RATE * self.scale)
+
+
+def start(rates: Rates, state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
+    args = [SEGFLOW, "run", JOB, "-p", f"output={out}", "-p", f"probe={probe}", "-p", f"rate={rates.arrival}",
+            "-p", f"service={rates.service}", "--checkpoint-protocol", protocol,
+            "--checkpoint-interval", f"{BARRIER_EVERY / rates.arrival:.4f}", "--state", state, "--quiet"]
     if connectors:
         args += ["--connectors", connectors]
     if restore:
@@ -97,17 +116,18 @@ def probe_lines(path: str) -> list[tuple[int, int, float]]:
 
 
 def window_sizes(state: str) -> dict[int, tuple[int, int]]:
-    """Connector block -> (bytes, tuples) of its pending window in the store now."""
-    backend = open_backend(state)
+    """Connector block -> (bytes, tuples) of its pending window in the store now (the
+    parts are sealed: read through the job's catalog)."""
+    catalog = Catalog(open_backend(state), "all_pass_chain")
     sizes: dict[int, list[int]] = collections.defaultdict(lambda: [0, 0])
-    for key in backend.list("jobs/all_pass_chain/windows/"):
-        block = int(key.split("/")[-2].split(".")[0][1:])
-        blob = backend.get(key) or b""
-        sizes[block][0] += len(blob)
-        for elements in pickle.loads(blob).values() if blob else ():
-            for element in elements:
-                items = getattr(pickle.loads(element), "items", None)
-                sizes[block][1] += len(items) if isinstance(items, list) else 0
+    for (block, replica), versions in catalog.holdings().windows.items():
+        for version in versions:
+            blob = catalog.read_window(block, replica, version) or b""
+            sizes[block][0] += len(blob)
+            for elements in pickle.loads(blob).values() if blob else ():
+                for element in elements:
+                    items = getattr(pickle.loads(element), "items", None)
+                    sizes[block][1] += len(items) if isinstance(items, list) else 0
     return {b: (n, t) for b, (n, t) in sizes.items()}
 
 
@@ -116,11 +136,11 @@ def snapshot_bytes(state: str) -> int:
     return sum(len(backend.get(k) or b"") for k in backend.list("jobs/all_pass_chain/") if "/chk-" in k)
 
 
-def one_round(name: str, run_s: float, after_s: float) -> dict:
+def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
     protocol, connectors, _ = CONFIGS[name]
     with tempfile.TemporaryDirectory(prefix="segbench-") as tmp:
         state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
-        first = start(state, out, probe, protocol, connectors, restore=False)
+        first = start(rates, state, out, probe, protocol, connectors, restore=False)
         time.sleep(run_s)
         kill_everything(first)
         before = probe_lines(probe) if os.path.exists(probe) else []
@@ -129,7 +149,7 @@ def one_round(name: str, run_s: float, after_s: float) -> dict:
             seen[node] = max(seen[node], index)
         windows, snapshots = window_sizes(state), snapshot_bytes(state)
         restarted_at = time.time()
-        second = start(state, out, probe, protocol, connectors, restore=True)
+        second = start(rates, state, out, probe, protocol, connectors, restore=True)
         time.sleep(after_s)
         kill_everything(second)
         after = [line for line in probe_lines(probe) if line[2] >= restarted_at]
@@ -145,16 +165,17 @@ def one_round(name: str, run_s: float, after_s: float) -> dict:
     return {"delay": {n: newer[n] - restarted_at for n in newer},
             "restart": min(first_run.values()) - restarted_at,
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
-            "busy": {n: counts[n] * SERVICE / run_s for n in range(2, NODES + 1)},
+            "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
             "windows": windows, "snapshots": snapshots}
 
 
-def predicted(name: str, restart: float) -> tuple[float, dict[int, float]]:
+def predicted(rates: Rates, name: str, restart: float) -> tuple[float, dict[int, float]]:
     _, _, connectors = CONFIGS[name]
-    pipeline = Pipeline(service=tuple([1 / RATE] + [SERVICE] * (NODES - 1)), ratios=(1.0,) * (NODES - 1),
-                        connectors=frozenset(connectors), block=BARRIER_EVERY, rate=RATE, tuple_bytes=40,
+    pipeline = Pipeline(service=tuple([1 / rates.arrival] + [rates.service] * (NODES - 1)),
+                        ratios=(1.0,) * (NODES - 1), connectors=frozenset(connectors), block=BARRIER_EVERY,
+                        rate=rates.arrival, tuple_bytes=40,
                         barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
-    delays = Delays(edge=0.0005, transmit=0.0, read=0.0, write=0.0, normal=SERVICE, barrier=0.0, ack=0.0,
+    delays = Delays(edge=0.0005, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
                     recover_response=restart, recover_misc=0.0)
     windows = {c: pending_window(pipeline, delays, c) for c in connectors if c != NODES}
     return recovery_delay(pipeline, delays), windows
@@ -166,20 +187,25 @@ def main() -> None:
     parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
     parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 4 + 5 s (a smoke run)")
+    parser.add_argument("--scale", type=float, default=10.0,
+                        help="the thesis's rates times this (1: its own 30 tuples/s in, 80/s service)")
     args = parser.parse_args()
+    if args.scale <= 0:
+        parser.error(f"--scale must be > 0, got {args.scale}")
+    rates = Rates(args.scale)
     if args.quick:
         args.rounds, args.run, args.after = 2, 4.0, 5.0
     results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
     for r in range(args.rounds):
         for name in CONFIGS:                       # interleaved: machine drift hits every configuration
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
-            results[name].append(one_round(name, args.run, args.after))
+            results[name].append(one_round(rates, name, args.run, args.after))
     summary, errors = {}, []
     print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
           f"{'window KiB':>10} {'window tuples':>13} {'model tuples':>12}")
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
-        model_delay, model_windows = predicted(name, restart)
+        model_delay, model_windows = predicted(rates, name, restart)
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
         for n in range(2, NODES + 1):
             block = BLOCK_OF_NODE[n]
@@ -204,7 +230,8 @@ def main() -> None:
               f"snapshots {summary[name]['snapshot_kib']} KiB", file=sys.stderr)
     abs_delay = summary["abs"]["recovery_delay_s"]
     print(json.dumps({
-        "rounds": args.rounds, "rate": RATE, "service_per_s": 1 / SERVICE, "barrier_every": BARRIER_EVERY,
+        "rounds": args.rounds, "scale": args.scale, "rate": rates.arrival, "service_per_s": 1 / rates.service,
+        "barrier_every": BARRIER_EVERY,
         "abs_recovery_delay_s": abs_delay,
         "segment_recovery_delay_s": {str(len(CONFIGS[n][2])): summary[n]["recovery_delay_s"]
                                      for n in ("seg2", "seg3", "seg4")},
