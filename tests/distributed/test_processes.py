@@ -85,6 +85,70 @@ def test_sigkill_of_a_worker_fails_the_run_fast_naming_it(tmp_path, spawn):
                 and job in " ".join(p.info["cmdline"])], "a segflow process was left behind"
 
 
+def _job_started(run: subprocess.Popen, workers: int) -> list[psutil.Process]:
+    """The run's coordinator and workers, once all are up (the workers have registered)."""
+    def started():
+        tree = segflow_processes(run.pid)
+        cmdlines = [" ".join(p.cmdline()) for p in tree if p.is_running()]
+        if sum(" worker " in c for c in cmdlines) == workers and any(" coordinator " in c for c in cmdlines):
+            return tree
+        return None
+    tree = wait_for(started, timeout=30)
+    assert tree, f"the job's {workers} workers did not start"
+    time.sleep(1.5)                  # the job is running
+    return tree
+
+
+def _stop_leftovers(processes: list[psutil.Process]) -> list[str]:
+    """Kill what of ``processes`` still runs; their command lines."""
+    left = []
+    for p in processes:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                left.append(" ".join(p.cmdline()))
+                p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(processes, timeout=10)
+    return left
+
+
+def test_a_run_killed_outright_takes_its_job_with_it(tmp_path, spawn):
+    """SIGKILL of `segflow run` runs none of its clean-up; its coordinator (in a session of
+    its own) sees it gone and cancels the job, so no job runs on unseen beside the next
+    run (a restore of the same job would otherwise share its outputs and checkpoints)."""
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    run = spawn("run", job, "--parallelism", "2", "--quiet")
+    tree = _job_started(run, workers=2)
+    try:
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(10)
+        gone, _ = psutil.wait_procs(tree, timeout=10)
+    finally:
+        left = _stop_leftovers(tree)
+    assert left == [], "processes of the killed run went on"
+    assert len(gone) == 3
+
+
+def test_sigterm_stops_a_run_and_everything_it_started(tmp_path, spawn):
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    run = spawn("run", job, "--parallelism", "2", "--quiet")
+    tree = _job_started(run, workers=2)
+    stopped_at = time.monotonic()
+    try:
+        os.kill(run.pid, signal.SIGTERM)
+        _, stderr = run.communicate(timeout=15)
+        elapsed = time.monotonic() - stopped_at
+        psutil.wait_procs(tree, timeout=5)
+    finally:
+        left = _stop_leftovers(tree)
+    assert left == []
+    assert run.returncode == 130
+    assert "segflow: interrupted (SIGTERM)" in stderr
+    assert "cancelled: interrupted (SIGTERM)" in stderr
+    assert elapsed < 5, f"took {elapsed:.1f} s to stop"
+
+
 BACKPRESSURE_JOB = """
 import time
 from segflow import BatchMode

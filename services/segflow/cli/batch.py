@@ -39,6 +39,8 @@ def add_command(commands) -> None:
     stage.add_argument("--s3-endpoint", default=None, metavar="URL", help="default: $AWS_ENDPOINT_URL")
     stage.add_argument("--until-finished", action="store_true",
                        help="exit once the job's final epoch is processed (else run until stopped)")
+    stage.add_argument("--parent", type=int, metavar="PID",
+                       help="stop once process PID, which started this stage, is gone (segflow run passes its own)")
     stage.add_argument("--fresh", action="store_true",
                        help="first remove earlier results and progress, and the input's commit markers "
                             "(beside a run of the job from the start, before the job starts)")
@@ -59,6 +61,7 @@ def cmd_batch_stage(args: argparse.Namespace) -> int:
     require("pyarrow", "the batch stage")
     from ..batch.location import open_location
     from ..batch.stage import BatchStage, load_function, start_afresh, trigger_period
+    from ..coordinator.parent import watch_parent
     from ..observability.logs import configure, event
     from ..spark.session import get_session
     configure("batch-stage", os.environ.get("SEGFLOW_LOG_LEVEL") or "info")
@@ -70,6 +73,9 @@ def cmd_batch_stage(args: argparse.Namespace) -> int:
     stage = BatchStage(source, output, function, args.spark_master)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if args.parent is not None:
+        threading.Thread(target=watch_parent, args=(args.parent, lambda _reason: stop.set(), stop),
+                         name="parent-watch", daemon=True).start()
     get_session(args.spark_master)       # now, not at the first run: it takes seconds, and may fail
     event(logging.getLogger("segflow.batch"), logging.INFO, "batch stage ready", input=args.input,
           output=args.output, trigger=args.trigger)
@@ -96,7 +102,7 @@ def _stage_command(args: argparse.Namespace, source: str, settings: dict) -> lis
                            "--checkpoint-protocol aligned (and --state URL)")
     command = [sys.executable, "-m", "segflow.cli.main", "batch-stage", "--input", source,
                "--output", args.batch_output, "--module", module, "--function", function,
-               "--trigger", args.batch_trigger, "--until-finished"]
+               "--trigger", args.batch_trigger, "--until-finished", "--parent", str(os.getpid())]
     if settings.get("s3_endpoint"):
         command += ["--s3-endpoint", settings["s3_endpoint"]]
     return command

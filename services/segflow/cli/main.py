@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from typing import Sequence
@@ -126,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     _metrics_arguments(coordinator, "/metrics and the web view")
     coordinator.add_argument("--spawn-workers", action="store_true",
                              help="start the workers as local processes (and again after losing one)")
+    coordinator.add_argument("--parent", type=int, metavar="PID",
+                             help="cancel the job once process PID, which started this coordinator, is gone "
+                                  "(segflow run passes its own)")
     coordinator.add_argument("--settings", type=CheckpointSettings.from_json, default=CheckpointSettings(),
                              metavar="JSON", help="checkpoint settings as CheckpointSettings.to_json() writes them "
                                                   "(default: no checkpoints)")
@@ -194,7 +198,17 @@ def _process_age() -> float:
         return time.monotonic() - _IMPORTED
 
 
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP stop ``segflow run`` as Ctrl-C does, cancelling the job and
+    stopping every process it started; by default they would end this process alone."""
+    def interrupt(signum: int, _frame) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    for termination in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(termination, interrupt)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    _interrupt_on_termination()
     settings = _checkpoint_settings(args)
     if args.engine == "spark":
         if args.batch_stage:
@@ -268,7 +282,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     try:
         from ..coordinator.service import serve
         return serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,
-                     metrics_port=args.metrics_port, metrics_host=args.metrics_host)
+                     metrics_port=args.metrics_port, metrics_host=args.metrics_host, parent=args.parent)
     finally:
         if spawner is not None:
             spawner.stop_all()
@@ -314,8 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SegflowError as exc:
         print(f"segflow: error: {redact(str(exc))}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("segflow: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"segflow: interrupted ({exc})" if str(exc) else "segflow: interrupted", file=sys.stderr)
         return 130
 
 

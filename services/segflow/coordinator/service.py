@@ -40,6 +40,7 @@ from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .bookkeeping import CheckpointBookkeeping, NoIntactCheckpoint
 from .job_view import JobView, LiveState
+from .parent import watch_parent
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
 
@@ -319,9 +320,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def fenced(self, reason: str) -> None:
         """The lease is lost: nothing more may be published, so the job ends here (the
         lock is reentrant: called from a checkpoint's end too)."""
+        self._fail_unless_over(f"fenced: {reason}; this cluster no longer holds the job's lease")
+
+    def _fail_unless_over(self, error: str) -> None:
         with self.lock:
             if not self.state.over:
-                self.state.fail(f"fenced: {reason}; this cluster no longer holds the job's lease", time.monotonic())
+                self.state.fail(error, time.monotonic())
                 self._changed()
 
     def remove_unfinished_checkpoints(self) -> None:
@@ -363,10 +367,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         return cpb.SavepointReply(checkpoint_id=waiter.checkpoint_id, location=book.location(waiter.checkpoint_id))
 
     def Cancel(self, request, context):
-        with self.lock:
-            self.state.fail(f"cancelled: {request.reason or 'by the caller'}", time.monotonic())
-            self._changed()
+        self.cancel(request.reason or "by the caller")
+        self.reported.set()        # the caller knows how the job ends: no lingering for it
         return cpb.Ack()
+
+    def cancel(self, reason: str) -> None:
+        """Ends the job, unless it is over already (a job that succeeded stays so)."""
+        self._fail_unless_over(f"cancelled: {reason}")
 
     def _update(self) -> cpb.JobUpdate:
         state = self.state
@@ -485,11 +492,12 @@ def _replica_of(process: str) -> tuple[int, int]:
 
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings,
           spawner: WorkerSpawner | None = None, announce=sys.stdout, linger: float = 10.0,
-          metrics_port: int = 0, metrics_host: str = "") -> int:
+          metrics_port: int = 0, metrics_host: str = "", parent: int | None = None) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code.
     ``spawner``: the local run's workers, already starting, told the address once it is
     known. ``metrics_port``/``metrics_host``: where ``/metrics`` and the web view are
-    served (0: a free port; no host: the control address's)."""
+    served (0: a free port; no host: the control address's). ``parent``: the pid of the
+    ``segflow run`` that started this coordinator; the job is cancelled once it is gone."""
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
@@ -525,6 +533,12 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         servicer.spawner = spawner
         spawner.announce(address)
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
+    if parent is not None:
+        def orphaned(reason: str) -> None:
+            servicer.cancel(reason)
+            servicer.reported.set()          # nobody is left to watch the job's end: no lingering
+        threading.Thread(target=watch_parent, args=(parent, orphaned, servicer.done),
+                         name="parent-watch", daemon=True).start()
     fence = servicer.checkpoints.fence if servicer.checkpoints is not None else None
     if fence is not None:
         threading.Thread(target=fence.watch, args=(servicer.fenced, servicer.done),

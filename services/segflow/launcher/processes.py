@@ -101,6 +101,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
     coordinator = subprocess.Popen(
         segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
                              "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
+                             "--parent", str(os.getpid()),
                              "--settings", settings.to_json()],
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env)
     registry = registry_path(settings.job_name)
@@ -169,9 +170,9 @@ def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_pro
     except grpc.RpcError as exc:
         raise JobFailed(f"lost the coordinator at {address} (exit code {coordinator.poll()}): "
                         f"{exc.details()}") from exc
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         try:
-            stub.Cancel(cpb.CancelRequest(reason="interrupted (Ctrl-C)"), timeout=2)
+            stub.Cancel(cpb.CancelRequest(reason=f"interrupted ({exc or 'Ctrl-C'})"), timeout=2)
         except grpc.RpcError:
             pass
         raise
