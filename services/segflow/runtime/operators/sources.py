@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import time
 from itertools import islice, repeat
 from typing import Any, Callable, Iterable, Iterator
@@ -246,6 +247,23 @@ class JsonLinesSource(TextFileSource):
         return Batch(list(parse_json_lines(self.path, batch.items, lambda i: self._line_offset(first + i))))
 
 
+_NEEDS_THE_CSV_MODULE = re.compile('["\r\n\x00]')
+
+
+def plain_rows(lines: list[str], delimiter: str) -> list[list[str]] | None:
+    """The rows of ``lines`` split at ``delimiter``, when that is exactly what
+    ``csv.reader`` would give: no quote, carriage return or NUL in any line, no empty line
+    (no row for the csv module), a one-character delimiter, no line longer than the csv
+    module's field size limit (which it refuses); else None. Most CSV files are such, and ``str.split`` parses them in
+    two thirds of the time (the bid aggregate's rows: 0.71 -> 0.49 s per million with
+    their dicts)."""
+    if len(delimiter) != 1 or _NEEDS_THE_CSV_MODULE.search("".join(lines)):
+        return None
+    if "" in lines or (lines and max(map(len, lines)) > csv.field_size_limit()):
+        return None
+    return list(map(str.split, lines, repeat(delimiter)))
+
+
 class CsvSource(TextFileSource):
     """Rows of a CSV file (records without embedded newlines), read in parallel.
 
@@ -277,10 +295,12 @@ class CsvSource(TextFileSource):
         if self.skip_first and lines:
             lines = lines[1:]
             self.skip_first = False
-        try:
-            rows = list(csv.reader(lines, delimiter=self.delimiter))
-        except csv.Error as exc:
-            raise self._bad_row(first, batch.items, exc) from exc
+        rows = plain_rows(lines, self.delimiter)
+        if rows is None:
+            try:
+                rows = list(csv.reader(lines, delimiter=self.delimiter))
+            except csv.Error as exc:
+                raise self._bad_row(first, batch.items, exc) from exc
         if self.header is not None:
             rows = list(map(dict, map(zip, repeat(self.header), rows)))
         return Batch(rows)
