@@ -149,6 +149,21 @@ def test_sigterm_stops_a_run_and_everything_it_started(tmp_path, spawn):
     assert elapsed < 5, f"took {elapsed:.1f} s to stop"
 
 
+def test_a_run_that_ignores_sighup_keeps_ignoring_it(tmp_path, spawn):
+    """`nohup segflow run` outlives its terminal: a SIGHUP ignored when the run starts is
+    not turned into an interruption (SIGTERM still is)."""
+    job = write(tmp_path, "slow_job.py", SLOW_JOB)
+    run = spawn("run", job, "--quiet", preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    time.sleep(2)
+    os.kill(run.pid, signal.SIGHUP)
+    time.sleep(1)
+    assert run.poll() is None, run.stderr.read()
+    os.kill(run.pid, signal.SIGTERM)
+    _, stderr = run.communicate(timeout=15)
+    assert run.returncode == 130
+    assert "segflow: interrupted (SIGTERM)" in stderr
+
+
 BACKPRESSURE_JOB = """
 import time
 from segflow import BatchMode

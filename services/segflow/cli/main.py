@@ -200,11 +200,13 @@ def _process_age() -> float:
 
 def _interrupt_on_termination() -> None:
     """SIGTERM and SIGHUP stop ``segflow run`` as Ctrl-C does, cancelling the job and
-    stopping every process it started; by default they would end this process alone."""
+    stopping every process it started; by default they would end this process alone. A
+    signal ignored already stays so (``nohup segflow run`` outlives its terminal)."""
     def interrupt(signum: int, _frame) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
     for termination in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(termination, interrupt)
+        if signal.getsignal(termination) is signal.SIG_DFL:
+            signal.signal(termination, interrupt)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
