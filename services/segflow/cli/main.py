@@ -6,11 +6,13 @@ bug in segflow itself shows a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
+import threading
 import time
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..redaction import redact
 from ..checkpoint.protocols import CheckpointProtocol
@@ -198,19 +200,32 @@ def _process_age() -> float:
         return time.monotonic() - _IMPORTED
 
 
-def _interrupt_on_termination() -> None:
-    """SIGTERM and SIGHUP stop ``segflow run`` as Ctrl-C does, cancelling the job and
-    stopping every process it started; by default they would end this process alone. A
-    signal ignored already stays so (``nohup segflow run`` outlives its terminal)."""
+@contextlib.contextmanager
+def _interrupted_by_termination() -> Iterator[None]:
+    """While the body runs, SIGTERM and SIGHUP stop ``segflow run`` as Ctrl-C does,
+    cancelling the job and stopping every process it started; by default they would end
+    this process alone. A signal ignored already stays so (``nohup segflow run`` outlives
+    its terminal); off the main thread (``main`` called from a thread) nothing changes."""
     def interrupt(signum: int, _frame) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
-    for termination in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(termination) is signal.SIG_DFL:
-            signal.signal(termination, interrupt)
+    replaced = {}
+    if threading.current_thread() is threading.main_thread():
+        for termination in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(termination) is signal.SIG_DFL:
+                replaced[termination] = signal.signal(termination, interrupt)
+    try:
+        yield
+    finally:
+        for termination, previous in replaced.items():
+            signal.signal(termination, previous)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    _interrupt_on_termination()
+    with _interrupted_by_termination():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     settings = _checkpoint_settings(args)
     if args.engine == "spark":
         if args.batch_stage:
