@@ -10,6 +10,7 @@ coordinator's address is recorded so ``segflow savepoint`` can find it.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -125,9 +126,11 @@ def _register(path: str, entry: dict) -> None:
     """Record a running job for ``segflow savepoint``: readable by this user only, since it
     holds the job's client key."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    partial = f"{path}.{os.getpid()}.tmp"        # renamed when whole: a reader never sees half
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump(entry, f)
+    os.replace(partial, path)
 
 
 def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> None:
@@ -185,14 +188,45 @@ def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_pro
                              final.recoveries, final.last_checkpoint)
 
 
+def running_jobs() -> list[str]:
+    """The local jobs whose coordinator still runs. A ``segflow run`` killed outright
+    leaves its entry behind (its coordinator ends soon after): such entries are removed
+    here. An entry that cannot be read (not one of ours: they are written whole) is
+    skipped and left alone."""
+    directory = os.path.join(cache_dir(), "run")
+    names = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) if os.path.isdir(directory) else []
+    running = []
+    for name in names:
+        path = registry_path(name)
+        try:
+            with open(path) as f:
+                pid = int(json.load(f)["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _alive(pid):
+            running.append(name)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+    return running
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:          # another user's process has the pid: something runs
+        pass
+    return True
+
+
 def savepoint(job_name: str | None = None, coordinator: str | None = None) -> Savepoint:
     """Ask a running job's coordinator for a savepoint (its id and location). Given
     an address, the client certificate comes from the environment (see ``security.tls``)."""
     if coordinator is not None:
         return request_savepoint(coordinator, identity_from_env())
-    directory = os.path.join(cache_dir(), "run")
-    running = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) \
-        if os.path.isdir(directory) else []
+    running = running_jobs()
     if job_name is None:
         if len(running) != 1:
             raise SegflowError("name the job: running jobs are " + (", ".join(running) or "none"))
