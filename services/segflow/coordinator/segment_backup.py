@@ -31,6 +31,16 @@ def _complete(found: dict[tuple[int, int], set[int]], replicas: dict[int, int]) 
     return complete
 
 
+def _held_by_any(found: dict[tuple[int, int], set[int]]) -> dict[int, set[int]]:
+    """Per block, the versions some replica of it holds. The ledger truncates these, not
+    only the complete ones: a disaster in the middle of a truncation leaves a version
+    held by some replicas only, which no restore reads and nothing else would delete."""
+    held: dict[int, set[int]] = {}
+    for (block, _), versions in found.items():
+        held.setdefault(block, set()).update(versions)
+    return held
+
+
 class SegmentBackup:
     def __init__(self, graph: JobGraph, connectors: str, catalog: Catalog, cleanup: StoreCleanup):
         self.connectors = choose_connectors(graph, connectors)
@@ -73,7 +83,7 @@ class SegmentBackup:
         versions = {block: state.versions.get(block, 0) for block in replicas}
         self.catalog.delete_after(versions, held)
         self.ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},
-                         {b: {v for v in s if v <= versions[b]} for b, s in windows.items()})
+                         {b: {v for v in s if v <= versions[b]} for b, s in _held_by_any(parts).items()})
         event(log, logging.WARNING, "segment restore", versions=versions,
               replays={f"{u}>{s}": r for (u, s), r in state.replays.items()})
         if not any(versions.values()):
