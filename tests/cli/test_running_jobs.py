@@ -36,7 +36,7 @@ def test_only_jobs_whose_coordinator_runs_are_listed_and_stale_entries_go(regist
     _entry("live", json.dumps({"pid": os.getpid(), "coordinator": "127.0.0.1:1"}))
     stale = _entry("killed", json.dumps({"pid": _reaped(), "coordinator": "127.0.0.1:2"}))
     garbled = _entry("garbled", "{not json")
-    assert running_jobs() == ["live"]
+    assert list(running_jobs()) == ["live"]
     assert not os.path.exists(stale)
     assert os.path.exists(garbled)
 

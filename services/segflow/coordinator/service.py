@@ -368,12 +368,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def Cancel(self, request, context):
         self.cancel(request.reason or "by the caller")
-        self.reported.set()        # the caller knows how the job ends: no lingering for it
         return cpb.Ack()
 
     def cancel(self, reason: str) -> None:
-        """Ends the job, unless it is over already (a job that succeeded stays so)."""
+        """Ends the job, unless it is over already (a job that succeeded stays so). The
+        coordinator then exits without lingering for watchers: whoever cancels knows how
+        the job ends (a caller), or nobody is left to watch it (a parent gone)."""
         self._fail_unless_over(f"cancelled: {reason}")
+        self.reported.set()
 
     def _update(self) -> cpb.JobUpdate:
         state = self.state
@@ -534,10 +536,7 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         spawner.announce(address)
     threading.Thread(target=servicer.monitor, name="monitor", daemon=True).start()
     if parent is not None:
-        def orphaned(reason: str) -> None:
-            servicer.cancel(reason)
-            servicer.reported.set()          # nobody is left to watch the job's end: no lingering
-        threading.Thread(target=watch_parent, args=(parent, orphaned, servicer.done),
+        threading.Thread(target=watch_parent, args=(parent, servicer.cancel, servicer.done),
                          name="parent-watch", daemon=True).start()
     fence = servicer.checkpoints.fence if servicer.checkpoints is not None else None
     if fence is not None:

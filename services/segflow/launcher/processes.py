@@ -188,23 +188,25 @@ def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_pro
                              final.recoveries, final.last_checkpoint)
 
 
-def running_jobs() -> list[str]:
-    """The local jobs whose coordinator still runs. A ``segflow run`` killed outright
+def running_jobs() -> dict[str, dict]:
+    """The local jobs whose coordinator still runs, with their entries (by job name). A
+    ``segflow run`` killed outright
     leaves its entry behind (its coordinator ends soon after): such entries are removed
     here. An entry that cannot be read (not one of ours: they are written whole) is
     skipped and left alone."""
     directory = os.path.join(cache_dir(), "run")
     names = sorted(n[:-5] for n in os.listdir(directory) if n.endswith(".json")) if os.path.isdir(directory) else []
-    running = []
+    running = {}
     for name in names:
         path = registry_path(name)
         try:
             with open(path) as f:
-                pid = int(json.load(f)["pid"])
+                entry = json.load(f)
+            pid = int(entry["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if _alive(pid):
-            running.append(name)
+            running[name] = entry
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
@@ -230,10 +232,8 @@ def savepoint(job_name: str | None = None, coordinator: str | None = None) -> Sa
     if job_name is None:
         if len(running) != 1:
             raise SegflowError("name the job: running jobs are " + (", ".join(running) or "none"))
-        job_name = running[0]
-    path = registry_path(job_name)
-    if not os.path.exists(path):
+        job_name = next(iter(running))
+    entry = running.get(job_name)
+    if entry is None:
         raise SegflowError(f"no running job named {job_name!r} (running: {', '.join(running) or 'none'})")
-    with open(path) as f:
-        entry = json.load(f)
     return request_savepoint(entry["coordinator"], identity_from_env(entry["tls"]))
