@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 
 from segflow.security.pki import Authority, Identity, Role
-from segflow.security.tls import CA_ENV, CERT_ENV, KEY_ENV
+from segflow.security.identity_env import CA_ENV, CERT_ENV, KEY_ENV
 
 CA_KEY = "ca.crt"
 CLIENT = "client"

@@ -6,7 +6,8 @@ import os
 import grpc
 
 from segflow.security.pki import Authority, Role
-from segflow.security.tls import AUTHORITY_KEY_ENV, identity_env, secure_channel
+from segflow.security.identity_env import AUTHORITY_KEY_ENV, identity_env
+from segflow.security.tls import secure_channel
 
 
 class JobCertificates:

@@ -7,24 +7,13 @@ from typing import Any, Callable, Iterable
 from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
 from ..plan.passthrough import elide_pass_through_blocks
+from ..process_runner import installed as installed_process_runner
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
 from ..runtime.sentinels import NOTHING
 from ..settings import Config
 from .call_site import caller_location
 from .stream import KeyedStream, Stream
-
-
-ProcessRunner = Callable[[Any, Config, "Callable | None", "Callable | None"], Any]
-_process_runner: ProcessRunner | None = None
-
-
-def set_process_runner(runner: ProcessRunner) -> None:
-    """The launcher sits above the API (it loads job modules, which build environments), so
-    it plugs itself in here instead of the API importing it: ``runner(job_spec, config,
-    on_progress, on_event)`` runs a job module on a coordinator and worker processes."""
-    global _process_runner
-    _process_runner = runner
 
 
 class StreamOutput:
@@ -210,9 +199,10 @@ class StreamEnvironment:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "
                                    "pipeline from the module): use `segflow run JOB` or segflow.jobs.run_job")
-            if _process_runner is None:
+            runner = installed_process_runner()
+            if runner is None:
                 raise SegflowError("no process launcher is installed: import segflow (the package) first")
-            self.result = _process_runner(self.job_spec, self.config, on_progress, on_event)
+            self.result = runner(self.job_spec, self.config, on_progress, on_event)
         else:
             from ..runtime.local import LocalRuntime
             self.result = LocalRuntime(self.config.parallelism).execute(self.graph, on_progress=on_progress)

@@ -16,39 +16,10 @@ from ..checkpoint.catalog import Catalog, jobs_in
 from ..checkpoint.layout import checkpoint_location
 from ..errors import SegflowError
 from ..redaction import redact_url
-from ..runtime.elements import FINAL_CHECKPOINT, checkpoint_label
+from ..runtime.elements import checkpoint_label
 from ..state import open_backend
 from ..state.sealing import TamperedState
 from .progress_bar import human
-
-
-def add_command(commands) -> None:
-    group = commands.add_parser("checkpoints", help="list, show or remove the checkpoints in a state store")
-    actions = group.add_subparsers(dest="action", required=True)
-    for name, text in (("ls", "the checkpoints of every job (or of --job)"),
-                       ("show", "one checkpoint: its record and its objects"),
-                       ("rm", "remove checkpoints (savepoints too, when named)")):
-        action = actions.add_parser(name, help=text)
-        action.add_argument("--state", required=True, metavar="URL",
-                            help="file:///dir, redis://host:port/db or s3://bucket/prefix")
-        action.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// stores")
-        action.add_argument("--job", required=name != "ls", metavar="NAME",
-                            help="the job's name in the store" + (" (default: every job)" if name == "ls" else ""))
-        if name == "show":
-            action.add_argument("id", type=checkpoint_id, help="the checkpoint's id (or final)")
-        elif name == "rm":
-            action.add_argument("ids", nargs="+", type=checkpoint_id, metavar="ID",
-                                help="the checkpoints' ids (or final)")
-
-
-def checkpoint_id(text: str) -> int:
-    """A checkpoint as ``ls`` shows it: its id, or ``final`` (the job's end)."""
-    if text == "final":
-        return FINAL_CHECKPOINT
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a checkpoint id or 'final', not {text!r}") from None
 
 
 def describe(checkpoint_id: int, complete: bool, record: dict | None, damaged: bool) -> dict:

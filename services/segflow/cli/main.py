@@ -7,24 +7,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import signal
 import sys
 import threading
 import time
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, NoReturn, Sequence
 
 from ..redaction import redact
 from ..checkpoint.protocols import CheckpointProtocol
 from ..errors import SegflowError
-from ..jobs.loader import JobModule, build_job, parse_params
-from ..plan.placement import Worker, plan
-from ..plan.render import render_dot, render_text
 from ..settings import CheckpointSettings, Config
 from ..extras import require
 from ..suggestions import did_you_mean
-from . import batch, checkpoints, segment_advice
+from . import batch, checkpoint_args, segment_advice_args
 from .progress_bar import Progress, expected_records, human
+
+if TYPE_CHECKING:
+    from ..api.environment import StreamEnvironment
+    from ..jobs.loader import JobModule
 
 
 def _job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--format", choices=["text", "dot"], default="text")
     show.add_argument("--state", default="", metavar="URL", help="with --segment-backup: the store to time")
     show.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// --state")
-    segment_advice.add_arguments(show)
+    segment_advice_args.add_arguments(show)
     demo = commands.add_parser("demo", help="a job on worker processes with checkpoints; a worker is killed, the job "
                                             "recovers, and the output is checked exactly")
     demo.add_argument("--readings", type=int, default=80_000, help="sensor readings to generate (default: 80000)")
@@ -151,18 +153,27 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--parallelism", type=int, default=2, metavar="N", help="worker processes (default: 2)")
     demo.add_argument("--no-kill", dest="kill", action="store_false", help="let the job run without a failure")
     batch.add_command(commands)
-    checkpoints.add_command(commands)
+    checkpoint_args.add_command(commands)
     return parser
 
 
+# The job loader, the API and the planner are imported where a command needs them: the
+# coordinator and worker commands start the processes of every local run, and the sooner
+# they get going the sooner the job does.
 def _spec(args: argparse.Namespace) -> JobModule:
+    from ..jobs.loader import JobModule, parse_params
     return JobModule(args.job, args.function, parse_params(args.param))
+
+
+def _build(spec: JobModule, config: Config) -> StreamEnvironment:
+    from ..jobs.loader import build_job
+    return build_job(spec, config)[0]
 
 
 def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
     progress = Progress(enabled=None if not args.quiet else False)
     runtime = args.runtime or ("processes" if args.parallelism > 1 else "auto")
-    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
+    env = _build(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
     progress.expect(expected_records(env.graph))
 
     def announce(text: str) -> None:
@@ -180,7 +191,7 @@ def _run_on_spark(args: argparse.Namespace, settings: dict) -> tuple:
                            "checkpoint options")
     require("pyspark", "--engine spark")
     from ..spark import run_on_spark
-    env, _ = build_job(_spec(args), Config(parallelism=args.parallelism))
+    env = _build(_spec(args), Config(parallelism=args.parallelism))
     return env, run_on_spark(env, args.spark_master or f"local[{args.parallelism}]")
 
 
@@ -234,7 +245,7 @@ def _run(args: argparse.Namespace) -> int:
     elif args.spark_master:
         raise SegflowError("--spark-master needs --engine spark")
     else:
-        with batch.beside_job(args, parse_params(args.param), settings):
+        with batch.beside_job(args, _spec(args).params, settings):
             env, result = _run_on_segflow(args, settings)
     if not args.quiet:
         read = sum(n for block, n in result.records_in.items() if env.graph.blocks[block].is_source)
@@ -253,13 +264,16 @@ def _run(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     spec = _spec(args)
     if args.segment_backup:
-        env, _ = build_job(spec, Config())
-        segment_advice.advise(env.graph, args, args.state, args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"))
+        env = _build(spec, Config())
+        from .segment_advice import advise
+        advise(env.graph, args, args.state, args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"))
         return 0
     from ..jobs.loader import load_job, missing_parameters
+    from ..plan.placement import Worker, plan
+    from ..plan.render import render_dot, render_text
     placeholders = {name: f"<{name}>" for name in missing_parameters(load_job(spec), spec)}
     spec.params.update(placeholders)
-    env, _ = build_job(spec, Config(parallelism=args.parallelism, planning_only=True))
+    env = _build(spec, Config(parallelism=args.parallelism, planning_only=True))
     execution = plan(env.graph, [Worker("local", args.parallelism)])
     if args.format == "dot":
         sys.stdout.write(render_dot(execution))
@@ -268,6 +282,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"(parameters not given, shown as placeholders: {', '.join(placeholders)})")
         sys.stdout.write(render_text(execution))
     return 0
+
+
+def _checkpoints(args: argparse.Namespace) -> int:
+    from .checkpoints import cmd_checkpoints
+    return cmd_checkpoints(args)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -290,7 +309,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_coordinator(args: argparse.Namespace) -> int:
     from ..coordinator.spawner import WorkerSpawner, local_authority
     from ..observability.logs import configure
-    from ..security.tls import identity_from_env
+    from ..security.identity_env import identity_from_env
     configure("coordinator")
     spawner = None
     if args.spawn_workers:     # first, so that the workers start while the coordinator does
@@ -298,11 +317,22 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         spawner.start_all()
     try:
         from ..coordinator.service import serve
-        return serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,
+        code = serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,
                      metrics_port=args.metrics_port, metrics_host=args.metrics_host, parent=args.parent)
     finally:
         if spawner is not None:
             spawner.stop_all()
+    _end_process(code)
+
+
+def _end_process(code: int) -> NoReturn:
+    """A coordinator whose job is over has stopped its workers and servers and tidied the
+    state store: it ends here at once. The interpreter's own finalisation (gRPC's threads
+    and objects) took another 0.1-0.3 s, which every local run waited for."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:
@@ -339,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     handler = {"run": cmd_run, "plan": cmd_plan, "demo": cmd_demo, "worker": cmd_worker,
                "coordinator": cmd_coordinator, "savepoint": cmd_savepoint,
-               "batch-stage": batch.cmd_batch_stage, "checkpoints": checkpoints.cmd_checkpoints}[args.command]
+               "batch-stage": batch.cmd_batch_stage, "checkpoints": _checkpoints}[args.command]
     try:
         return handler(args)
     except SegflowError as exc:

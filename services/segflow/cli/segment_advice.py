@@ -24,27 +24,10 @@ from ..plan.graph import JobGraph
 from ..runtime.local import LocalRuntime
 from ..state import open_backend
 
-RESTART_SECONDS = 1.0        # t^rr: new processes up and restored (bench/segment_backup.py measures ~0.7 s)
 NETWORK_PER_TUPLE = 50e-6    # t^e: loopback gRPC, batched
 BARRIER_SECONDS = 1e-3       # t^b: snapshot and relay of one barrier at one node
 ACK_SECONDS = 1e-3           # t^a
 SAMPLE_TUPLES = 10_000
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("segment backup (the cost model of seed 004, chapter 4)")
-    group.add_argument("--segment-backup", action="store_true",
-                       help="calibrate the job, then print the connectors and barrier interval to choose "
-                            "(the calibration runs the job: point its outputs somewhere disposable)")
-    group.add_argument("--max-recovery-delay", type=float, default=30.0, metavar="SECONDS",
-                       help="the recovery delay to stay within (default: 30)")
-    group.add_argument("--prices", metavar="FILE", help="JSON with per_cpu_second, per_network_byte, "
-                                                         "per_stored_byte_second (default: cloud list prices)")
-    group.add_argument("--calibrate", type=float, default=5.0, metavar="SECONDS",
-                       help="how long the calibration run lasts (default: 5)")
-    group.add_argument("--tuple-bytes", type=float, default=100.0, help="bytes per tuple (default: 100)")
-    group.add_argument("--restart-seconds", type=float, default=RESTART_SECONDS,
-                       help=f"time until restored processes run (default: {RESTART_SECONDS})")
 
 
 def chain_of(graph: JobGraph) -> list[int]:

@@ -32,7 +32,8 @@ from ..plan.placement import Worker, plan
 from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.pki import Role
-from ..security.tls import identity_from_env, peer_of, server_credentials
+from ..security.identity_env import identity_from_env
+from ..security.tls import peer_of, server_credentials
 from ..settings import CheckpointSettings, Config
 from ..state import StateStoreError
 from ..state.sealing import TamperedState

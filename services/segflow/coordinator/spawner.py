@@ -23,7 +23,7 @@ from typing import IO
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..security.pki import Authority, Role
-from ..security.tls import AUTHORITY_KEY_ENV, identity_env
+from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env
 
 log = logging.getLogger("segflow.coordinator")
 

@@ -29,7 +29,8 @@ from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
 from ..net.limits import GRPC_OPTIONS
 from ..security.pki import Authority, Identity, Role
-from ..security.tls import AUTHORITY_KEY_ENV, identity_env, identity_from_env, secure_channel
+from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env, identity_from_env
+from ..security.tls import secure_channel
 from ..settings import CheckpointSettings
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc

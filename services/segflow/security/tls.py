@@ -1,43 +1,15 @@
 """Mutual TLS for every gRPC channel of a job, and who is at the other end.
 
-A process gets its identity (the job's CA, its certificate and key, PEM) from the
-environment: the operator fills these from the job's Secret, a local ``segflow run``
-from the ephemeral CA it creates. There is no plaintext mode: a process without an
-identity refuses to start.
+A process gets its identity from the environment (:mod:`.identity_env`). There is no
+plaintext mode: a process without an identity refuses to start.
 """
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import grpc
 
-from ..errors import SegflowError
 from .pki import DOMAIN, Identity, Role
-
-CA_ENV = "SEGFLOW_TLS_CA"
-CERT_ENV = "SEGFLOW_TLS_CERT"
-KEY_ENV = "SEGFLOW_TLS_KEY"
-AUTHORITY_KEY_ENV = "SEGFLOW_TLS_CA_KEY"     # local runs only: lets the coordinator issue its workers'
-
-
-class TlsConfigError(SegflowError):
-    """A process was started without the certificates mutual TLS needs."""
-
-
-def identity_env(identity: Identity) -> dict[str, str]:
-    return {CA_ENV: identity.ca.decode(), CERT_ENV: identity.cert.decode(), KEY_ENV: identity.key.decode()}
-
-
-def identity_from_env(environ: Mapping[str, str] = os.environ) -> Identity:
-    missing = [name for name in (CA_ENV, CERT_ENV, KEY_ENV) if not environ.get(name)]
-    if missing:
-        raise TlsConfigError(
-            f"no TLS identity: {', '.join(missing)} unset. segflow talks only mutual TLS; `segflow run` and the "
-            "operator set these for the processes they start. To start a coordinator or worker by hand, issue "
-            "certificates with `segflow certs` and export them")
-    return Identity(environ[CA_ENV].encode(), environ[CERT_ENV].encode(), environ[KEY_ENV].encode())
 
 
 def server_credentials(identity: Identity) -> grpc.ServerCredentials:

@@ -44,7 +44,8 @@ from ..runtime.pool import ExecutorPool
 from ..runtime.wiring import build_executor
 from ..security.guard import RoleGuard
 from ..security.pki import Role
-from ..security.tls import identity_from_env, secure_channel, server_credentials
+from ..security.identity_env import identity_from_env
+from ..security.tls import secure_channel, server_credentials
 from ..settings import Config
 from ..state import open_backend
 from ..state.sealing import TamperedState
