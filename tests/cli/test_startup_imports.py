@@ -1,0 +1,36 @@
+"""A local run waits for its coordinator to start its workers, and for each worker to
+start: the command line those processes go through must not import what only other
+commands need (the API and job loader, gRPC, the checkpoint store, the cost model)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ["segflow.api.environment", "segflow.jobs.loader", "grpc", "segflow.checkpoint.catalog",
+         "segflow.checkpoint.segment_cost", "segflow.runtime.local", "segflow.plan.placement", "segflow.state"]
+
+
+def modules_after(statement: str) -> set[str]:
+    probe = f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    return set(json.loads(done.stdout))
+
+
+def test_the_command_line_and_the_worker_spawner_import_nothing_heavy():
+    loaded = modules_after("import segflow.cli.main, segflow.coordinator.spawner, segflow.security.identity_env")
+    assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+@pytest.mark.parametrize("name, home", [("StreamEnvironment", "segflow.api.environment"), ("Config", "segflow.settings"),
+                                        ("WindowResult", "segflow.runtime.operators.windows")])
+def test_the_package_imports_a_name_when_it_is_first_used(name, home):
+    loaded = modules_after(f"import segflow; assert segflow.{name}.__module__ == {home!r}")
+    assert home in loaded
+    assert "segflow.api.environment" not in modules_after("import segflow")
+
+
+def test_a_name_the_package_does_not_export_is_an_attribute_error():
+    done = subprocess.run([sys.executable, "-c", "import segflow; segflow.StreamEnviroment"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "has no attribute 'StreamEnviroment'" in done.stderr
