@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 
-from segflow.security.pki import Authority, Identity, Role
+from segflow.security.identities import Identity, Role
+from segflow.security.pki import Authority
 from segflow.security.identity_env import CA_ENV, CERT_ENV, KEY_ENV
 
 CA_KEY = "ca.crt"

@@ -14,7 +14,7 @@ from segflow.batch.location import open_location
 from segflow.coordinator.client import request_savepoint
 from segflow.disaster.lease import Move
 from segflow.errors import SegflowError
-from segflow.security.pki import Identity
+from segflow.security.identities import Identity
 
 from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now

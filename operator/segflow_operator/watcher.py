@@ -7,7 +7,7 @@ import threading
 import grpc
 
 from segflow.coordinator.client import watch
-from segflow.security.pki import Identity
+from segflow.security.identities import Identity
 
 from .observe import coordinator_view
 from .reconcile import CoordinatorView

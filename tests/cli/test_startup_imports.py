@@ -1,6 +1,7 @@
 """A local run waits for its coordinator to start its workers, and for each worker to
 start: the command line those processes go through must not import what only other
-commands need (the API and job loader, gRPC, the checkpoint store, the cost model)."""
+commands need (the API and job loader, gRPC, the checkpoint store, the cost model), and a
+worker imports only what it runs."""
 import json
 import subprocess
 import sys
@@ -20,6 +21,13 @@ def modules_after(statement: str) -> set[str]:
 def test_the_command_line_and_the_worker_spawner_import_nothing_heavy():
     loaded = modules_after("import segflow.cli.main, segflow.coordinator.spawner, segflow.security.identity_env")
     assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+def test_a_worker_does_not_import_the_certificate_authority():
+    """Workers only read their certificates; issuing them (``cryptography``) is the
+    launcher's and the coordinator's."""
+    loaded = modules_after("import segflow.cli.main, segflow.worker.service")
+    assert sorted(m for m in loaded if m.split(".")[0] == "cryptography" or m == "segflow.security.pki") == []
 
 
 @pytest.mark.parametrize("name, home", [("StreamEnvironment", "segflow.api.environment"), ("Config", "segflow.settings"),

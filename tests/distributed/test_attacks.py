@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from segflow.net import PROTOCOL_VERSION
-from segflow.security.pki import Role
+from segflow.security.identities import Role
 from segflow.v1 import control_pb2 as cpb
 from segflow.v1 import control_pb2_grpc as cpb_grpc
 from segflow.v1 import data_pb2 as dpb

@@ -12,7 +12,7 @@ from segflow.net import PROTOCOL_VERSION
 from segflow.net.codec import decode, encode
 from segflow.net.dataplane import DATA_PLANE_ROLES, DataPlaneServicer, Receivers, RemoteOutlet
 from segflow.security.guard import RoleGuard
-from segflow.security.pki import Role
+from segflow.security.identities import Role
 from segflow.security.tls import server_credentials
 from segflow.runtime.channels import Cancelled, Inbox
 from segflow.runtime.elements import (END, TERMINATE, Barrier, Batch, IterationUpdate, Watermark)

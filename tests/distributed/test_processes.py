@@ -18,7 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from support.processes import segflow_processes, wait_for
 from support.tls import JobCertificates
-from segflow.security.pki import Role
+from segflow.security.identities import Role
 
 SLOW_JOB = """
 def build(env, rate="3000"):

@@ -6,7 +6,7 @@ import json
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from segflow.security.pki import Role
+from segflow.security.identities import Role
 from segflow_operator import job_tls
 from segflow_operator.manifests import coordinator_pod, state_key_secret, tls_secret, worker_pod
 from segflow_operator.spec import parse

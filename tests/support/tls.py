@@ -5,7 +5,8 @@ import os
 
 import grpc
 
-from segflow.security.pki import Authority, Role
+from segflow.security.identities import Role
+from segflow.security.pki import Authority
 from segflow.security.identity_env import AUTHORITY_KEY_ENV, identity_env
 from segflow.security.tls import secure_channel
 

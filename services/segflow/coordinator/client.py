@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import grpc
 
 from ..errors import SegflowError
-from ..security.pki import Identity, Role
+from ..security.identities import Identity, Role
 from ..security.tls import secure_channel
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc

@@ -31,7 +31,7 @@ from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, plan
 from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
-from ..security.pki import Role
+from ..security.identities import Role
 from ..security.identity_env import identity_from_env
 from ..security.tls import peer_of, server_credentials
 from ..settings import CheckpointSettings, Config

@@ -22,7 +22,8 @@ from typing import IO
 
 from ..errors import SegflowError
 from ..observability.logs import event
-from ..security.pki import Authority, Role
+from ..security.identities import Role
+from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env
 
 log = logging.getLogger("segflow.coordinator")

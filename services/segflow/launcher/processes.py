@@ -28,7 +28,8 @@ from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
 from ..net.limits import GRPC_OPTIONS
-from ..security.pki import Authority, Identity, Role
+from ..security.identities import Identity, Role
+from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env, identity_from_env
 from ..security.tls import secure_channel
 from ..settings import CheckpointSettings

@@ -23,7 +23,7 @@ from ..checkpoint.uncoordinated import Piggybacked
 from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
 from ..security.guard import ANY_ROLE, refuse
-from ..security.pki import Role
+from ..security.identities import Role
 from ..security.tls import peer_of
 from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc

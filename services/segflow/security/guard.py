@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import grpc
 
 from ..observability.logs import event
-from .pki import Role
+from .identities import Role
 from .tls import Peer, peer_of
 
 log = logging.getLogger("segflow.security")

@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 
 from ..errors import SegflowError
-from .pki import Identity
+from .identities import Identity
 
 CA_ENV = "SEGFLOW_TLS_CA"
 CERT_ENV = "SEGFLOW_TLS_CERT"

@@ -11,34 +11,15 @@ coordinator.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
-from enum import Enum
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-DOMAIN = "segflow.internal"
+from .identities import Identity, Role
+
 VALIDITY = datetime.timedelta(days=366)
-
-
-class Role(str, Enum):
-    COORDINATOR = "coordinator"
-    WORKER = "worker"
-    CLIENT = "client"          # the CLI and the operator: watch, cancel, savepoint
-
-    @property
-    def host(self) -> str:
-        return f"{self.value}.{DOMAIN}"
-
-
-@dataclass(frozen=True)
-class Identity:
-    """PEM texts a process needs for mutual TLS: the job's CA and its own key pair."""
-    ca: bytes
-    cert: bytes
-    key: bytes
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from .pki import DOMAIN, Identity, Role
+from .identities import DOMAIN, Identity, Role
 
 
 def server_credentials(identity: Identity) -> grpc.ServerCredentials:

@@ -43,7 +43,7 @@ from ..runtime.local import INBOX_CAPACITY, INBOX_RECORDS
 from ..runtime.pool import ExecutorPool
 from ..runtime.wiring import build_executor
 from ..security.guard import RoleGuard
-from ..security.pki import Role
+from ..security.identities import Role
 from ..security.identity_env import identity_from_env
 from ..security.tls import secure_channel, server_credentials
 from ..settings import Config
