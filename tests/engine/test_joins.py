@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 from conftest import bag, run
+from hypothesis import given, settings, strategies as st
 
 from segflow import EventTimeWindow
 
@@ -127,3 +128,25 @@ def test_interval_join_state_stays_bounded_by_the_watermark():
         assert left.times == sorted(left.times) and min(left.times) >= start + 100 - 20
         assert min(right.times) >= start + 100 - 5
     assert pairs == sum(min(t + 20, 9_999) - max(t - 5, 0) + 1 for t in range(10_000))
+
+
+@settings(max_examples=150, deadline=None)
+@given(left=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 40)), max_size=25),
+       right=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 40)), max_size=25),
+       lower=st.integers(0, 6), upper=st.integers(0, 6), split=st.integers(1, 6), data=st.data())
+def test_interval_join_operator_matches_the_model(left, right, lower, upper, split, data):
+    """The operator fed keyed batches of any size, the two sides interleaved in any order:
+    every pair of the model once (none, one or many partners per record), stamped at the
+    later of its two times."""
+    from segflow.runtime.elements import Batch
+    from segflow.runtime.operators.joins import IntervalJoin
+    feeds = [(side, records[i:i + split]) for side, records in ((0, left), (1, right))
+             for i in range(0, len(records), split)]
+    order = data.draw(st.permutations(range(len(feeds))))
+    join, out = IntervalJoin(lower, upper, keyed=True), []
+    for side, records in (feeds[k] for k in order):
+        result = join.process_input(side, Batch([(r[0], r) for r in records], [r[1] for r in records]))
+        if result is not None:
+            out += zip(result.items, result.timestamps)
+    expected = [((l[0], (l, r)), max(l[1], r[1])) for l, r in interval_model(left, right, lower, upper) if l[0] == r[0]]
+    assert bag(out) == bag(expected)

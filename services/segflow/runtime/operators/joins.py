@@ -206,7 +206,9 @@ class IntervalJoin(Operator):
                 continue
             times = partners.times
             i, j = bisect_left(times, t - before), bisect_right(times, t + after)
-            for q, o in zip(times[i:j], partners.values[i:j]):
+            # mostly one partner (a bid's auction): no slices of the buffers for it
+            pairs = ((times[i], partners.values[i]),) if j - i == 1 else zip(times[i:j], partners.values[i:j])
+            for q, o in pairs:
                 pair = (value, o) if left_side else (o, value)
                 emit((key, pair) if keyed else pair)
                 stamp(t if t >= q else q)
