@@ -16,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -33,7 +34,7 @@ FAILPOINTS = "after-create=0.4,after-status=0.05"
 
 
 class KilledOperator:
-    """The operator as a local process, SIGKILLed at random moments and started again."""
+    """The operator as a local process, SIGKILLed at random moments once it is up, and started again."""
 
     def __init__(self, cluster, log_path, seed: int):
         self.cluster, self.log_path = cluster, log_path
@@ -44,29 +45,47 @@ class KilledOperator:
         self.thread = threading.Thread(target=self._kill_repeatedly, daemon=True)
 
     def start(self) -> None:
+        self.health_port = free_port()
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
-                 "--health-port", str(free_port()), "--metrics-port", str(free_port())],
+                 "--health-port", str(self.health_port), "--metrics-port", str(free_port())],
                 env={**self.cluster.env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
 
-    def restart_if_dead(self) -> None:
+    def _serving(self) -> bool:
+        """Whether this operator process is up (its /healthz answers): a kill before that
+        would test Python's imports, and on a slow machine (imports and kopf's start-up
+        take 1.5-2 s there) most kills would land before the operator did anything."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=1) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    def restart_if_dead(self) -> bool:
         """A failpoint killed it: start it again (as its Deployment would)."""
-        if self.process.poll() is not None:
-            self.kills += 1
-            self.start()
+        if self.process.poll() is None:
+            return False
+        self.kills += 1
+        self.start()
+        return True
 
     def _kill_repeatedly(self) -> None:
-        due = time.monotonic() + self.rng.uniform(0.8, 3.0)
+        """SIGKILL each operator process a random 0.8-3 s after it is up."""
+        due = None
         while not self.stopped.wait(0.05):
-            self.restart_if_dead()
-            if time.monotonic() >= due:
+            if self.restart_if_dead():
+                due = None
+            if due is None:
+                if self._serving():
+                    due = time.monotonic() + self.rng.uniform(0.8, 3.0)
+            elif time.monotonic() >= due:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait()
                 self.kills += 1
                 self.start()
-                due = time.monotonic() + self.rng.uniform(0.8, 3.0)
+                due = None
 
     def __enter__(self) -> KilledOperator:
         self.start()
