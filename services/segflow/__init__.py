@@ -60,7 +60,7 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_HOME_OF])
 
 
-def _run_in_processes(job_spec, config, on_progress, on_event):
+def _run_in_processes(job_spec, config: Config, on_progress, on_event):
     from .launcher.processes import run_processes
     return run_processes(job_spec, config.parallelism, config.checkpointing, on_progress, on_event)
 

@@ -2,8 +2,8 @@
 
 The launcher sits above the API (it loads job modules, which build environments), so the
 package installs it here when it is imported instead of the API importing it; this
-module stays free of imports so that installing costs nothing (a coordinator or worker
-process imports the package before anything else, and should not pay for the API).
+module imports nothing of segflow's, so that installing costs nothing (a coordinator or
+worker process imports the package before anything else, and should not pay for the API).
 """
 from __future__ import annotations
 

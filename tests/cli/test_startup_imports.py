@@ -35,6 +35,9 @@ def test_a_worker_does_not_import_the_certificate_authority():
 def test_the_package_imports_a_name_when_it_is_first_used(name, home):
     loaded = modules_after(f"import segflow; assert segflow.{name}.__module__ == {home!r}")
     assert home in loaded
+
+
+def test_importing_the_package_imports_no_api():
     assert "segflow.api.environment" not in modules_after("import segflow")
 
 

@@ -63,12 +63,15 @@ class KilledOperator:
         except OSError:
             return False
 
+    def _restart(self) -> None:
+        self.kills += 1
+        self.start()
+
     def restart_if_dead(self) -> bool:
         """A failpoint killed it: start it again (as its Deployment would)."""
         if self.process.poll() is None:
             return False
-        self.kills += 1
-        self.start()
+        self._restart()
         return True
 
     def _kill_repeatedly(self) -> None:
@@ -83,8 +86,7 @@ class KilledOperator:
             elif time.monotonic() >= due:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-                self.kills += 1
-                self.start()
+                self._restart()
                 due = None
 
     def __enter__(self) -> KilledOperator:
