@@ -206,9 +206,14 @@ class IntervalJoin(Operator):
                 continue
             times = partners.times
             i, j = bisect_left(times, t - before), bisect_right(times, t + after)
-            # mostly one partner (a bid's auction): no slices of the buffers for it
-            pairs = ((times[i], partners.values[i]),) if j - i == 1 else zip(times[i:j], partners.values[i:j])
-            for q, o in pairs:
+            if j - i == 1:      # mostly one partner (a bid's auction): no slices, no inner loop
+                o = partners.values[i]
+                pair = (value, o) if left_side else (o, value)
+                emit((key, pair) if keyed else pair)
+                q = times[i]
+                stamp(t if t >= q else q)
+                continue
+            for q, o in zip(times[i:j], partners.values[i:j]):
                 pair = (value, o) if left_side else (o, value)
                 emit((key, pair) if keyed else pair)
                 stamp(t if t >= q else q)
