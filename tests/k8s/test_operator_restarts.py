@@ -49,7 +49,7 @@ class KilledOperator:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
-                 "--health-port", str(self.health_port), "--metrics-port", str(free_port())],
+                 "--health-port", str(self.health_port), "--metrics-port", str(free_port()), "--verbose"],
                 env={**self.cluster.env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -188,5 +188,5 @@ def test_operator_kills_during_deploy_recovery_suspend_and_rescale(cluster_witho
     assert pods.violations == []
     # The one recovery was the worker's (counted by that revision's coordinator); a false
     # one, a live coordinator taken for lost, would have raised recoveriesBase.
-    assert final.get("recoveriesBase", 0) == 0, final
+    assert final.get("recoveriesBase", 0) == 0, (final, log[-6000:])
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
