@@ -1,4 +1,6 @@
 """The operator's decisions, without a cluster: each StreamJob situation -> what it does."""
+from dataclasses import replace
+
 import pytest
 
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
@@ -222,6 +224,36 @@ def test_a_savepoint_asked_for_by_an_operator_that_restarted_is_asked_for_again(
     stopped = decide(s, status, Observed(pods(), CoordinatorView("RECOVERING")))
     assert stopped.status["savepointInProgress"] is None
     assert any(e.reason == "SavepointFailed" and e.warning for e in stopped.events)
+
+
+def test_a_restarted_operator_waits_to_hear_from_the_coordinator_before_giving_up_a_savepoint():
+    s = spec(state="suspended")
+    asked = {"savepointInProgress": {"then": "suspend", "nonce": 0, "revision": 1, "since": "2026-11-27T18:40:00Z"}}
+    status = deployed(spec(), **asked)
+    soon = decide(s, status, Observed(pods(), None, now="2026-11-27T18:40:02Z"))
+    assert "savepointInProgress" not in soon.status and not soon.events and not soon.actions
+    heard = decide(s, status, Observed(pods(), CoordinatorView("RUNNING"), now="2026-11-27T18:40:03Z"))
+    assert Savepoint("127.9.0.2", "suspend") in heard.actions
+    silent = decide(s, status, Observed(pods(), None, now="2026-11-27T18:41:01Z"))
+    assert silent.status["savepointInProgress"] is None
+    assert [e.reason for e in silent.events] == ["SavepointFailed"]
+
+
+def test_a_coordinator_deleted_for_a_savepoints_outcome_by_an_operator_killed_midway_is_not_lost():
+    # The previous operator took the suspend savepoint and was killed while deleting the
+    # pods for it: the coordinator's went, the workers' did not, "Suspended" was never
+    # written. The job is suspended next, not redeployed as if its coordinator were lost.
+    s = spec(state="suspended")
+    status = deployed(spec(), **in_progress("suspend"), recoveries=1)
+    coordinator, *workers = pods()
+    halfway = (replace(coordinator, deleting=True), *workers)
+    first = decide(s, status, Observed(halfway, None, now="2026-11-27T18:40:06Z"))
+    assert not any(isinstance(a, Deploy) for a in first.actions), first.actions
+    assert "recoveriesBase" not in first.status and first.status["savepointInProgress"] is None
+    second = decide(s, {**status, **first.status}, Observed(halfway, None, now="2026-11-27T18:40:07Z"))
+    assert not any(isinstance(a, Deploy) for a in second.actions) and "recoveriesBase" not in second.status
+    assert second.status["phase"] == "Suspended"
+    assert DeletePods(tuple(w.name for w in workers)) in second.actions
 
 
 def test_a_failed_savepoint_is_reported_and_its_nonce_asked_for_again_at_the_next_step():

@@ -5,12 +5,16 @@ so pods are repaired and the status kept true while a savepoint is being taken, 
 operator restarted meanwhile asks again instead of forgetting it."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
 from .situation import Situation
 from .views import SavepointView
 
 SAVEPOINT_HISTORY = 10      # savepoints listed in status.savepoints (the store keeps them all)
+RFC3339 = "%Y-%m-%dT%H:%M:%SZ"      # as the operator writes times to the status
+UNOBSERVED_PATIENCE = 60.0  # s a restarted operator waits to hear from the coordinator of a savepoint in progress
 
 
 def request(d: Decision, s: Situation, action: Savepoint) -> None:
@@ -32,11 +36,17 @@ def observe(s: Situation, d: Decision) -> bool:
     if view is None:                                   # asked by an operator process that is gone
         if s.running:
             d.actions.append(Savepoint(s.coordinator.ip, wanted["then"], int(wanted.get("nonce", 0))))
-        else:
-            d.status["savepointInProgress"] = None
-            d.events.append(Event("SavepointFailed", "the job stopped running before the savepoint was taken",
-                                  warning=True))
-        return False
+            return False
+        if s.unobserved and waited(wanted, s.observed.now) < UNOBSERVED_PATIENCE:
+            return False                               # ask again once the coordinator is heard from
+        # Given up; nothing else this step. The reconcilers after this one read the status
+        # as it was, with the request in it: a suspend would wait for it, and the pods a
+        # previous operator deleted on the savepoint's outcome (before it could write the
+        # status) would pass for a lost coordinator.
+        d.status["savepointInProgress"] = None
+        d.events.append(Event("SavepointFailed", "the job stopped running before the savepoint was confirmed",
+                              warning=True))
+        return True
     if view.pending:
         return False
     d.status["savepointInProgress"] = None
@@ -45,6 +55,16 @@ def observe(s: Situation, d: Decision) -> bool:
         return False
     _after(s, d, view)
     return True
+
+
+def waited(wanted: dict, now: str) -> float:
+    """Seconds since the savepoint in progress was asked for (both RFC 3339); unreadable
+    times count as waited long enough, so a garbled status never holds a job still."""
+    try:
+        since = datetime.strptime(str(wanted.get("since", "")), RFC3339)
+        return (datetime.strptime(now, RFC3339) - since).total_seconds()
+    except ValueError:
+        return float("inf")
 
 
 def history(previous: list | None, taken: dict, keep: int = SAVEPOINT_HISTORY) -> list:

@@ -41,6 +41,13 @@ class Situation:
         return self.observed.coordinator if self.coordinator is not None else None
 
     @property
+    def unobserved(self) -> bool:
+        """The coordinator's pod is up but no update from it has arrived yet (the operator
+        has just started, or its watch is reconnecting): whether the job runs is not known."""
+        coordinator = self.coordinator
+        return coordinator is not None and coordinator.phase not in ("Failed", "Succeeded") and self.update is None
+
+    @property
     def running(self) -> bool:
         """The job runs and its coordinator can be asked for a savepoint."""
         update = self.update
