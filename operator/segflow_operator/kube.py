@@ -2,8 +2,8 @@
 place: a create that finds the object already there, a delete that finds it gone."""
 from __future__ import annotations
 
-import datetime
 import logging
+import time
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
@@ -12,6 +12,7 @@ from segflow.redaction import redact
 
 from . import GROUP, PLURAL, VERSION
 from .manifests import JOB_LABEL
+from .reconcile.times import rfc3339
 
 log = logging.getLogger("segflow.operator")
 
@@ -45,7 +46,7 @@ def _redacted(value):
 
 
 def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(time.time())
 
 
 class Kube:

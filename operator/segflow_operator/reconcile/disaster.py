@@ -3,18 +3,13 @@ lease runs none of its pods and shows phase ``Standby``; ``status.disasterRecove
 which cluster is active, the lease's generation and renewal, and the last failover."""
 from __future__ import annotations
 
-import datetime
-
 from segflow.disaster.lease import Lease, LeaseDecision, Move
 
 from .actions import Decision
+from .times import rfc3339
 from .views import Observed
 
 STANDBY = "Standby"
-
-
-def rfc3339(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def stand_by(d: Decision, current: str, pods, message: str, warning: bool) -> None:

@@ -76,7 +76,7 @@ def upgrade(s: Situation, d: Decision) -> bool:
 def coordinator_gone(s: Situation, d: Decision) -> bool:
     """The coordinator pod is missing or ended without telling us the job's outcome."""
     coordinator = s.coordinator
-    if coordinator is not None and coordinator.phase not in ("Failed", "Succeeded"):
+    if coordinator is not None and not coordinator.ended:
         return False
     if coordinator is not None and coordinator.phase == "Succeeded":
         d.phase(s.current, "Completed", "the job finished")

@@ -5,15 +5,13 @@ so pods are repaired and the status kept true while a savepoint is being taken, 
 operator restarted meanwhile asks again instead of forgetting it."""
 from __future__ import annotations
 
-from datetime import datetime
-
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
 from .situation import Situation
+from .times import seconds_between
 from .views import SavepointView
 
 SAVEPOINT_HISTORY = 10      # savepoints listed in status.savepoints (the store keeps them all)
-RFC3339 = "%Y-%m-%dT%H:%M:%SZ"      # as the operator writes times to the status
 UNOBSERVED_PATIENCE = 60.0  # s a restarted operator waits to hear from the coordinator of a savepoint in progress
 
 
@@ -58,11 +56,10 @@ def observe(s: Situation, d: Decision) -> bool:
 
 
 def waited(wanted: dict, now: str) -> float:
-    """Seconds since the savepoint in progress was asked for (both RFC 3339); unreadable
-    times count as waited long enough, so a garbled status never holds a job still."""
+    """Seconds since the savepoint in progress was asked for; unreadable times count as
+    waited long enough, so a garbled status never holds a job still."""
     try:
-        since = datetime.strptime(str(wanted.get("since", "")), RFC3339)
-        return (datetime.strptime(now, RFC3339) - since).total_seconds()
+        return seconds_between(str(wanted.get("since", "")), now)
     except ValueError:
         return float("inf")
 

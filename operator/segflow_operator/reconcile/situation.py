@@ -45,7 +45,7 @@ class Situation:
         """The coordinator's pod is up but no update from it has arrived yet (the operator
         has just started, or its watch is reconnecting): whether the job runs is not known."""
         coordinator = self.coordinator
-        return coordinator is not None and coordinator.phase not in ("Failed", "Succeeded") and self.update is None
+        return coordinator is not None and not coordinator.ended and self.update is None
 
     @property
     def running(self) -> bool:

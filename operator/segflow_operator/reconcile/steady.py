@@ -49,7 +49,7 @@ def workers(s: Situation, d: Decision) -> None:
     d.status["ready"] = f"{ready}/{s.spec.parallelism}"
     d.status["coordinatorIP"] = s.coordinator.ip
     broken = tuple(p.name for p in present.values()
-                   if p.phase in ("Failed", "Succeeded") or p.index >= s.spec.parallelism)
+                   if p.ended or p.index >= s.spec.parallelism)
     if broken:
         d.actions.append(DeletePods(broken))
     missing = tuple(i for i in range(s.spec.parallelism) if i not in present)

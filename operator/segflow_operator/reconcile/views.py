@@ -19,6 +19,11 @@ class PodView:
     exit_code: int | None = None
     message: str = ""
 
+    @property
+    def ended(self) -> bool:
+        """The pod is over for good: it succeeded or failed, and will not run again."""
+        return self.phase in ("Failed", "Succeeded")
+
 
 @dataclass(frozen=True)
 class CoordinatorView:
