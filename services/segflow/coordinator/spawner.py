@@ -22,6 +22,7 @@ from typing import IO
 
 from ..errors import SegflowError
 from ..observability.logs import event
+from ..runtime.affinity import REPLICA_CPU_ENV, local_worker_cores
 from ..security.identities import Role
 from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env
@@ -53,6 +54,7 @@ class WorkerSpawner:
         self.count = count
         self.coordinator = coordinator       # None until announce()
         self.authority = authority
+        self.cores = local_worker_cores(count)
         self.processes: dict[str, subprocess.Popen] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
 
@@ -70,7 +72,10 @@ class WorkerSpawner:
         if old is not None and old.poll() is None:
             old.kill()
             old.wait()
-        env = {k: v for k, v in os.environ.items() if k != AUTHORITY_KEY_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in (AUTHORITY_KEY_ENV, REPLICA_CPU_ENV)}
+        core = self.cores[index] if index < len(self.cores) else None
+        if core is not None:
+            env[REPLICA_CPU_ENV] = str(core)
         env.update(identity_env(self.authority.issue(Role.WORKER, name)))
         early = self.coordinator is None
         self.processes[name] = process = subprocess.Popen(

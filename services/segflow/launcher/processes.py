@@ -28,6 +28,7 @@ from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
 from ..net.limits import GRPC_OPTIONS
+from ..runtime.affinity import pinning_wanted
 from ..security.identities import Identity, Role
 from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env, identity_from_env
@@ -95,6 +96,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
                   on_event: Callable[[str], None] | None = None) -> DistributedResult:
     if workers < 1:
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
+    pinning_wanted(os.environ)       # a bad value fails here, not in the coordinator's process
     settings = (settings or CheckpointSettings()).named(spec.default_name())
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
     authority = Authority.create(settings.job_name)

@@ -10,6 +10,7 @@ import time
 from typing import Callable
 
 from ..errors import JobFailed, SegflowError
+from .affinity import bind_replica_thread
 from .channels import Cancelled
 from .executor import ReplicaExecutor
 
@@ -26,6 +27,7 @@ class ExecutorPool:
 
     def _body(self, rid, executor: ReplicaExecutor) -> None:
         try:
+            bind_replica_thread()
             executor.run()
             if self.on_done is not None:
                 self.on_done(rid)
