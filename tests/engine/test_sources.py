@@ -13,11 +13,11 @@ from segflow.runtime.operators.sources import BadInputLine, LineReader, plain_ro
 
 def lines_of(text):
     """What a text source must read: the lines split at ``\\n`` (without a final empty
-    one), a CRLF line without its CR."""
+    one), a line ended by CRLF without its CR (a last line with no newline keeps it)."""
     lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    last = lines.pop()
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines + [last] if last else lines
 
 
 def test_an_iterator_is_read_in_order_by_one_replica(parallelism):
@@ -37,6 +37,7 @@ def test_a_parallel_iterator_runs_once_per_replica(parallelism):
 
 @pytest.mark.parametrize("content", [
     b"", b"\n", b"a", b"a\n", b"\n\n\n", b"ab\ncd\n\nef", b"one\r\ntwo\r\n", b"x\r\ny",
+    b"a\r\r\nb\r", b"\r\n\r\n", b"x\r", b"a\rb\r\nc\r\r", b"\r", b"\r\r\n",
     "é\nüü✓\n\nñ".encode(), b"first line\n" + b"x" * 40 + b"\nlast",
 ], ids=repr)
 def test_every_line_is_read_once_whichever_byte_splits_the_file(tmp_path, content):
@@ -169,3 +170,12 @@ def test_a_bad_csv_line_names_the_file_and_its_line_number(tmp_path):
     with pytest.raises(BadInputLine, match=rf"{path} line 4: not CSV") as caught:
         run(lambda env: env.read_csv(str(path)))
     assert caught.value.line == 4
+
+
+def test_csv_rows_with_more_or_fewer_fields_than_the_header_keep_the_fields_they_have(tmp_path, parallelism):
+    path = tmp_path / "ragged.csv"
+    rows = [[str(i)] * (1 + i % 5) for i in range(3000)]        # 1 to 5 fields under a 3-field header
+    write_rows(path, [["a", "b", "c"]] + rows)
+    got = run(lambda env: env.read_csv(str(path)), parallelism)
+    assert bag(tuple(sorted(r.items())) for r in got) == \
+        bag(tuple(sorted(dict(zip("abc", row)).items())) for row in rows)

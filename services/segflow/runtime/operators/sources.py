@@ -14,6 +14,7 @@ from ...errors import JobFailed
 from ..elements import Batch
 from ..executor import SourceOperator
 from ..operator import Output
+from .csv_records import record_maker, records
 
 CHUNK = 1 << 20
 
@@ -123,13 +124,11 @@ class LineReader:
     def _lines(region: bytes, terminated: bool) -> list[str]:
         """The region's lines; a line ended by CRLF loses its CR (``terminated``: the
         region's last line was followed by a newline)."""
-        text = region.decode("utf-8", "replace")
-        if "\r" not in text:
-            return text.split("\n")
-        lines = text.split("\n")
-        if "\r" in lines[-1] and not terminated:
-            return [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + [lines[-1]]
-        return [line[:-1] if line.endswith("\r") else line for line in lines]
+        if b"\r" in region:
+            region = region.replace(b"\r\n", b"\n")
+            if terminated and region.endswith(b"\r"):
+                region = region[:-1]
+        return region.decode("utf-8", "replace").split("\n")
 
 
 class TextFileSource(SourceOperator):
@@ -275,6 +274,7 @@ class CsvSource(TextFileSource):
         self.delimiter = delimiter
         self.has_headers = has_headers
         self.header: list[str] | None = None
+        self.make_record: Callable[..., dict] | None = None
         self.skip_first = False
         self.restored = False
 
@@ -283,6 +283,7 @@ class CsvSource(TextFileSource):
         if self.has_headers:
             with open(self.path, encoding="utf-8", newline="") as f:
                 self.header = next(csv.reader(f, delimiter=self.delimiter), [])
+            self.make_record = record_maker(self.header)
             if not self.restored:    # a restored source has the snapshot's skip_first
                 self.skip_first = ctx.index == 0
 
@@ -291,7 +292,7 @@ class CsvSource(TextFileSource):
         batch = super().poll(max_items)
         if batch is None:
             return None
-        lines = [line for line in batch.items if line]
+        lines = list(filter(None, batch.items))
         if self.skip_first and lines:
             lines = lines[1:]
             self.skip_first = False
@@ -302,7 +303,7 @@ class CsvSource(TextFileSource):
             except csv.Error as exc:
                 raise self._bad_row(first, batch.items, exc) from exc
         if self.header is not None:
-            rows = list(map(dict, map(zip, repeat(self.header), rows)))
+            rows = records(self.make_record, self.header, rows)
         return Batch(rows)
 
     def _bad_row(self, first: int, lines: list[str], cause: csv.Error) -> BadInputLine:
