@@ -1,6 +1,6 @@
-"""Replica threads of a local worker bound to one core: which core each worker gets, that
-only the replica's own thread is bound, and that worker processes of a real run are bound
-(each to its own core) unless SEGFLOW_PIN_REPLICAS=off."""
+"""Replica threads bound to one core: which core each local worker gets, that only the
+replica's own thread is bound, that worker processes of a real run are bound (each to its
+own core) and a run in this process to one, unless SEGFLOW_PIN_REPLICAS=off."""
 import os
 import sys
 import threading
@@ -9,8 +9,9 @@ import cloudpickle
 import pytest
 
 from segflow.jobs.loader import run_pipeline
+import segflow
 from segflow.runtime.affinity import (PIN_ENV, REPLICA_CPU_ENV, AffinityError, bind_replica_thread,
-                                      pinning_wanted, usable_cores, worker_cores)
+                                      pinning_wanted, usable_cores, worker_core_from_env, worker_cores)
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])    # the workers cannot import this test module
 two_cores = pytest.mark.skipif(len(usable_cores()) < 2, reason="needs two usable cores to bind workers apart")
@@ -40,20 +41,36 @@ def test_binding_touches_only_the_calling_thread():
     everything = set(os.sched_getaffinity(0))
     core = max(everything)
     seen = []
-    thread = threading.Thread(target=lambda: (bind_replica_thread({REPLICA_CPU_ENV: str(core)}),
-                                              seen.append(os.sched_getaffinity(0))))
+    thread = threading.Thread(target=lambda: (bind_replica_thread(core), seen.append(os.sched_getaffinity(0))))
     thread.start()
     thread.join()
     assert seen == [{core}]
     assert os.sched_getaffinity(0) == everything
 
 
-def test_a_core_that_cannot_be_used_names_the_variable_and_the_way_out():
+def test_a_core_that_cannot_be_used_names_the_way_out():
+    assert worker_core_from_env({}) is None and worker_core_from_env({REPLICA_CPU_ENV: "3"}) == 3
     with pytest.raises(AffinityError, match=f"{REPLICA_CPU_ENV}='x'.*{PIN_ENV}=off"):
-        bind_replica_thread({REPLICA_CPU_ENV: "x"})
+        worker_core_from_env({REPLICA_CPU_ENV: "x"})
     if hasattr(os, "sched_setaffinity"):
-        with pytest.raises(AffinityError, match="cannot bind"):
-            bind_replica_thread({REPLICA_CPU_ENV: str(os.cpu_count() + 64)})
+        with pytest.raises(AffinityError, match=f"core {os.cpu_count() + 64}.*{PIN_ENV}=off"):
+            bind_replica_thread(os.cpu_count() + 64)
+
+
+@two_cores
+def test_the_replicas_of_a_run_in_this_process_share_one_core_and_the_caller_keeps_its_own(monkeypatch):
+    everything = set(os.sched_getaffinity(0))
+    seen = set()
+    env = segflow.StreamEnvironment(parallelism=2)
+    env.from_parallel(lambda i, n: range(100)).inspect(lambda _: seen.add(tuple(sorted(os.sched_getaffinity(0)))))
+    env.execute()
+    assert len(seen) == 1 and len(seen.pop()) == 1
+    assert os.sched_getaffinity(0) == everything
+    monkeypatch.setenv(PIN_ENV, "off")
+    env = segflow.StreamEnvironment(parallelism=2)
+    env.from_parallel(lambda i, n: range(100)).inspect(lambda _: seen.add(tuple(sorted(os.sched_getaffinity(0)))))
+    env.execute()
+    assert seen == {tuple(sorted(everything))}
 
 
 def replica_cores(env):

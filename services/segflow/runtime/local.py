@@ -13,6 +13,7 @@ from typing import Callable
 from ..errors import SegflowError
 from ..plan.graph import JobGraph
 from ..plan.placement import ExecutionPlan, ReplicaId, Worker, plan
+from .affinity import in_process_core
 from .channels import Inbox, LocalOutlet
 from .collection import collecting_less_often
 from .executor import ReplicaExecutor
@@ -63,7 +64,7 @@ class LocalRuntime:
         for replica in execution.all_replicas():
             self.executors[replica] = self._executor(execution, replica, inboxes, deliver, cancel)
 
-        pool = ExecutorPool(self.executors, cancel)
+        pool = ExecutorPool(self.executors, cancel, core=in_process_core())
         started = time.monotonic()
         names = {b.id: b.name for b in graph.blocks}
 

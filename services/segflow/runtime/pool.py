@@ -17,8 +17,9 @@ from .executor import ReplicaExecutor
 
 class ExecutorPool:
     def __init__(self, executors: dict, cancel: threading.Event,
-                 on_done: Callable[[object], None] | None = None):
+                 on_done: Callable[[object], None] | None = None, core: int | None = None):
         self.executors = executors
+        self.core = core
         self.cancel = cancel
         self.on_done = on_done
         self.errors: list[BaseException] = []
@@ -27,7 +28,7 @@ class ExecutorPool:
 
     def _body(self, rid, executor: ReplicaExecutor) -> None:
         try:
-            bind_replica_thread()
+            bind_replica_thread(self.core)
             executor.run()
             if self.on_done is not None:
                 self.on_done(rid)

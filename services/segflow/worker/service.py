@@ -37,6 +37,7 @@ from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ReplicaLoad, ServiceMetrics
 from ..plan.placement import ReplicaId, Worker, plan
+from ..runtime.affinity import worker_core_from_env
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..runtime.local import INBOX_CAPACITY, INBOX_RECORDS
@@ -292,7 +293,8 @@ class WorkerService:
         self.receivers.ready(assignment.job_id, lookup,
                              lambda block, index: execution.placement.get(ReplicaId(block, index)))
         attempt.pool = ExecutorPool(attempt.executors, cancel,
-                                    on_done=attempt.agent.replica_done if attempt.agent else None)
+                                    on_done=attempt.agent.replica_done if attempt.agent else None,
+                                    core=worker_core_from_env())
         threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         attempt.pool.start()
