@@ -4,7 +4,10 @@ A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spou
 all-pass filter bolts, a sink). Rates are the thesis's (arrival 30 tuples/s at the spout,
 service 80 tuples/s at every bolt, a barrier per 25 tuples) times ``--scale`` (default
 10, so a run is short: 300/s in, 1.25 ms per tuple, a checkpoint interval of 25/300 s;
-``--scale 1`` is the thesis's own, where replaying outweighs restarting). Configurations:
+``--scale 1`` is the thesis's own, where replaying outweighs restarting). Blocks hold records
+for a batch at most one inter-arrival time (``--batch-timeout``): the thesis's Storm topology
+sends each tuple at once, and with segflow's default 50 ms every hop delays a barrier by up
+to that much, which the thesis's M/M/1 model (equation 4.7) does not know. Configurations:
 
 * ``abs``: the aligned protocol (asynchronous barrier snapshots; restore from the last
   complete global checkpoint; the spout regenerates from its position at its own rate);
@@ -20,7 +23,9 @@ seconds. Measured per node, from the probe lines the bolts write:
 * processing time of normal tuples (tuples x measured seconds per tuple); the time spent
   on barriers is not observable from user code and is not reported;
 * overhead storage: bytes (and tuples) of each connector's pending window in the store at
-  the moment of the failure, and of the snapshots.
+  the moment of the failure, the window's mean over the run before it (the coordinator's
+  web view sampled every 20 ms: the long-run average that equation 4.7 predicts, and what
+  ``model_max_rel_error`` compares), and the snapshots' bytes.
 
 Beside them, chapter 4's cost model (segflow.checkpoint.segment_cost) with inputs measured
 in the same run: per-tuple service time, the restart time until the first node runs
@@ -35,14 +40,18 @@ from __future__ import annotations
 
 import argparse
 import collections
+import http.client
 import json
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 
 import psutil
@@ -68,6 +77,7 @@ class Rates:
     """The experiment's rates, the thesis's times ``scale``."""
 
     scale: float
+    batch_timeout: float        # seconds a block holds records for a batch
 
     @property
     def arrival(self) -> float:
@@ -81,7 +91,8 @@ class Rates:
 
 def start(rates: Rates, state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
     args = [SEGFLOW, "run", JOB, "-p", f"output={out}", "-p", f"probe={probe}", "-p", f"rate={rates.arrival}",
-            "-p", f"service={rates.service}", "--checkpoint-protocol", protocol,
+            "-p", f"service={rates.service}", "-p", f"batch_timeout={rates.batch_timeout}",
+            "--checkpoint-protocol", protocol,
             "--checkpoint-interval", f"{BARRIER_EVERY / rates.arrival:.4f}", "--state", state, "--quiet"]
     if connectors:
         args += ["--connectors", connectors]
@@ -101,8 +112,48 @@ def kill_everything(process: subprocess.Popen) -> None:
             p.send_signal(signal.SIGKILL)
         except psutil.NoSuchProcess:
             pass
-    process.communicate()
+    process.wait()
     psutil.wait_procs(tree, timeout=10)
+
+
+WEB_VIEW = re.compile(r"web view at (http://\S+)")
+
+
+class WindowSampler:
+    """The connectors' pending windows in records, as the coordinator's web view reports
+    them (``/api/job``), every ``every`` seconds while the job runs; it also reads the
+    run's stderr, so the pipe never fills. Equation 4.7's window is a long-run average
+    (Little's law), which one look at the store when the failure comes cannot estimate: a
+    stored window is empty between checkpoints and holds whole versions while one waits
+    for its acknowledgement."""
+
+    def __init__(self, process: subprocess.Popen, every: float = 0.02):
+        self.samples: dict[int, list[int]] = collections.defaultdict(list)
+        self.every = every
+        threading.Thread(target=self._run, args=(process,), daemon=True).start()
+
+    def _run(self, process: subprocess.Popen) -> None:
+        url = None
+        for line in process.stderr:
+            found = WEB_VIEW.search(line)
+            if found:
+                url = found.group(1).rstrip("/") + "/api/job"
+                break
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        while url is not None and process.poll() is None:
+            try:
+                with urllib.request.urlopen(url, timeout=1) as reply:
+                    job = json.load(reply)
+            except (OSError, http.client.HTTPException, ValueError):
+                return                                   # the job was killed (mid-reply, perhaps)
+            if job.get("phase") == "RUNNING":
+                for block in job["blocks"]:
+                    if block["window"] is not None:
+                        self.samples[block["id"]].append(block["window"]["records"])
+            time.sleep(self.every)
+
+    def means(self) -> dict[int, float]:
+        return {block: mean(values) for block, values in self.samples.items() if values}
 
 
 def probe_lines(path: str) -> list[tuple[int, int, float]]:
@@ -141,6 +192,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="segbench-") as tmp:
         state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
         first = start(rates, state, out, probe, protocol, connectors, restore=False)
+        sampler = WindowSampler(first)
         time.sleep(run_s)
         kill_everything(first)
         before = probe_lines(probe) if os.path.exists(probe) else []
@@ -150,6 +202,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
         windows, snapshots = window_sizes(state), snapshot_bytes(state)
         restarted_at = time.time()
         second = start(rates, state, out, probe, protocol, connectors, restore=True)
+        WindowSampler(second)
         time.sleep(after_s)
         kill_everything(second)
         after = [line for line in probe_lines(probe) if line[2] >= restarted_at]
@@ -166,7 +219,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
             "restart": min(first_run.values()) - restarted_at,
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
-            "windows": windows, "snapshots": snapshots}
+            "windows": windows, "snapshots": snapshots, "mean_windows": sampler.means()}
 
 
 def predicted(rates: Rates, name: str, restart: float) -> tuple[float, dict[int, float]]:
@@ -187,12 +240,17 @@ def main() -> None:
     parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
     parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 4 + 5 s (a smoke run)")
+    parser.add_argument("--batch-timeout", type=float, default=None, metavar="S",
+                        help="how long a block holds records for a batch (default: one inter-arrival time, "
+                             "close to the thesis's tuple-at-a-time Storm topology; segflow's own default is 0.05)")
     parser.add_argument("--scale", type=float, default=10.0,
                         help="the thesis's rates times this (1: its own 30 tuples/s in, 80/s service)")
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error(f"--scale must be > 0, got {args.scale}")
-    rates = Rates(args.scale)
+    if args.batch_timeout is not None and args.batch_timeout <= 0:
+        parser.error(f"--batch-timeout must be > 0, got {args.batch_timeout}")
+    rates = Rates(args.scale, args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale))
     if args.quick:
         args.rounds, args.run, args.after = 2, 4.0, 5.0
     results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
@@ -202,7 +260,7 @@ def main() -> None:
             results[name].append(one_round(rates, name, args.run, args.after))
     summary, errors = {}, []
     print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
-          f"{'window KiB':>10} {'window tuples':>13} {'model tuples':>12}")
+          f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12}")
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
         model_delay, model_windows = predicted(rates, name, restart)
@@ -211,13 +269,14 @@ def main() -> None:
             block = BLOCK_OF_NODE[n]
             kib = mean([r["windows"].get(block, (0, 0))[0] for r in rounds]) / 1024
             tuples = mean([r["windows"].get(block, (0, 0))[1] for r in rounds])
+            sampled = mean([r["mean_windows"].get(block, 0.0) for r in rounds])
             model = model_windows.get(n)
             print(f"{name:6} {n:>4} {per_node[n]:>10.2f} {'' if n != NODES else f'{model_delay:.2f}':>8} "
                   f"{mean([r['replayed'][n] for r in rounds]):>8.0f} {100 * mean([r['busy'][n] for r in rounds]):>7.1f} "
-                  f"{kib:>10.1f} {tuples:>13.0f} {'' if model is None else f'{model:.0f}':>12}")
+                  f"{kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}")
             if model is not None and model > 0:
-                errors.append(abs(tuples - model) / model)
-        spout_window = mean([r["windows"].get(0, (0, 0))[1] for r in rounds])
+                errors.append(abs(sampled - model) / model)
+        spout_window = mean([r["mean_windows"].get(0, 0.0) for r in rounds])
         if model_windows.get(1):
             errors.append(abs(spout_window - model_windows[1]) / model_windows[1])
         total = max(per_node.values())
@@ -231,6 +290,7 @@ def main() -> None:
     abs_delay = summary["abs"]["recovery_delay_s"]
     print(json.dumps({
         "rounds": args.rounds, "scale": args.scale, "rate": rates.arrival, "service_per_s": 1 / rates.service,
+        "batch_timeout_s": round(rates.batch_timeout, 5),
         "barrier_every": BARRIER_EVERY,
         "abs_recovery_delay_s": abs_delay,
         "segment_recovery_delay_s": {str(len(CONFIGS[n][2])): summary[n]["recovery_delay_s"]

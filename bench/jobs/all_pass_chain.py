@@ -4,9 +4,13 @@ block. Every bolt takes ``service`` seconds per tuple (slept, like I/O-bound wor
 nodes of one worker process do not contend for the interpreter) and appends
 ``node index unix-time`` for each tuple to ``probe`` (unbuffered: the lines survive a
 SIGKILL), which is how bench/segment_backup.py sees when each node first operates on
-input newer than before a failure (the thesis's Definition 1)."""
+input newer than before a failure (the thesis's Definition 1). ``batch_timeout``: how long
+a block holds records for a batch (segflow's default 50 ms; the thesis's Storm topology
+sends each tuple at once)."""
 import os
 import time
+
+from segflow import BatchMode
 
 NODES = 7
 
@@ -27,8 +31,9 @@ class Probe:
         return True
 
 
-def build(env, output, probe, events="1000000", rate="300", service="0.00125"):
-    stream = env.generate(lambda i: i, count=int(events), rate=float(rate))
+def build(env, output, probe, events="1000000", rate="300", service="0.00125", batch_timeout="0.05"):
+    stream = env.generate(lambda i: i, count=int(events), rate=float(rate)).batch_mode(
+        BatchMode.adaptive(1024, float(batch_timeout)))
     for node in range(2, NODES):
         stream = stream.shuffle().filter(Probe(node, float(service), probe))
     stream.shuffle().filter(Probe(NODES, 0.0, probe)).map(str).write_text(output)
