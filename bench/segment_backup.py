@@ -119,10 +119,15 @@ def kill_everything(process: subprocess.Popen) -> None:
 WEB_VIEW = re.compile(r"web view at (http://\S+)")
 
 
+def drain(process: subprocess.Popen) -> None:
+    """Reads the rest of the run's stderr, so the pipe never fills (the kill only waits)."""
+    threading.Thread(target=process.stderr.read, daemon=True).start()
+
+
 class WindowSampler:
     """The connectors' pending windows in records, as the coordinator's web view reports
-    them (``/api/job``), every ``every`` seconds while the job runs; it also reads the
-    run's stderr, so the pipe never fills. Equation 4.7's window is a long-run average
+    them (``/api/job``), every ``every`` seconds while the job runs (it drains the run's
+    stderr once it has found the address there). Equation 4.7's window is a long-run average
     (Little's law), which one look at the store when the failure comes cannot estimate: a
     stored window is empty between checkpoints and holds whole versions while one waits
     for its acknowledgement."""
@@ -139,7 +144,7 @@ class WindowSampler:
             if found:
                 url = found.group(1).rstrip("/") + "/api/job"
                 break
-        threading.Thread(target=process.stderr.read, daemon=True).start()
+        drain(process)
         while url is not None and process.poll() is None:
             try:
                 with urllib.request.urlopen(url, timeout=1) as reply:
@@ -202,7 +207,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
         windows, snapshots = window_sizes(state), snapshot_bytes(state)
         restarted_at = time.time()
         second = start(rates, state, out, probe, protocol, connectors, restore=True)
-        WindowSampler(second)
+        drain(second)                   # not sampled: polling would load the recovery it measures
         time.sleep(after_s)
         kill_everything(second)
         after = [line for line in probe_lines(probe) if line[2] >= restarted_at]
