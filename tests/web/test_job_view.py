@@ -1,5 +1,6 @@
 """The web view's data (pure) and its HTTP server (on loopback)."""
 import json
+import socket
 import urllib.error
 import urllib.request
 
@@ -126,5 +127,19 @@ def test_metrics_bound_to_every_interface_are_reached_on_loopback():
     port = server.start("0.0.0.0")
     try:
         assert _get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_starting_a_server_asks_no_name_service(monkeypatch):
+    """A worker binds its own loopback address, which /etc/hosts does not name: the
+    standard library's bind would send a DNS query off this host at every start."""
+    def no_lookup(*args):
+        raise AssertionError(f"the server looked up a host name: getfqdn{args}")
+    monkeypatch.setattr(socket, "getfqdn", no_lookup)
+    server = ObservabilityServer(CollectorRegistry())
+    port = server.start("127.0.0.5")
+    try:
+        assert _get(f"http://127.0.0.5:{port}/healthz")[0] == 200
     finally:
         server.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from http import HTTPStatus
+import socketserver
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Callable
@@ -35,6 +36,17 @@ SECURITY_HEADERS = {
 }
 
 
+class QuietBindServer(ThreadingHTTPServer):
+    """``HTTPServer.server_bind`` asks DNS for the bound address's name (``getfqdn``), only
+    for CGI's ``SERVER_NAME``: for a worker's own loopback address (not in /etc/hosts) that
+    is a query to the resolver at every start, off this host, and seconds lost where the
+    resolver does not answer."""
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 class MetricsPortInUse(SegflowError):
     """The configured metrics port is taken on this address."""
 
@@ -51,7 +63,7 @@ class ObservabilityServer:
         self.registry = registry
         self.view = view
         self.assets = {path: (_asset(name), kind) for path, (name, kind) in WEB_ASSETS.items()} if view else {}
-        self.server: ThreadingHTTPServer | None = None
+        self.server: QuietBindServer | None = None
 
     def route(self, path: str) -> tuple[HTTPStatus, bytes, str]:
         """(status, body, content type) for a request path (its query ignored)."""
@@ -99,7 +111,7 @@ class ObservabilityServer:
                 return
 
         try:
-            self.server = ThreadingHTTPServer((host, port), Handler)
+            self.server = QuietBindServer((host, port), Handler)
         except OSError as exc:
             raise MetricsPortInUse(f"cannot serve metrics on {host}:{port}: {exc.strerror}; choose another "
                                    "--metrics-port (0 takes a free one)") from exc
