@@ -28,11 +28,18 @@ seconds. Measured per node, from the probe lines the bolts write:
   ``model_max_rel_error`` compares), and the snapshots' bytes.
 
 Beside them, chapter 4's cost model (segflow.checkpoint.segment_cost) with inputs measured
-in the same run: per-tuple service time, the restart time until the first node runs
-(t^rr + t^rm), the store's read and write time per tuple. The last line is one JSON object:
-``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per connector count),
-``segment_over_abs`` (four connectors over ABS; the issue's target is <= 0.5) and
-``model_max_rel_error`` (recovery delay and window sizes; target <= 0.25).
+in the same run: the restart time until the first node runs (t^rr + t^rm) and the edge
+delay t^e (each hop's mean time on the tuples, from the probes, less the M/M/1 sojourn of
+the node it reaches; batching is in it); the service time is the one the bolts sleep. The
+last line is one JSON object: ``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per
+connector count), ``segment_over_abs`` (four connectors over ABS; the issue's target is
+<= 0.5), the model's own ratio with and without the restart (``model_segment_over_abs``,
+``model_segment_over_abs_without_restart``: what equation 4.2 allows at these rates) and
+``model_max_rel_error`` (recovery delay and window sizes; target <= 0.25; each also apart).
+
+Connectors are named here by node (1 the spout, 7 the sink); the job's block ids, which
+``--connectors`` takes, count from 0 at the spout, and every round checks that the blocks
+the coordinator reports windows for are the ones meant.
 
     .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
 """
@@ -61,15 +68,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import ROOT, SEGFLOW, mean  # noqa: E402
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
-from segflow.checkpoint.segment_cost import Delays, Pipeline, pending_window, recovery_delay  # noqa: E402
+from segflow.checkpoint.segment_cost import (  # noqa: E402
+    Delays, Pipeline, pending_window, recovery_delay, response_time)
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
 NODES = 7
 ARRIVAL, SERVICE_RATE, BARRIER_EVERY = 30.0, 80.0, 25      # seed 004 §5.2
-CONFIGS = {"abs": ("aligned", None, (1, 7)), "seg2": ("segment", "none", (1, 7)),
-           "seg3": ("segment", "4", (1, 4, 7)), "seg4": ("segment", "3,5", (1, 3, 5, 7))}
-BLOCK_OF_NODE = {1: 0, **{n: n for n in range(2, NODES + 1)}}    # block 1 is the spout's pass-through
+CONFIGS = {"abs": ("aligned", (1, 7)), "seg2": ("segment", (1, 7)),      # connectors as node numbers
+           "seg3": ("segment", (1, 4, 7)), "seg4": ("segment", (1, 3, 5, 7))}
+
+
+def block_of(node: int) -> int:
+    """The job's block ids (as ``segflow plan`` prints them) count from 0 at the spout."""
+    return node - 1
+
+
+def connectors_flag(nodes: tuple[int, ...]) -> str:
+    """``--connectors`` for the intermediate connector ``nodes`` (sources and sinks always are)."""
+    return ",".join(str(block_of(n)) for n in nodes if n not in (1, NODES)) or "none"
 
 
 @dataclass(frozen=True)
@@ -171,6 +188,21 @@ def probe_lines(path: str) -> list[tuple[int, int, float]]:
     return lines
 
 
+def hop_delays(lines: list[tuple[int, int, float]]) -> dict[int, list[float]]:
+    """Node -> seconds from the node before it finishing each tuple to this one finishing
+    it: the edge delay (batching and the channel) plus the node's sojourn, measured on the
+    tuples themselves (the spout writes no probe, so hops start at node 3)."""
+    finished: dict[int, dict[int, float]] = collections.defaultdict(dict)
+    for node, index, at in lines:
+        finished[index][node] = at
+    hops: dict[int, list[float]] = collections.defaultdict(list)
+    for times in finished.values():
+        for node in range(3, NODES + 1):
+            if node in times and node - 1 in times:
+                hops[node].append(times[node] - times[node - 1])
+    return hops
+
+
 def window_sizes(state: str) -> dict[int, tuple[int, int]]:
     """Connector block -> (bytes, tuples) of its pending window in the store now (the
     parts are sealed: read through the job's catalog)."""
@@ -192,8 +224,18 @@ def snapshot_bytes(state: str) -> int:
     return sum(len(backend.get(k) or b"") for k in backend.list("jobs/all_pass_chain/") if "/chk-" in k)
 
 
+def check_connectors(name: str, nodes: tuple[int, ...], protocol: str, windows: dict[int, float]) -> None:
+    """The run's connectors (the blocks the coordinator reports a window for) are the nodes
+    this configuration names, so no table row reads another node's window."""
+    wanted = {block_of(n) for n in nodes if n != NODES} if protocol == "segment" else set()
+    if windows and set(windows) != wanted:
+        raise RuntimeError(f"{name}: the job's connectors are blocks {sorted(windows)}, "
+                           f"the configuration wants {sorted(wanted)} (nodes {nodes})")
+
+
 def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
-    protocol, connectors, _ = CONFIGS[name]
+    protocol, nodes = CONFIGS[name]
+    connectors = connectors_flag(nodes) if protocol == "segment" else None
     with tempfile.TemporaryDirectory(prefix="segbench-") as tmp:
         state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
         first = start(rates, state, out, probe, protocol, connectors, restore=False)
@@ -205,6 +247,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
         for node, index, _ in before:
             seen[node] = max(seen[node], index)
         windows, snapshots = window_sizes(state), snapshot_bytes(state)
+        check_connectors(name, nodes, protocol, sampler.means())
         restarted_at = time.time()
         second = start(rates, state, out, probe, protocol, connectors, restore=True)
         drain(second)                   # not sampled: polling would load the recovery it measures
@@ -224,19 +267,36 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
             "restart": min(first_run.values()) - restarted_at,
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
+            "hops": {n: mean(d) for n, d in hop_delays(before).items() if d},
             "windows": windows, "snapshots": snapshots, "mean_windows": sampler.means()}
 
 
-def predicted(rates: Rates, name: str, restart: float) -> tuple[float, dict[int, float]]:
-    _, _, connectors = CONFIGS[name]
-    pipeline = Pipeline(service=tuple([1 / rates.arrival] + [rates.service] * (NODES - 1)),
-                        ratios=(1.0,) * (NODES - 1), connectors=frozenset(connectors), block=BARRIER_EVERY,
-                        rate=rates.arrival, tuple_bytes=40,
-                        barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
-    delays = Delays(edge=0.0005, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
+def pipeline(rates: Rates, connectors: tuple[int, ...]) -> Pipeline:
+    return Pipeline(service=tuple([1 / rates.arrival] + [rates.service] * (NODES - 1)),
+                    ratios=(1.0,) * (NODES - 1), connectors=frozenset(connectors), block=BARRIER_EVERY,
+                    rate=rates.arrival, tuple_bytes=40, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
+
+
+def edge_delay(rates: Rates, rounds: list[dict]) -> float:
+    """t^e measured: a hop's mean time on the tuples less the M/M/1 sojourn (equation 4.6)
+    of the node it reaches, averaged over the measured hops."""
+    chain = pipeline(rates, (1, NODES))
+    return max(0.0, mean([hop - response_time(chain, node) for r in rounds for node, hop in r["hops"].items()]))
+
+
+def predicted(rates: Rates, name: str, restart: float, edge: float) -> tuple[float, dict[int, float]]:
+    """Equations 4.2 and 4.7 with this run's inputs. The ack delay is 0: a window part enters
+    the pending window when its own connector's snapshot is acknowledged and leaves when the
+    next connector's is, so the sender's and the receiver's acknowledgement times (both a
+    snapshot written to the store and one message) cancel. Read and write per tuple are 0
+    too: the store is written once per version off the record path, and a replay reads a
+    whole version in one call, far below a bolt's 1.25 ms a tuple."""
+    _, connectors = CONFIGS[name]
+    chain = pipeline(rates, connectors)
+    delays = Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
                     recover_response=restart, recover_misc=0.0)
-    windows = {c: pending_window(pipeline, delays, c) for c in connectors if c != NODES}
-    return recovery_delay(pipeline, delays), windows
+    windows = {c: pending_window(chain, delays, c) for c in connectors if c != NODES}
+    return recovery_delay(chain, delays), windows
 
 
 def main() -> None:
@@ -263,29 +323,32 @@ def main() -> None:
         for name in CONFIGS:                       # interleaved: machine drift hits every configuration
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
             results[name].append(one_round(rates, name, args.run, args.after))
-    summary, errors = {}, []
+    summary, window_errors, delay_errors = {}, [], []
     print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
           f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12}")
+    edge = edge_delay(rates, [r for rounds in results.values() for r in rounds])
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
-        model_delay, model_windows = predicted(rates, name, restart)
+        model_delay, model_windows = predicted(rates, name, restart, edge)
+        if CONFIGS[name][0] != "segment":
+            model_windows = {}                     # ABS keeps no pending windows to compare
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
-        for n in range(2, NODES + 1):
-            block = BLOCK_OF_NODE[n]
+        for n in range(1, NODES + 1):
+            block = block_of(n)
             kib = mean([r["windows"].get(block, (0, 0))[0] for r in rounds]) / 1024
             tuples = mean([r["windows"].get(block, (0, 0))[1] for r in rounds])
             sampled = mean([r["mean_windows"].get(block, 0.0) for r in rounds])
             model = model_windows.get(n)
-            print(f"{name:6} {n:>4} {per_node[n]:>10.2f} {'' if n != NODES else f'{model_delay:.2f}':>8} "
-                  f"{mean([r['replayed'][n] for r in rounds]):>8.0f} {100 * mean([r['busy'][n] for r in rounds]):>7.1f} "
-                  f"{kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}")
+            delay = f"{per_node[n]:.2f}" if n in per_node else "spout"
+            replayed = f"{mean([r['replayed'][n] for r in rounds]):.0f}" if n in per_node else ""
+            busy = f"{100 * mean([r['busy'][n] for r in rounds]):.1f}" if n in per_node else ""
+            print(f"{name:6} {n:>4} {delay:>10} {'' if n != NODES else f'{model_delay:.2f}':>8} {replayed:>8} "
+                  f"{busy:>7} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}")
             if model is not None and model > 0:
-                errors.append(abs(sampled - model) / model)
-        spout_window = mean([r["mean_windows"].get(0, 0.0) for r in rounds])
-        if model_windows.get(1):
-            errors.append(abs(spout_window - model_windows[1]) / model_windows[1])
+                window_errors.append(abs(sampled - model) / model)
+        spout_window = mean([r["mean_windows"].get(block_of(1), 0.0) for r in rounds])
         total = max(per_node.values())
-        errors.append(abs(total - model_delay) / model_delay)
+        delay_errors.append(abs(total - model_delay) / model_delay)
         summary[name] = {"recovery_delay_s": round(total, 3), "restart_s": round(restart, 3),
                          "model_recovery_delay_s": round(model_delay, 3),
                          "snapshot_kib": round(mean([r["snapshots"] for r in rounds]) / 1024, 1),
@@ -298,10 +361,17 @@ def main() -> None:
         "batch_timeout_s": round(rates.batch_timeout, 5),
         "barrier_every": BARRIER_EVERY,
         "abs_recovery_delay_s": abs_delay,
-        "segment_recovery_delay_s": {str(len(CONFIGS[n][2])): summary[n]["recovery_delay_s"]
+        "segment_recovery_delay_s": {str(len(CONFIGS[n][1])): summary[n]["recovery_delay_s"]
                                      for n in ("seg2", "seg3", "seg4")},
         "segment_over_abs": round(summary["seg4"]["recovery_delay_s"] / abs_delay, 3),
-        "model_max_rel_error": round(max(errors), 3),
+        "model_max_rel_error": round(max(window_errors + delay_errors), 3),
+        "model_max_rel_error_recovery_delay": round(max(delay_errors), 3),
+        "model_max_rel_error_window": round(max(window_errors), 3),
+        "model_segment_over_abs": round(summary["seg4"]["model_recovery_delay_s"]
+                                        / summary["abs"]["model_recovery_delay_s"], 3),
+        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge)[0]
+                                                        / predicted(rates, "abs", 0.0, edge)[0], 3),
+        "edge_delay_ms": round(1000 * edge, 2),
         "configs": summary}))
 
 
