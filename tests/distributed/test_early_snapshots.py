@@ -3,6 +3,7 @@ control plane: a replica downstream of another worker may snapshot before its ow
 has been asked. Its snapshot waits for the ask and is acknowledged with the others; it
 used to be dropped, which left the round open until it timed out (a minute without
 checkpoints, seen as a job whose first commit came at its end)."""
+from segflow.checkpoint.barriers import BarrierTiming
 from segflow.checkpoint.catalog import Catalog
 from segflow.plan.placement import ReplicaId
 from segflow.state import open_backend
@@ -38,7 +39,7 @@ def agent_for(tmp_path):
 
 
 def snapshot(agent, rid, checkpoint_id):
-    agent.snapshot_done(rid.block, rid.index, checkpoint_id, b"state", {}, 0.0, False)
+    agent.snapshot_done(rid.block, rid.index, checkpoint_id, b"state", {}, BarrierTiming(), False)
 
 
 def test_a_snapshot_before_the_ask_is_acknowledged_once_asked(tmp_path):

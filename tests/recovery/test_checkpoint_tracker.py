@@ -1,7 +1,8 @@
 """Checkpoint rounds as pure bookkeeping, and the metrics they feed."""
+import pytest
 from prometheus_client import CollectorRegistry
 
-from segflow.coordinator.checkpoints import CheckpointTracker
+from segflow.coordinator.checkpoints import CheckpointTracker, per_block_start_delays
 from segflow.observability.metrics import CheckpointMetrics
 
 REPLICAS = {(0, 0), (0, 1), (1, 0)}
@@ -94,3 +95,21 @@ def test_each_revision_numbers_its_checkpoints_apart_and_above_the_store():
     assert old == 2 * REVISION_IDS + 1 and new == 3 * REVISION_IDS + 1
     assert first_checkpoint_id(3 * REVISION_IDS + 9, 0, 3) == 3 * REVISION_IDS + 10
     assert first_checkpoint_id(0, 0, 2 ** 29) < FINAL_CHECKPOINT
+
+
+def test_start_delays_are_set_against_the_ask_and_summed_up_per_block_by_the_slowest_replica():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
+    t.trigger(now=0.0, asked_at=1000.0)
+    t.ack(1, (0, 0), True, 1, 0, "", now=0.1, barrier_at=1000.002)
+    t.ack(1, (0, 1), True, 1, 0, "", now=0.1, barrier_at=999.99)     # a host whose clock is behind
+    outcome = t.ack(1, (1, 0), True, 1, 0, "", now=0.2, barrier_at=0.0)   # had finished: no barrier
+    assert outcome.complete
+    assert outcome.start_delays == {(0, 0): pytest.approx(0.002), (0, 1): 0.0}
+    assert per_block_start_delays(outcome.start_delays) == {0: pytest.approx(0.002)}
+    assert per_block_start_delays({(3, 0): 0.5, (3, 1): 0.25, (4, 0): 0.75}) == {3: 0.5, 4: 0.75}
+
+
+def test_a_round_asked_without_a_wall_clock_time_has_no_start_delays():
+    t = CheckpointTracker(interval=1.0, replicas={(0, 0)})
+    t.trigger(now=0.0)
+    assert t.ack(1, (0, 0), True, 1, 0, "", now=0.1, barrier_at=1000.0).start_delays == {}

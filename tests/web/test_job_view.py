@@ -1,4 +1,5 @@
 """The web view's data (pure) and its HTTP server (on loopback)."""
+import dataclasses
 import json
 import socket
 import urllib.error
@@ -143,3 +144,11 @@ def test_starting_a_server_asks_no_name_service(monkeypatch):
         assert _get(f"http://127.0.0.5:{port}/healthz")[0] == 200
     finally:
         server.stop()
+
+
+def test_a_blocks_checkpoint_start_delay_is_shown_in_milliseconds_once_a_checkpoint_completed():
+    view = JobView(_graph(), "demo", "aligned", 1.0, set())
+    live = _live({(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1})
+    assert [b["checkpoint_start_delay_ms"] for b in view.render(live, JobHistory(), 1.0)["blocks"]] == [None, None]
+    timed = dataclasses.replace(live, start_delays={0: 0.0004, 1: 0.0123})
+    assert [b["checkpoint_start_delay_ms"] for b in view.render(timed, JobHistory(), 2.0)["blocks"]] == [0.4, 12.3]

@@ -7,6 +7,7 @@ the job runs, and list checkpoints as they complete. Set ``SEGFLOW_SCREENSHOTS``
 folder to keep the screenshot (the README's picture is taken this way).
 """
 import os
+import re
 import time
 
 import pytest
@@ -79,6 +80,8 @@ def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
     assert first_ids and first_ids == sorted(first_ids, reverse=True), first_ids
     wait.until(lambda b: int(_texts(b, "#checkpoints td.checkpoint-id")[0]) > first_ids[0])
     assert browser.find_element(By.ID, "no-checkpoints").is_displayed() is False
+    delays = [_cell(browser, b.id, "start-delay") for b in graph.blocks]
+    assert all(re.fullmatch(r"\d+\.\d", d) for d in delays), f"a block without a checkpoint start delay: {delays}"
     assert process.poll() is None, "the job ended before the checks: raise EVENTS"
 
     folder = os.environ.get("SEGFLOW_SCREENSHOTS") or str(tmp_path)

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..runtime.elements import Barrier
-from .barriers import Channel, CheckpointBook, InProgress
+from .barriers import BarrierTiming, Channel, CheckpointBook, InProgress
 from .replica import ReplicaCheckpointing
 
 if TYPE_CHECKING:
@@ -94,4 +94,4 @@ class AlignedSnapshots(ReplicaCheckpointing):
         if cp.snapshotted and not cp.waiting_recorded:
             del book.active[cp.checkpoint_id]
             book.completed = max(book.completed, cp.checkpoint_id)
-            self.report(cp.checkpoint_id, cp.state, cp.recordings, cp.alignment, False)
+            self.report(cp.checkpoint_id, cp.state, cp.recordings, BarrierTiming(cp.arrived, cp.alignment), False)

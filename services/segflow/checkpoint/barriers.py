@@ -26,7 +26,18 @@ class SnapshotSink(Protocol):
     """Where a replica hands its finished snapshot (the worker persists and acknowledges)."""
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes,
-                      channels: dict, alignment: float, finished: bool, window: Any = None) -> None: ...
+                      channels: dict, timing: BarrierTiming, finished: bool, window: Any = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class BarrierTiming:
+    """When a round's first barrier reached a replica, on the wall clock so the coordinator
+    can set it against its own ask (the round's *start delay*: how long a barrier took to
+    come through the job to this block), and how long the replica then waited for the
+    barriers of its other inputs."""
+
+    arrived: float = 0.0        # Unix seconds; 0: no barrier (the replica had finished)
+    alignment: float = 0.0
 
 
 @dataclass
@@ -38,6 +49,7 @@ class InProgress:
     recordings: dict[Channel, list] = field(default_factory=dict)
     state: bytes | None = None
     alignment: float = 0.0
+    arrived: float = field(default_factory=time.time)
 
     @property
     def snapshotted(self) -> bool:

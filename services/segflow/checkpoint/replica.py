@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..runtime.elements import Barrier
-from .barriers import Channel
+from .barriers import BarrierTiming, Channel
 
 if TYPE_CHECKING:
     from ..runtime.executor import ReplicaExecutor
@@ -50,12 +50,13 @@ class ReplicaCheckpointing:
     def finished_snapshot(self, checkpoint_id: int) -> None:
         """The replica's thread is done: hand its final state to checkpoint ``checkpoint_id``
         (every protocol's last checkpoint, the job's end, is coordinated)."""
-        self.report(checkpoint_id, self.executor.capture(checkpoint_id), {}, 0.0, True)
+        self.report(checkpoint_id, self.executor.capture(checkpoint_id), {}, BarrierTiming(), True)
 
-    def report(self, checkpoint_id: int, state: bytes, channels: dict, alignment: float, finished: bool) -> None:
+    def report(self, checkpoint_id: int, state: bytes, channels: dict, timing: BarrierTiming,
+               finished: bool) -> None:
         """Hand a finished snapshot to the worker, with whatever the protocol keeps beside it."""
         ctx = self.executor.ctx
-        self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, alignment, finished,
+        self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, timing, finished,
                                 self.window_part())
 
     def window_part(self) -> Any:

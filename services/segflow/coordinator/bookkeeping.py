@@ -30,7 +30,7 @@ from ..runtime.elements import FINAL_CHECKPOINT
 from ..settings import CheckpointSettings
 from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
-from .checkpoints import CheckpointTracker, Outcome, first_checkpoint_id
+from .checkpoints import CheckpointTracker, Outcome, first_checkpoint_id, per_block_start_delays
 from .cleanup import StoreCleanup
 from .segment_backup import SegmentBackup
 
@@ -123,11 +123,11 @@ class CheckpointBookkeeping:
         if outcome is not None:
             self._ended(outcome)
         if trigger and self.tracker.due(now):
-            self._start(self.tracker.trigger(now))
+            self._start(self.tracker.trigger(now, asked_at=time.time()))
 
     def start_savepoint(self) -> PendingSavepoint:
         """A round now, kept as a savepoint once complete (call when :attr:`idle`)."""
-        checkpoint_id = self.tracker.trigger(time.monotonic())
+        checkpoint_id = self.tracker.trigger(time.monotonic(), asked_at=time.time())
         waiter = self.savepoints[checkpoint_id] = PendingSavepoint(checkpoint_id)
         self._start(checkpoint_id)
         return waiter
@@ -139,7 +139,7 @@ class CheckpointBookkeeping:
             self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=FINAL_CHECKPOINT))
             return
         self.tracker.current = None
-        self._start(self.tracker.trigger(time.monotonic(), FINAL_CHECKPOINT))
+        self._start(self.tracker.trigger(time.monotonic(), FINAL_CHECKPOINT, time.time()))
 
     def _start(self, checkpoint_id: int) -> None:
         self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
@@ -151,7 +151,8 @@ class CheckpointBookkeeping:
             if self.segment is not None and ack.ok:
                 self.segment.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)
             outcome = self.tracker.ack(checkpoint_id, (ack.block, ack.replica), ack.ok, ack.bytes,
-                                       ack.alignment_seconds, ack.error, time.monotonic()) or outcome
+                                       ack.alignment_seconds, ack.error, time.monotonic(),
+                                       ack.barrier_unix_time) or outcome
         if outcome is not None:
             self._ended(outcome)
         if self.segment is not None and self.metrics is not None:
@@ -161,6 +162,8 @@ class CheckpointBookkeeping:
         """A round completed or failed. A savepoint waiting on it hears either way."""
         if self.metrics is not None:
             self.metrics.ended(outcome)
+            if outcome.complete:
+                self.metrics.start_delays(per_block_start_delays(outcome.start_delays))
         checkpoint_id = outcome.checkpoint_id
         savepoint = outcome.complete and checkpoint_id != FINAL_CHECKPOINT and \
             (checkpoint_id in self.savepoints or self._periodic_savepoint_due())
@@ -303,6 +306,12 @@ class CheckpointBookkeeping:
         return f"checkpoint {self.restore_id}" if self.restore_id else ""
 
     # ------------------------------------------------------------ reports
+    def start_delays(self) -> dict[int, float]:
+        """Per block, the last complete checkpoint's longest time from the ask to a replica's
+        first barrier (Flink's "start delay": a barrier queued behind records shows here)."""
+        complete = self.tracker.last_complete
+        return per_block_start_delays(complete.start_delays) if complete is not None else {}
+
     def window_sizes(self) -> dict[int, WindowSize]:
         return self.segment.window_sizes() if self.segment is not None else {}
 

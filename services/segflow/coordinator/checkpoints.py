@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 class Round:
     checkpoint_id: int
     started: float
+    asked_at: float = 0.0       # Unix seconds: the ask, against which replicas' barrier times are set
     acked: set = field(default_factory=set)
     bytes: int = 0
     alignment: float = 0.0
+    start_delays: dict = field(default_factory=dict)
     error: str = ""
 
 
@@ -29,6 +31,7 @@ class Outcome:
     bytes: int
     alignment: float
     error: str = ""
+    start_delays: dict = field(default_factory=dict)     # replica -> seconds from the ask to its first barrier
 
 
 class CheckpointTracker:
@@ -51,12 +54,13 @@ class CheckpointTracker:
     def due(self, now: float) -> bool:
         return self.current is None and self.interval > 0 and now - self.last_end >= self.interval
 
-    def trigger(self, now: float, checkpoint_id: int | None = None) -> int:
-        """Start the next round (or the one with ``checkpoint_id``, e.g. the job's end)."""
+    def trigger(self, now: float, checkpoint_id: int | None = None, asked_at: float = 0.0) -> int:
+        """Start the next round (or the one with ``checkpoint_id``, e.g. the job's end);
+        ``asked_at``: the wall-clock time of the ask, for the replicas' start delays."""
         if checkpoint_id is None:
             checkpoint_id = self.next_id
             self.next_id += 1
-        self.current = Round(checkpoint_id, now)
+        self.current = Round(checkpoint_id, now, asked_at)
         return checkpoint_id
 
     def retract(self, checkpoint_id: int) -> None:
@@ -68,7 +72,10 @@ class CheckpointTracker:
         self.last_complete = completes[-1] if completes else None
 
     def ack(self, checkpoint_id: int, replica, ok: bool, size: int, alignment: float, error: str,
-            now: float) -> Outcome | None:
+            now: float, barrier_at: float = 0.0) -> Outcome | None:
+        """A replica's acknowledgement; ``barrier_at``: when the round's barrier reached it
+        (Unix seconds, 0: it had finished). Hosts' clocks may differ a little: a barrier
+        seemingly older than the ask counts as no delay."""
         current = self.current
         if current is None or current.checkpoint_id != checkpoint_id or replica not in self.replicas \
                 or replica in current.acked:              # a repeated acknowledgement counts once
@@ -78,6 +85,8 @@ class CheckpointTracker:
         current.acked.add(replica)
         current.bytes += size
         current.alignment = max(current.alignment, alignment)
+        if barrier_at and current.asked_at:
+            current.start_delays[replica] = max(0.0, barrier_at - current.asked_at)
         if current.acked >= self.replicas:
             return self._end(now, "")
         return None
@@ -92,13 +101,21 @@ class CheckpointTracker:
         current = self.current
         assert current is not None
         outcome = Outcome(current.checkpoint_id, not error, now - current.started, current.bytes,
-                          current.alignment, error)
+                          current.alignment, error, current.start_delays)
         self.current = None
         self.last_end = now
         self.history.append(outcome)
         if outcome.complete:
             self.last_complete = outcome
         return outcome
+
+
+def per_block_start_delays(start_delays: dict) -> dict[int, float]:
+    """``(block, replica) -> seconds`` to each block's slowest replica."""
+    blocks: dict[int, float] = {}
+    for (block, _replica), seconds in start_delays.items():
+        blocks[block] = max(blocks.get(block, 0.0), seconds)
+    return blocks
 
 
 REVISION_IDS = 2 ** 32

@@ -8,7 +8,7 @@ page polls and however the workers' reports fall between polls.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..observability.history import JobHistory
 from ..observability.rates import RateMeter
@@ -30,6 +30,7 @@ class LiveState:
     loads: dict             # (block, replica) -> state.ReplicaReport
     windows: dict           # connector block -> WindowSize (segment backup)
     workers: list           # [(name, pid, finished, metrics address)]
+    start_delays: dict = field(default_factory=dict)     # block -> seconds, the last complete checkpoint
 
 
 class JobView:
@@ -68,6 +69,8 @@ class JobView:
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
                            "blocked_seconds": round(blocked[b], 3),
+                           "checkpoint_start_delay_ms": round(live.start_delays[b] * 1000, 2)
+                           if b in live.start_delays else None,
                            "latency_ms": round(latency.get(b, 0.0) * 1000, 2) if block["final"] else None,
                            "window": None if window is None else {
                                "versions": window.versions, "bytes": window.bytes, "records": window.records,

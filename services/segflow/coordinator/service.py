@@ -404,7 +404,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                              {r: n for w in state.workers.values() for r, n in w.counters.items()},
                              state.replica_loads(), book.window_sizes() if book else {},
                              [(w.name, w.pid, w.finished, w.metrics_address)
-                              for w in sorted(state.workers.values(), key=lambda w: w.name)])
+                              for w in sorted(state.workers.values(), key=lambda w: w.name)],
+                             book.start_delays() if book else {})
             return self.view.render(live, self.history, time.monotonic())
 
     def Watch(self, request, context):

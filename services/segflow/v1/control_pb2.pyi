@@ -359,7 +359,7 @@ class CancelRequest(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ReplicaAck(_message.Message):
-    __slots__ = ("block", "replica", "ok", "error", "bytes", "alignment_seconds", "finished", "window_bytes", "window_records")
+    __slots__ = ("block", "replica", "ok", "error", "bytes", "alignment_seconds", "finished", "window_bytes", "window_records", "barrier_unix_time")
     BLOCK_FIELD_NUMBER: _ClassVar[int]
     REPLICA_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
@@ -369,6 +369,7 @@ class ReplicaAck(_message.Message):
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     WINDOW_BYTES_FIELD_NUMBER: _ClassVar[int]
     WINDOW_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    BARRIER_UNIX_TIME_FIELD_NUMBER: _ClassVar[int]
     block: int
     replica: int
     ok: bool
@@ -378,7 +379,8 @@ class ReplicaAck(_message.Message):
     finished: bool
     window_bytes: int
     window_records: int
-    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., bytes: _Optional[int] = ..., alignment_seconds: _Optional[float] = ..., finished: _Optional[bool] = ..., window_bytes: _Optional[int] = ..., window_records: _Optional[int] = ...) -> None: ...
+    barrier_unix_time: float
+    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., bytes: _Optional[int] = ..., alignment_seconds: _Optional[float] = ..., finished: _Optional[bool] = ..., window_bytes: _Optional[int] = ..., window_records: _Optional[int] = ..., barrier_unix_time: _Optional[float] = ...) -> None: ...
 
 class CheckpointAcks(_message.Message):
     __slots__ = ("worker", "attempt", "checkpoint_id", "acks")

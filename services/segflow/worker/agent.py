@@ -16,6 +16,7 @@ from concurrent import futures
 
 import grpc
 
+from ..checkpoint.barriers import BarrierTiming
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.segment import WindowPart
 from ..checkpoint.uncoordinated import process_name
@@ -111,12 +112,12 @@ class CheckpointAgent:
             self.executors[rid].snapshot_finished(checkpoint_id)
 
     def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes, channels: dict,
-                      alignment: float, finished: bool, window: WindowPart | None = None) -> None:
+                      timing: BarrierTiming, finished: bool, window: WindowPart | None = None) -> None:
         """A replica's snapshot. Its barrier may come over the data plane from another worker
         before the coordinator's ask reaches this one: such a snapshot waits for the ask
         (dropping it left the round open until its timeout)."""
         rid = ReplicaId(block, replica)
-        snapshot = (rid, state, channels, alignment, finished, window)
+        snapshot = (rid, state, channels, timing, finished, window)
         with self.lock:
             waiting = self.pending.get(checkpoint_id)
             if waiting is None and checkpoint_id > self.asked:
@@ -129,19 +130,19 @@ class CheckpointAgent:
                 del self.pending[checkpoint_id]
         self._submit(checkpoint_id, *snapshot)
 
-    def _submit(self, checkpoint_id: int, rid: ReplicaId, state: bytes, channels: dict, alignment: float,
+    def _submit(self, checkpoint_id: int, rid: ReplicaId, state: bytes, channels: dict, timing: BarrierTiming,
                 finished: bool, window: WindowPart | None) -> None:
         blob = pickle.dumps({"state": state, "channels": channels}, protocol=5)
         part = None if window is None else pickle.dumps(window.channels, protocol=5)
         records = 0 if window is None else window.records
-        self.persist.submit(self._persist, checkpoint_id, rid, blob, alignment, finished, part, records)
+        self.persist.submit(self._persist, checkpoint_id, rid, blob, timing, finished, part, records)
 
-    def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, alignment: float, finished: bool,
+    def _persist(self, checkpoint_id: int, rid: ReplicaId, blob: bytes, timing: BarrierTiming, finished: bool,
                  part: bytes | None, records: int) -> None:
         """The window part goes first: a snapshot in the store vouches for its part."""
         ack = cpb.ReplicaAck(block=rid.block, replica=rid.index, ok=True, bytes=len(blob) + len(part or b""),
-                             alignment_seconds=alignment, finished=finished, window_bytes=len(part or b""),
-                             window_records=records)
+                             alignment_seconds=timing.alignment, finished=finished, window_bytes=len(part or b""),
+                             window_records=records, barrier_unix_time=timing.arrived)
         refusal = self.fence.refusal() if self.fence is not None else ""
         try:
             if refusal:
