@@ -29,8 +29,10 @@ seconds. Measured per node, from the probe lines the bolts write:
 
 Beside them, chapter 4's cost model (segflow.checkpoint.segment_cost) with inputs measured
 in the same run: the restart time until the first node runs (t^rr + t^rm) and the edge
-delay t^e (each hop's mean time on the tuples, from the probes, less the M/M/1 sojourn of
-the node it reaches; batching is in it); the service time is the one the bolts sleep. The
+delay t^e (each hop's mean time less the M/M/1 sojourn of the node it reaches: for the
+recovery delay on the tuples, from the probes, batching included; for the windows on the
+barriers, from the blocks' checkpoint start delays in the web view, as a barrier is never
+held for a batch); the service time is the one the bolts sleep. The
 last line is one JSON object: ``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per
 connector count), ``segment_over_abs`` (four connectors over ABS; the issue's target is
 <= 0.5), the model's own ratio with and without the restart (``model_segment_over_abs``,
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import http.client
 import json
 import os
@@ -151,6 +154,7 @@ class WindowSampler:
 
     def __init__(self, process: subprocess.Popen, every: float = 0.02):
         self.samples: dict[int, list[int]] = collections.defaultdict(list)
+        self.start_delays: dict[int, list[float]] = collections.defaultdict(list)     # block -> seconds
         self.every = every
         threading.Thread(target=self._run, args=(process,), daemon=True).start()
 
@@ -172,10 +176,19 @@ class WindowSampler:
                 for block in job["blocks"]:
                     if block["window"] is not None:
                         self.samples[block["id"]].append(block["window"]["records"])
+                    if block["checkpoint_start_delay_ms"] is not None:
+                        self.start_delays[block["id"]].append(block["checkpoint_start_delay_ms"] / 1000)
             time.sleep(self.every)
 
     def means(self) -> dict[int, float]:
         return {block: mean(values) for block, values in self.samples.items() if values}
+
+    def barrier_hops(self) -> dict[int, float]:
+        """Node -> mean seconds a checkpoint's barrier took from the node before it (the
+        blocks' start delays, one after the other)."""
+        delays = {block: mean(values) for block, values in self.start_delays.items() if values}
+        return {n: delays[block_of(n)] - delays[block_of(n - 1)] for n in range(2, NODES + 1)
+                if block_of(n) in delays and block_of(n - 1) in delays}
 
 
 def probe_lines(path: str) -> list[tuple[int, int, float]]:
@@ -268,6 +281,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
             "hops": {n: mean(d) for n, d in hop_delays(before).items() if d},
+            "barrier_hops": sampler.barrier_hops(),
             "windows": windows, "snapshots": snapshots, "mean_windows": sampler.means()}
 
 
@@ -277,15 +291,19 @@ def pipeline(rates: Rates, connectors: tuple[int, ...]) -> Pipeline:
                     rate=rates.arrival, tuple_bytes=40, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
 
 
-def edge_delay(rates: Rates, rounds: list[dict]) -> float:
-    """t^e measured: a hop's mean time on the tuples less the M/M/1 sojourn (equation 4.6)
-    of the node it reaches, averaged over the measured hops."""
+def edge_delay(rates: Rates, rounds: list[dict], hops: str) -> float:
+    """t^e measured: a hop's mean time (``hops``: on the tuples, or on the barriers) less the
+    M/M/1 sojourn (equation 4.6) of the node it reaches, averaged over the measured hops."""
     chain = pipeline(rates, (1, NODES))
-    return max(0.0, mean([hop - response_time(chain, node) for r in rounds for node, hop in r["hops"].items()]))
+    return max(0.0, mean([hop - response_time(chain, node) for r in rounds for node, hop in r[hops].items()]))
 
 
-def predicted(rates: Rates, name: str, restart: float, edge: float) -> tuple[float, dict[int, float]]:
-    """Equations 4.2 and 4.7 with this run's inputs. The ack delay is 0: a window part enters
+def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge: float) -> tuple[float, dict[int, float]]:
+    """Equations 4.2 and 4.7 with this run's inputs. A recovery replays tuples, so 4.2
+    takes the tuples' edge delay; a window part waits for its version's barrier to reach
+    the next connector, and a barrier never waits for a batch (it flushes the one being
+    filled and goes at once), so 4.7 takes the barriers' (the blocks' checkpoint start
+    delays, one after the other). The ack delay is 0: a window part enters
     the pending window when its own connector's snapshot is acknowledged and leaves when the
     next connector's is, so the sender's and the receiver's acknowledgement times (both a
     snapshot written to the store and one message) cancel. Read and write per tuple are 0
@@ -295,7 +313,8 @@ def predicted(rates: Rates, name: str, restart: float, edge: float) -> tuple[flo
     chain = pipeline(rates, connectors)
     delays = Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
                     recover_response=restart, recover_misc=0.0)
-    windows = {c: pending_window(chain, delays, c) for c in connectors if c != NODES}
+    carried = dataclasses.replace(delays, edge=barrier_edge)
+    windows = {c: pending_window(chain, carried, c) for c in connectors if c != NODES}
     return recovery_delay(chain, delays), windows
 
 
@@ -326,10 +345,11 @@ def main() -> None:
     summary, window_errors, delay_errors = {}, [], []
     print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
           f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12}")
-    edge = edge_delay(rates, [r for rounds in results.values() for r in rounds])
+    every_round = [r for rounds in results.values() for r in rounds]
+    edge, barrier_edge = edge_delay(rates, every_round, "hops"), edge_delay(rates, every_round, "barrier_hops")
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
-        model_delay, model_windows = predicted(rates, name, restart, edge)
+        model_delay, model_windows = predicted(rates, name, restart, edge, barrier_edge)
         if CONFIGS[name][0] != "segment":
             model_windows = {}                     # ABS keeps no pending windows to compare
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
@@ -369,9 +389,9 @@ def main() -> None:
         "model_max_rel_error_window": round(max(window_errors), 3),
         "model_segment_over_abs": round(summary["seg4"]["model_recovery_delay_s"]
                                         / summary["abs"]["model_recovery_delay_s"], 3),
-        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge)[0]
-                                                        / predicted(rates, "abs", 0.0, edge)[0], 3),
-        "edge_delay_ms": round(1000 * edge, 2),
+        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge, barrier_edge)[0]
+                                                        / predicted(rates, "abs", 0.0, edge, barrier_edge)[0], 3),
+        "edge_delay_ms": {"tuples": round(1000 * edge, 2), "barriers": round(1000 * barrier_edge, 2)},
         "configs": summary}))
 
 
