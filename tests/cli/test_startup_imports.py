@@ -30,6 +30,25 @@ def test_a_worker_does_not_import_the_certificate_authority():
     assert sorted(m for m in loaded if m.split(".")[0] == "cryptography" or m == "segflow.security.pki") == []
 
 
+def test_a_worker_waiting_for_its_coordinators_address_has_not_imported_the_certificate_authority():
+    """The real command a local run starts (``segflow worker --coordinator -``), up to the
+    point where it reads the address: it reached ``cryptography`` through the spawner's
+    module for one constant."""
+    command = "import sys; from segflow.cli.main import main; sys.exit(main())"
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", command, "worker", "--coordinator", "-",
+                           "--name", "w0", "--host", "127.0.0.9"], input="", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "exited before it told its address" in done.stdout, (done.stdout, done.stderr)
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "segflow.worker.service" in imported
+    assert sorted(m for m in imported if m.split(".")[0] == "cryptography" or m == "segflow.security.pki") == []
+
+
+def test_the_launcher_starts_the_coordinator_before_it_loads_grpc():
+    """``segflow run`` at N > 1 spends its start-up before the coordinator's; the gRPC
+    client it follows the job with loads while the coordinator starts."""
+    assert "grpc" not in modules_after("import segflow.launcher.processes")
+
+
 @pytest.mark.parametrize("name, home", [("StreamEnvironment", "segflow.api.environment"), ("Config", "segflow.settings"),
                                         ("WindowResult", "segflow.runtime.operators.windows")])
 def test_the_package_imports_a_name_when_it_is_first_used(name, home):

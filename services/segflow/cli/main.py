@@ -290,7 +290,7 @@ def _checkpoints(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ..coordinator.spawner import ADDRESS_FROM_STDIN
+    from ..coordinator import ADDRESS_FROM_STDIN
     from ..observability.logs import configure
     from ..runtime.collection import collect_less_often
     from ..worker.service import WorkerService

@@ -26,10 +26,9 @@ from ..runtime.affinity import REPLICA_CPU_ENV, local_worker_cores
 from ..security.identities import Role
 from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env
+from . import ADDRESS_FROM_STDIN
 
 log = logging.getLogger("segflow.coordinator")
-
-ADDRESS_FROM_STDIN = "-"
 
 
 def segflow_command() -> list[str]:

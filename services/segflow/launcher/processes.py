@@ -13,41 +13,27 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import grpc
-
-from ..coordinator.client import Savepoint, request_savepoint
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
-from ..net.limits import GRPC_OPTIONS
 from ..runtime.affinity import pinning_wanted
-from ..security.identities import Identity, Role
+from ..security.identities import Role
 from ..security.pki import Authority
 from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env, identity_from_env
-from ..security.tls import secure_channel
 from ..settings import CheckpointSettings
-from ..v1 import control_pb2 as cpb
-from ..v1 import control_pb2_grpc as cpb_grpc
+
+if TYPE_CHECKING:
+    from ..coordinator.client import Savepoint
+    from .watch import DistributedResult
 
 STARTUP_TIMEOUT = 60.0
 EXIT_TIMEOUT = 15.0       # seconds a coordinator may take to tidy up after the job is over
-
-
-@dataclass
-class DistributedResult:
-    results: dict[int, list] = field(default_factory=dict)
-    seconds: float = 0.0
-    records_in: dict[int, int] = field(default_factory=dict)
-    recoveries: int = 0
-    last_checkpoint: int = 0
 
 
 def registry_path(job_name: str) -> str:
@@ -109,6 +95,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
                              "--parent", str(os.getpid()),
                              "--settings", settings.to_json()],
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env)
+    from .watch import watch                # gRPC and the stubs: imported while the coordinator starts
     registry = registry_path(settings.job_name)
     try:
         address, web = _read_address(coordinator)
@@ -117,7 +104,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         if web and on_event is not None:
             on_event(f"web view at {web}")
         try:
-            return _watch(address, client, coordinator, on_progress, on_event)
+            return watch(address, client, coordinator, on_progress, on_event)
         finally:
             _let_exit(coordinator)
     finally:
@@ -145,51 +132,6 @@ def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> N
         coordinator.wait(timeout)
     except subprocess.TimeoutExpired:
         pass
-
-
-def _windows(windows) -> str:
-    """Segment backup's pending windows, in one short progress field."""
-    if not windows:
-        return ""
-    held = max(w.versions for w in windows)
-    return f" | windows {sum(w.bytes for w in windows) / 1024:.0f}KiB ≤{held}v"
-
-
-def _watch(address: str, client: Identity, coordinator: subprocess.Popen, on_progress,
-           on_event) -> DistributedResult:
-    channel = secure_channel(address, client, Role.COORDINATOR, GRPC_OPTIONS)
-    stub = cpb_grpc.CoordinatorStub(channel)
-    final = None
-    try:
-        for update in stub.Watch(cpb.WatchRequest()):
-            final = update
-            if update.event and on_event is not None:
-                on_event(update.event)
-            if on_progress is not None and update.phase == cpb.JobUpdate.RUNNING:
-                extra = {}
-                if update.last_checkpoint:
-                    extra["checkpoint"] = (f"chk {update.last_checkpoint} {update.last_checkpoint_seconds:.2f}s "
-                                           f"{update.last_checkpoint_bytes / 1024:.0f}KiB "
-                                           f"align {update.last_alignment_seconds * 1000:.0f}ms"
-                                           + _windows(update.windows))
-                on_progress({b.block: b.records_in for b in update.blocks},
-                            {b.block: b.name for b in update.blocks}, **extra)
-    except grpc.RpcError as exc:
-        raise JobFailed(f"lost the coordinator at {address} (exit code {coordinator.poll()}): "
-                        f"{exc.details()}") from exc
-    except KeyboardInterrupt as exc:
-        try:
-            stub.Cancel(cpb.CancelRequest(reason=f"interrupted ({exc or 'Ctrl-C'})"), timeout=2)
-        except grpc.RpcError:
-            pass
-        raise
-    finally:
-        channel.close()
-    if final is None or final.phase != cpb.JobUpdate.SUCCEEDED:
-        raise JobFailed(final.error if final is not None and final.error else "the job did not finish")
-    results = pickle.loads(final.results) if final.results else {}
-    return DistributedResult(results, final.seconds, {b.block: b.records_in for b in final.blocks},
-                             final.recoveries, final.last_checkpoint)
 
 
 def running_jobs() -> dict[str, dict]:
@@ -230,6 +172,7 @@ def _alive(pid: int) -> bool:
 def savepoint(job_name: str | None = None, coordinator: str | None = None) -> Savepoint:
     """Ask a running job's coordinator for a savepoint (its id and location). Given
     an address, the client certificate comes from the environment (see ``security.tls``)."""
+    from ..coordinator.client import request_savepoint
     if coordinator is not None:
         return request_savepoint(coordinator, identity_from_env())
     running = running_jobs()
