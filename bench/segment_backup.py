@@ -295,7 +295,10 @@ def edge_delay(rates: Rates, rounds: list[dict], hops: str) -> float:
     """t^e measured: a hop's mean time (``hops``: on the tuples, or on the barriers) less the
     M/M/1 sojourn (equation 4.6) of the node it reaches, averaged over the measured hops."""
     chain = pipeline(rates, (1, NODES))
-    return max(0.0, mean([hop - response_time(chain, node) for r in rounds for node, hop in r[hops].items()]))
+    measured = mean([hop - response_time(chain, node) for r in rounds for node, hop in r[hops].items()])
+    if measured is None:
+        raise RuntimeError(f"no {hops.replace('_', ' ')} were measured: give the runs more time (--run)")
+    return max(0.0, measured)
 
 
 def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge: float) -> tuple[float, dict[int, float]]:
@@ -313,8 +316,8 @@ def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge
     chain = pipeline(rates, connectors)
     delays = Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
                     recover_response=restart, recover_misc=0.0)
-    carried = dataclasses.replace(delays, edge=barrier_edge)
-    windows = {c: pending_window(chain, carried, c) for c in connectors if c != NODES}
+    barriers = dataclasses.replace(delays, edge=barrier_edge)
+    windows = {c: pending_window(chain, barriers, c) for c in connectors if c != NODES}
     return recovery_delay(chain, delays), windows
 
 
