@@ -37,6 +37,13 @@ def test_csv_rows_skip_the_header_once_and_empty_lines(tmp_path):
         ["name", "n"], ["x, y", "1"], ["z", "2"], ["w", "3"]]
 
 
+def test_csv_rows_longer_or_shorter_than_the_header_are_zipped_as_on_the_engine(tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("a,b,a\n1,2,3\n4\n5,6,7,8\n9,10,11\n", encoding="utf-8")
+    rows = [row for index in range(2) for row in read_csv(str(path), ",", True, index, 2)]
+    assert rows == [{"a": "3", "b": "2"}, {"a": "4"}, {"a": "7", "b": "6"}, {"a": "11", "b": "10"}]
+
+
 def test_json_lines_per_replica_are_the_engines_and_a_bad_line_is_named_alike(tmp_path):
     path = tmp_path / "in.jsonl"
     lines = ['{"n": %d}' % i if i % 7 else "" for i in range(300)]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
 from ..runtime.operators.columnar import ArrowCsvSource, CsvColumns, csv_record_batches
+from ..runtime.operators.csv_records import record_maker
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -63,7 +64,17 @@ def read_csv(path: str, delimiter: str, has_headers: bool, index: int, replicas:
         header = next(csv.reader(f, delimiter=delimiter), [])
     if index == 0:
         next(lines, None)
-    return (dict(zip(header, row)) for row in csv.reader(lines, delimiter=delimiter))
+    return _records(record_maker(header), header, csv.reader(lines, delimiter=delimiter))
+
+
+def _records(make: Callable[..., dict], header: list[str], rows: Iterator[list[str]]) -> Iterator[dict]:
+    """Each row as the engine's CSV source makes it: by the header's compiled maker, a
+    row longer or shorter than the header zipped."""
+    for row in rows:
+        try:
+            yield make(*row)
+        except TypeError:
+            yield dict(zip(header, row))
 
 
 def source_rdd(sc: "SparkContext", op: Operator, replicas: int) -> "RDD":
