@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from segflow.checkpoint.barriers import BarrierTiming
 from segflow.checkpoint.catalog import Catalog
 from segflow.disaster.fence import LeaseFence
 from segflow.disaster.lease import Lease
@@ -40,7 +41,7 @@ def agent(s3_server):
 
 def snapshot(agent, checkpoint_id):
     """Replica b0.r0's part of a checkpoint, with a pending window, handed to the store."""
-    agent._persist(checkpoint_id, ReplicaId(0, 0), b"state", 0.0, False, b"window", 3)
+    agent._persist(checkpoint_id, ReplicaId(0, 0), b"state", BarrierTiming(), False, b"window", 3)
 
 
 def test_parts_are_written_under_the_held_lease_and_refused_after_a_takeover(agent):
