@@ -1,4 +1,5 @@
 """The web view's data (pure) and its HTTP server (on loopback)."""
+import contextlib
 import dataclasses
 import json
 import socket
@@ -105,15 +106,23 @@ def test_nothing_outside_the_fixed_set_is_served(web, path):
     assert status == 404 and b"root:" not in body
 
 
-def test_a_worker_serves_metrics_but_no_web_view():
+@contextlib.contextmanager
+def _worker_server(host: str):
+    """A worker's server (metrics, no web view) bound to ``host``: its port, stopped after."""
     server = ObservabilityServer(CollectorRegistry())
-    address = f"127.0.0.1:{server.start('127.0.0.1')}"
+    port = server.start(host)
     try:
+        yield port
+    finally:
+        server.stop()
+
+
+def test_a_worker_serves_metrics_but_no_web_view():
+    with _worker_server("127.0.0.1") as port:
+        address = f"127.0.0.1:{port}"
         assert _get(f"http://{address}/metrics")[0] == 200
         assert _get(f"http://{address}/api/job")[0] == 404
         assert _get(f"http://{address}/")[0] == 404
-    finally:
-        server.stop()
 
 
 def test_a_taken_metrics_port_is_refused_with_what_to_do(web):
@@ -124,12 +133,8 @@ def test_a_taken_metrics_port_is_refused_with_what_to_do(web):
 
 
 def test_metrics_bound_to_every_interface_are_reached_on_loopback():
-    server = ObservabilityServer(CollectorRegistry())
-    port = server.start("0.0.0.0")
-    try:
+    with _worker_server("0.0.0.0") as port:
         assert _get(f"http://127.0.0.1:{port}/healthz")[0] == 200
-    finally:
-        server.stop()
 
 
 def test_starting_a_server_asks_no_name_service(monkeypatch):
@@ -138,12 +143,8 @@ def test_starting_a_server_asks_no_name_service(monkeypatch):
     def no_lookup(*args):
         raise AssertionError(f"the server looked up a host name: getfqdn{args}")
     monkeypatch.setattr(socket, "getfqdn", no_lookup)
-    server = ObservabilityServer(CollectorRegistry())
-    port = server.start("127.0.0.5")
-    try:
+    with _worker_server("127.0.0.5") as port:
         assert _get(f"http://127.0.0.5:{port}/healthz")[0] == 200
-    finally:
-        server.stop()
 
 
 def test_a_blocks_checkpoint_start_delay_is_shown_in_milliseconds_once_a_checkpoint_completed():
