@@ -10,7 +10,8 @@ sends each tuple at once, and with segflow's default 50 ms every hop delays a ba
 to that much, which the thesis's M/M/1 model (equation 4.7) does not know. Configurations:
 
 * ``abs``: the aligned protocol (asynchronous barrier snapshots; restore from the last
-  complete global checkpoint; the spout regenerates from its position at its own rate);
+  complete global checkpoint; the spout catches up: what its schedule owed while the job
+  was down comes at once, as a queue's backlog would);
 * ``seg2``: segment backup with only the spout and the sink as connectors (the thesis's
   Flink baseline), ``seg3`` with node 4 too, ``seg4`` with nodes 3 and 5 (spread evenly).
 

@@ -21,8 +21,8 @@ def start(output, state, *extra, events="30000", rate="6000", parallelism=2):
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def complete_checkpoints(state_dir):
-    root = os.path.join(state_dir, "jobs", "windowed_counts")
+def complete_checkpoints(state_dir, job="windowed_counts"):
+    root = os.path.join(state_dir, "jobs", job)
     if not os.path.isdir(root):
         return []
     return sorted(int(d[4:]) for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "_COMPLETE")))

@@ -108,16 +108,26 @@ class StreamEnvironment:
         return self._source(f"read_csv({path})", lambda: src.CsvSource(path, delimiter, has_headers))
 
     def generate(self, make: Callable[[int], Any], count: int | None = None,
-                 rate: float | None = None) -> Stream:
+                 rate: float | None = None, catch_up: bool = False) -> Stream:
         """Records ``make(0), make(1), ...`` (``count`` of them, or without end), spread over
-        the replicas; ``rate`` caps records per second. Deterministic, so replayable."""
+        the replicas; ``rate`` caps records per second. Deterministic, so replayable.
+
+        After a restore a paced generator resumes its schedule where its snapshot left it, as
+        if the job had not been down (Flink's rate-limited generators do the same). With
+        ``catch_up=True`` it behaves like a queue that kept filling while the job was down:
+        the records its schedule owed since the job first started come at once, then the rate
+        holds again (what a restore's recovery delay is measured against)."""
         if not callable(make):
             raise PipelineError("generate needs a function index -> record")
         if count is not None and count < 0:
             raise PipelineError(f"generate: count must be >= 0, got {count}")
         if rate is not None and rate <= 0:
             raise PipelineError(f"generate: rate must be > 0 records/s, got {rate}")
-        return self._source("generate", lambda: src.GeneratorSource(make, count, rate), expected=count)
+        if catch_up and rate is None:
+            raise PipelineError("generate: catch_up applies to a paced generator: give a rate, "
+                                "or drop catch_up (an unpaced generator always runs at full speed)")
+        return self._source("generate", lambda: src.GeneratorSource(make, count, rate, catch_up),
+                            expected=count)
 
     def read_redis_stream(self, url: str, stream: str | list[str], until: str | None = None,
                           count: int | None = None, rate: float | None = None) -> Stream:

@@ -325,12 +325,24 @@ class CsvSource(TextFileSource):
 
 
 class Pace:
-    """Caps one source replica at ``rate`` records per second (``None``: no cap). A restored
-    source passes what it had produced, and goes on at its rate as if it had never stopped."""
+    """Caps one source replica at ``rate`` records per second (``None``: no cap).
 
-    def __init__(self, rate: float | None, produced: int = 0):
+    A restored source passes what it had produced. By default its schedule resumes there, as
+    if the time it was down had not passed. Given ``since`` (the wall-clock time at which the
+    schedule began, kept in the source's state), it catches up instead: what the schedule
+    owed while the job was down may go at once, as a queue's backlog would."""
+
+    def __init__(self, rate: float | None, produced: int = 0, since: float | None = None):
         self.rate = rate
-        self.started = time.monotonic() - (produced / rate if rate else 0)
+        behind = produced / rate if rate else 0.0
+        if since is not None:
+            behind = max(behind, time.time() - since)
+        self.started = time.monotonic() - behind
+
+    @property
+    def since(self) -> float:
+        """The wall-clock time at which this schedule began (record 0 was due)."""
+        return time.time() - (time.monotonic() - self.started)
 
     def allowance(self, produced: int, want: int) -> int:
         """How many of ``want`` records may go now; 0 (after a short sleep) when none may."""
@@ -347,10 +359,12 @@ class GeneratorSource(SourceOperator):
     """Record ``i`` is ``make(i)``; replica ``r`` of ``n`` produces ``i = r, r + n, ...``.
 
     Deterministic: the same ``count`` gives the same records whatever the parallelism.
-    ``count=None`` is unbounded; ``rate`` caps the records per second of the whole source.
+    ``count=None`` is unbounded; ``rate`` caps the records per second of the whole source;
+    ``catch_up`` makes a restored paced source produce what its schedule owed at once (see
+    :class:`Pace`), for which the state keeps when the schedule began (``since``).
     """
 
-    state_fields = ("next_index", "produced")
+    state_fields = ("next_index", "produced", "since")
     restored = False
 
     def spark_refusal(self) -> tuple[str, str] | None:
@@ -359,18 +373,23 @@ class GeneratorSource(SourceOperator):
         return ("a generator without a count never ends",
                 "give generate(..., count=N) for a bounded run, or run the stream on the segflow engine")
 
-    def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None):
+    def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None,
+                 catch_up: bool = False):
         self.make = make
         self.count = count
         self.rate = rate
+        self.catch_up = catch_up
         self.next_index = 0
         self.produced = 0
+        self.since: float | None = None
 
     def open(self, ctx) -> None:
         super().open(ctx)
         if not self.restored:
             self.next_index = ctx.index
-        self.pace = Pace(self.rate / ctx.replicas if self.rate else None, self.produced)
+        self.pace = Pace(self.rate / ctx.replicas if self.rate else None, self.produced,
+                         self.since if self.catch_up else None)
+        self.since = self.pace.since
 
     def restore(self, state: dict) -> None:
         super().restore(state)
