@@ -1,13 +1,17 @@
 """Benchmark (not a test): seed 004's experiment (§5.2) on segflow's worker processes.
 
-A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout, five
-all-pass filter bolts, a sink). Rates are the thesis's (arrival 30 tuples/s at the spout,
-service 80 tuples/s at every bolt, a barrier per 25 tuples) times ``--scale`` (default
+A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout and six
+all-pass filter bolts, the last one the sink). Rates are the thesis's (arrival 30 tuples/s at the spout,
+service 80 tuples/s at every bolt, a barrier per 25 tuples; Poisson arrivals and exponential
+service times, its M/M/1 pipeline) times ``--scale`` (default
 10, so a run is short: 300/s in, 1.25 ms per tuple, a checkpoint interval of 25/300 s;
-``--scale 1`` is the thesis's own, where replaying outweighs restarting). Blocks hold records
-for a batch at most one inter-arrival time (``--batch-timeout``): the thesis's Storm topology
-sends each tuple at once, and with segflow's default 50 ms every hop delays a barrier by up
-to that much, which the thesis's M/M/1 model (equation 4.7) does not know. Configurations:
+``--scale 1`` is the thesis's own, where replaying outweighs restarting). Blocks send every
+record at once (``--batch-size 1``), as the thesis's Storm topology sends each tuple: with
+batches, a restored spout's backlog goes down the chain as one batch that each bolt finishes
+before the next may start, and with segflow's default (1,024 records or 50 ms) every hop
+delays a barrier by up to 50 ms; the thesis's M/M/1 model (equations 4.2 and 4.7) knows
+neither. ``--batch-size`` and ``--batch-timeout`` (default one inter-arrival time) measure
+batching's effect. Configurations:
 
 * ``abs``: the aligned protocol (asynchronous barrier snapshots; restore from the last
   complete global checkpoint; the spout catches up: what its schedule owed while the job
@@ -33,8 +37,10 @@ in the same run: the restart time until the first node runs (t^rr + t^rm) and th
 delay t^e (each hop's mean time less the M/M/1 sojourn of the node it reaches: for the
 recovery delay on the tuples, from the probes, batching included; for the windows on the
 barriers, from the blocks' checkpoint start delays in the web view, as a barrier is never
-held for a batch); the service time is the one the bolts sleep. The
-last line is one JSON object: ``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per
+held for a batch), and each connector's ack delay t^a (how much longer the next connector
+takes from its barrier to its acknowledgement than this one: the blocks' checkpoint ack
+delays less their start delays); the service time is the bolts' mean. The last line is
+one JSON object: ``abs_recovery_delay_s``, ``segment_recovery_delay_s`` (per
 connector count), ``segment_over_abs`` (four connectors over ABS; the issue's target is
 <= 0.5), the model's own ratio with and without the restart (``model_segment_over_abs``,
 ``model_segment_over_abs_without_restart``: what equation 4.2 allows at these rates) and
@@ -98,6 +104,7 @@ class Rates:
     """The experiment's rates, the thesis's times ``scale``."""
 
     scale: float
+    batch_size: int             # records a block sends at most in one batch
     batch_timeout: float        # seconds a block holds records for a batch
 
     @property
@@ -112,7 +119,8 @@ class Rates:
 
 def start(rates: Rates, state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
     args = [SEGFLOW, "run", JOB, "-p", f"output={out}", "-p", f"probe={probe}", "-p", f"rate={rates.arrival}",
-            "-p", f"service={rates.service}", "-p", f"batch_timeout={rates.batch_timeout}",
+            "-p", f"service={rates.service}", "-p", f"batch_size={rates.batch_size}",
+            "-p", f"batch_timeout={rates.batch_timeout}",
             "--checkpoint-protocol", protocol,
             "--checkpoint-interval", f"{BARRIER_EVERY / rates.arrival:.4f}", "--state", state, "--quiet"]
     if connectors:
@@ -156,6 +164,7 @@ class WindowSampler:
     def __init__(self, process: subprocess.Popen, every: float = 0.02):
         self.samples: dict[int, list[int]] = collections.defaultdict(list)
         self.start_delays: dict[int, list[float]] = collections.defaultdict(list)     # block -> seconds
+        self.persist: dict[int, list[float]] = collections.defaultdict(list)          # block -> seconds
         self.every = every
         threading.Thread(target=self._run, args=(process,), daemon=True).start()
 
@@ -177,12 +186,21 @@ class WindowSampler:
                 for block in job["blocks"]:
                     if block["window"] is not None:
                         self.samples[block["id"]].append(block["window"]["records"])
-                    if block["checkpoint_start_delay_ms"] is not None:
-                        self.start_delays[block["id"]].append(block["checkpoint_start_delay_ms"] / 1000)
+                    start, ack = block["checkpoint_start_delay_ms"], block["checkpoint_ack_delay_ms"]
+                    if start is not None:
+                        self.start_delays[block["id"]].append(start / 1000)
+                    if start is not None and ack is not None:
+                        self.persist[block["id"]].append((ack - start) / 1000)
             time.sleep(self.every)
 
     def means(self) -> dict[int, float]:
         return {block: mean(values) for block, values in self.samples.items() if values}
+
+    def persist_times(self) -> dict[int, float]:
+        """Block -> mean seconds from a checkpoint's barrier at the block to its acknowledgement
+        at the coordinator (its ack delay less its start delay: alignment, the snapshot's and,
+        at a connector, the window part's write, one message)."""
+        return {block: mean(values) for block, values in self.persist.items() if values}
 
     def barrier_hops(self) -> dict[int, float]:
         """Node -> mean seconds a checkpoint's barrier took from the node before it (the
@@ -282,7 +300,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
             "hops": {n: mean(d) for n, d in hop_delays(before).items() if d},
-            "barrier_hops": sampler.barrier_hops(),
+            "barrier_hops": sampler.barrier_hops(), "persist": sampler.persist_times(),
             "windows": windows, "snapshots": snapshots, "mean_windows": sampler.means()}
 
 
@@ -302,23 +320,38 @@ def edge_delay(rates: Rates, rounds: list[dict], hops: str) -> float:
     return max(0.0, measured)
 
 
-def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge: float) -> tuple[float, dict[int, float]]:
+def ack_delay(name: str, rounds: list[dict], connector: int) -> float:
+    """t^a of ``connector``'s window, measured: a window part enters the pending window when
+    its own connector's snapshot is acknowledged and leaves when the next connector's is, so
+    beyond the barrier's way between them it waits for how much longer the next connector
+    takes from its barrier to its acknowledgement than this one (an intermediate connector
+    also writes its own window part; the sink writes none, so that difference can be < 0)."""
+    nodes = CONFIGS[name][1]
+    here, there = block_of(connector), block_of(min(n for n in nodes if n > connector))
+    persist = [r["persist"] for r in rounds if here in r["persist"] and there in r["persist"]]
+    if not persist:
+        raise RuntimeError(f"{name}: no acknowledgement delays of blocks {here} and {there} were measured: "
+                           "give the runs more time (--run)")
+    return mean([p[there] - p[here] for p in persist])
+
+
+def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge: float,
+              acks: dict[int, float]) -> tuple[float, dict[int, float]]:
     """Equations 4.2 and 4.7 with this run's inputs. A recovery replays tuples, so 4.2
     takes the tuples' edge delay; a window part waits for its version's barrier to reach
     the next connector, and a barrier never waits for a batch (it flushes the one being
     filled and goes at once), so 4.7 takes the barriers' (the blocks' checkpoint start
-    delays, one after the other). The ack delay is 0: a window part enters
-    the pending window when its own connector's snapshot is acknowledged and leaves when the
-    next connector's is, so the sender's and the receiver's acknowledgement times (both a
-    snapshot written to the store and one message) cancel. Read and write per tuple are 0
-    too: the store is written once per version off the record path, and a replay reads a
-    whole version in one call, far below a bolt's 1.25 ms a tuple."""
+    delays, one after the other) and each connector's measured ack delay ``acks`` (see
+    :func:`ack_delay`). Read and write per tuple are 0: the store is written once per
+    version off the record path, and a replay reads a whole version in one call, far below
+    a bolt's 1.25 ms a tuple."""
     _, connectors = CONFIGS[name]
     chain = pipeline(rates, connectors)
     delays = Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
                     recover_response=restart, recover_misc=0.0)
     barriers = dataclasses.replace(delays, edge=barrier_edge)
-    windows = {c: pending_window(chain, barriers, c) for c in connectors if c != NODES}
+    windows = {c: pending_window(chain, dataclasses.replace(barriers, ack=acks.get(c, 0.0)), c)
+               for c in connectors if c != NODES}
     return recovery_delay(chain, delays), windows
 
 
@@ -328,9 +361,12 @@ def main() -> None:
     parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
     parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 4 + 5 s (a smoke run)")
+    parser.add_argument("--batch-size", type=int, default=1, metavar="N",
+                        help="records a block sends at most in one batch (default 1: the thesis's tuple-at-a-time "
+                             "Storm topology; segflow's own default is 1024)")
     parser.add_argument("--batch-timeout", type=float, default=None, metavar="S",
-                        help="how long a block holds records for a batch (default: one inter-arrival time, "
-                             "close to the thesis's tuple-at-a-time Storm topology; segflow's own default is 0.05)")
+                        help="how long a block holds records for a batch when --batch-size > 1 (default: one "
+                             "inter-arrival time; segflow's own default is 0.05)")
     parser.add_argument("--scale", type=float, default=10.0,
                         help="the thesis's rates times this (1: its own 30 tuples/s in, 80/s service)")
     args = parser.parse_args()
@@ -338,7 +374,10 @@ def main() -> None:
         parser.error(f"--scale must be > 0, got {args.scale}")
     if args.batch_timeout is not None and args.batch_timeout <= 0:
         parser.error(f"--batch-timeout must be > 0, got {args.batch_timeout}")
-    rates = Rates(args.scale, args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale))
+    if args.batch_size < 1:
+        parser.error(f"--batch-size must be >= 1, got {args.batch_size}")
+    timeout = args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale)
+    rates = Rates(args.scale, args.batch_size, timeout)
     if args.quick:
         args.rounds, args.run, args.after = 2, 4.0, 5.0
     results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
@@ -351,10 +390,13 @@ def main() -> None:
           f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12}")
     every_round = [r for rounds in results.values() for r in rounds]
     edge, barrier_edge = edge_delay(rates, every_round, "hops"), edge_delay(rates, every_round, "barrier_hops")
+    acks: dict[str, dict[int, float]] = {}
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
-        model_delay, model_windows = predicted(rates, name, restart, edge, barrier_edge)
-        if CONFIGS[name][0] != "segment":
+        segment = CONFIGS[name][0] == "segment"
+        acks[name] = {c: ack_delay(name, rounds, c) for c in CONFIGS[name][1] if c != NODES} if segment else {}
+        model_delay, model_windows = predicted(rates, name, restart, edge, barrier_edge, acks[name])
+        if not segment:
             model_windows = {}                     # ABS keeps no pending windows to compare
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
         for n in range(1, NODES + 1):
@@ -382,7 +424,7 @@ def main() -> None:
     abs_delay = summary["abs"]["recovery_delay_s"]
     print(json.dumps({
         "rounds": args.rounds, "scale": args.scale, "rate": rates.arrival, "service_per_s": 1 / rates.service,
-        "batch_timeout_s": round(rates.batch_timeout, 5),
+        "batch_size": rates.batch_size, "batch_timeout_s": round(rates.batch_timeout, 5),
         "barrier_every": BARRIER_EVERY,
         "abs_recovery_delay_s": abs_delay,
         "segment_recovery_delay_s": {str(len(CONFIGS[n][1])): summary[n]["recovery_delay_s"]
@@ -393,9 +435,11 @@ def main() -> None:
         "model_max_rel_error_window": round(max(window_errors), 3),
         "model_segment_over_abs": round(summary["seg4"]["model_recovery_delay_s"]
                                         / summary["abs"]["model_recovery_delay_s"], 3),
-        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge, barrier_edge)[0]
-                                                        / predicted(rates, "abs", 0.0, edge, barrier_edge)[0], 3),
+        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge, barrier_edge, {})[0]
+                                                        / predicted(rates, "abs", 0.0, edge, barrier_edge, {})[0], 3),
         "edge_delay_ms": {"tuples": round(1000 * edge, 2), "barriers": round(1000 * barrier_edge, 2)},
+        "ack_delay_ms": {name: {str(c): round(1000 * a, 2) for c, a in by_node.items()}
+                         for name, by_node in acks.items() if by_node},
         "configs": summary}))
 
 

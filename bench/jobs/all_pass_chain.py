@@ -1,15 +1,19 @@
-"""Seed 004's experiment topology: a linear chain of seven nodes (a generator spout, five
-all-pass filter bolts, a sink), each hop a network exchange so every node is its own
-block. Every bolt takes ``service`` seconds per tuple (slept, like I/O-bound work, so the
-nodes of one worker process do not contend for the interpreter) and appends
+"""Seed 004's experiment topology: a linear chain of seven nodes (a generator spout and six
+all-pass filter bolts, the last of which writes the output), each hop a network exchange so
+every node is its own block. As in the thesis's experiment (§4.3: a pipeline of M/M/1 queues), the spout emits
+as a Poisson process of ``rate`` and every bolt takes an exponentially distributed time per
+tuple with mean ``service`` (slept, like I/O-bound work, so the nodes of one worker process
+do not contend for the interpreter; seeded per node). Every bolt appends
 ``node index unix-time`` for each tuple to ``probe`` (unbuffered: the lines survive a
 SIGKILL), which is how bench/segment_backup.py sees when each node first operates on
-input newer than before a failure (the thesis's Definition 1). ``batch_timeout``: how long
-a block holds records for a batch (segflow's default 50 ms; the thesis's Storm topology
-sends each tuple at once). The spout catches up after a restore (``catch_up``): the tuples
-that arrived while the job was down wait as a backlog, as the thesis's recovery-delay model
-(equation 4.2) has the restored nodes work through what is pending at their service rate."""
+input newer than before a failure (the thesis's Definition 1). ``batch_size`` and
+``batch_timeout``: how many records a block sends at most in one batch, and how long it holds
+them (segflow's defaults 1,024 and 50 ms; the thesis's Storm topology sends each tuple at
+once). The spout catches up after a restore (``catch_up``): the tuples that arrived while
+the job was down wait as a backlog, as the thesis's recovery-delay model (equation 4.2) has
+the restored nodes work through what is pending at their service rate."""
 import os
+import random
 import time
 
 from segflow import BatchMode
@@ -20,22 +24,26 @@ NODES = 7
 class Probe:
     def __init__(self, node: int, service: float, path: str):
         self.node, self.service, self.path = node, service, path
-        self.fd = None
+        self.fd = self.times = None
 
     def __getstate__(self):
-        return {"node": self.node, "service": self.service, "path": self.path, "fd": None}
+        return {"node": self.node, "service": self.service, "path": self.path, "fd": None, "times": None}
 
     def __call__(self, x):
         if self.fd is None:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        time.sleep(self.service)
+            self.times = random.Random(self.node)
+        if self.service:
+            time.sleep(self.times.expovariate(1 / self.service))
         os.write(self.fd, f"{self.node} {x} {time.time():.6f}\n".encode())
         return True
 
 
-def build(env, output, probe, events="1000000", rate="300", service="0.00125", batch_timeout="0.05"):
-    stream = env.generate(lambda i: i, count=int(events), rate=float(rate), catch_up=True).batch_mode(
-        BatchMode.adaptive(1024, float(batch_timeout)))
-    for node in range(2, NODES):
+def build(env, output, probe, events="1000000", rate="300", service="0.00125", batch_size="1024",
+          batch_timeout="0.05"):
+    stream = env.generate(lambda i: i, count=int(events), rate=float(rate), catch_up=True,
+                          arrivals="poisson").batch_mode(
+        BatchMode.adaptive(int(batch_size), float(batch_timeout)))
+    for node in range(2, NODES + 1):
         stream = stream.shuffle().filter(Probe(node, float(service), probe))
-    stream.shuffle().filter(Probe(NODES, 0.0, probe)).map(str).write_text(output)
+    stream.map(str).write_text(output)

@@ -111,6 +111,8 @@ def test_windows_with_nonpositive_sizes_are_refused(make, message):
     (lambda env: env.generate(str, count=-1), "count must be >= 0"),
     (lambda env: env.generate(str, rate=0), "rate must be > 0"),
     (lambda env: env.generate(str, count=5, catch_up=True), "catch_up applies to a paced generator: give a rate"),
+    (lambda env: env.generate(str, rate=5, arrivals="bursty"), "arrivals must be one of steady, poisson, got 'bursty'"),
+    (lambda env: env.generate(str, count=5, arrivals="poisson"), "spaces a paced generator's records: give a rate"),
     (lambda env: env.from_iterable([1]).split(0), "split needs an integer >= 1"),
     (lambda env: env.from_iterable([1]).max_parallelism(0), "max_parallelism needs an integer >= 1"),
     (lambda env: env.from_iterable([1]).batch_mode("fast"), r"BatchMode.fixed\(n\)"),

@@ -2,12 +2,15 @@
 and CSV files split by byte ranges, and the deterministic, rate-limited generator."""
 import csv
 import json
+import math
+import statistics
 import time
 
 import pytest
 from conftest import bag, run
 from hypothesis import given, settings, strategies as st
 
+import segflow.runtime.operators.sources as sources
 from segflow.runtime.operators.sources import BadInputLine, LineReader, plain_rows
 
 
@@ -139,6 +142,56 @@ def test_the_generator_rate_is_for_the_whole_source(parallelism):
     elapsed = time.monotonic() - started
     assert sorted(got, key=int) == [str(i) for i in range(60)]
     assert 0.5 <= elapsed < 5
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_a_poisson_generator_gives_every_record_at_its_mean_rate(parallelism):
+    started = time.monotonic()
+    got = run(lambda env: env.generate(str, count=300, rate=400, arrivals="poisson"), parallelism)
+    elapsed = time.monotonic() - started
+    assert sorted(got, key=int) == [str(i) for i in range(300)]
+    assert 0.4 <= elapsed < 5, elapsed
+
+
+class FakeClock:
+    """Stands for the time module in the sources' module: sleeping moves the clock."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+    def time(self):
+        return 1.7e9 + self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def arrival_gaps(monkeypatch, arrivals, seconds=30.0, rate=100.0):
+    """The gaps between the records a paced source lets go, polled every millisecond."""
+    clock = FakeClock()
+    monkeypatch.setattr(sources, "time", clock)
+    pace, produced, times = sources.Pace(rate, arrivals=arrivals, seed=7), 0, []
+    while clock.now < seconds:
+        n = pace.allowance(produced, 1000)
+        produced += n
+        times += [clock.now] * n
+        clock.now += 0.001
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+def test_poisson_arrivals_have_exponential_gaps_and_steady_ones_even_gaps(monkeypatch):
+    poisson = arrival_gaps(monkeypatch, "poisson")
+    mean = statistics.fmean(poisson)
+    assert 0.009 <= mean <= 0.011, mean
+    assert 0.9 <= statistics.pstdev(poisson) / mean <= 1.1        # an exponential's spread equals its mean
+    assert sum(g < 0.005 for g in poisson) / len(poisson) == pytest.approx(1 - math.exp(-0.5), abs=0.04)
+    steady = arrival_gaps(monkeypatch, "steady")
+    assert statistics.fmean(steady) == pytest.approx(0.01, abs=0.0005)
+    assert statistics.pstdev(steady) < 0.001
+    assert arrival_gaps(monkeypatch, "poisson") == poisson          # seeded: a run's schedule repeats
 
 
 JSON_LINES = ['{"id": 1, "tags": ["a"]}', "", '  ', "[2, 3]", '"four"', "5.5", "null", '{"nested": {"x": "é"}}']

@@ -2,7 +2,7 @@
 import pytest
 from prometheus_client import CollectorRegistry
 
-from segflow.coordinator.checkpoints import CheckpointTracker, per_block_start_delays
+from segflow.coordinator.checkpoints import BlockDelays, CheckpointTracker, slowest_per_block
 from segflow.observability.metrics import CheckpointMetrics
 
 REPLICAS = {(0, 0), (0, 1), (1, 0)}
@@ -105,8 +105,29 @@ def test_start_delays_are_set_against_the_ask_and_summed_up_per_block_by_the_slo
     outcome = t.ack(1, (1, 0), True, 1, 0, "", now=0.2, barrier_at=0.0)   # had finished: no barrier
     assert outcome.complete
     assert outcome.start_delays == {(0, 0): pytest.approx(0.002), (0, 1): 0.0}
-    assert per_block_start_delays(outcome.start_delays) == {0: pytest.approx(0.002)}
-    assert per_block_start_delays({(3, 0): 0.5, (3, 1): 0.25, (4, 0): 0.75}) == {3: 0.5, 4: 0.75}
+    assert slowest_per_block(outcome.start_delays) == {0: pytest.approx(0.002)}
+    assert slowest_per_block({(3, 0): 0.5, (3, 1): 0.25, (4, 0): 0.75}) == {3: 0.5, 4: 0.75}
+
+
+def test_ack_delays_run_from_the_ask_to_each_acknowledgement_finished_replicas_included():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
+    t.trigger(now=10.0, asked_at=1000.0)
+    t.ack(1, (0, 0), True, 1, 0, "", now=10.03, barrier_at=1000.002)
+    t.ack(1, (0, 1), True, 1, 0, "", now=10.05, barrier_at=1000.001)
+    outcome = t.ack(1, (1, 0), True, 1, 0, "", now=10.01, barrier_at=0.0)
+    assert outcome.ack_delays == {(0, 0): pytest.approx(0.03), (0, 1): pytest.approx(0.05), (1, 0): pytest.approx(0.01)}
+    delays = BlockDelays.of(outcome)
+    assert delays.ack == {0: pytest.approx(0.05), 1: pytest.approx(0.01)}
+    assert delays.start == {0: pytest.approx(0.002)}
+    assert BlockDelays.of(None) == BlockDelays({}, {})
+
+
+def test_a_failed_acknowledgement_leaves_no_ack_delay():
+    t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
+    t.trigger(now=0.0, asked_at=1000.0)
+    t.ack(1, (0, 0), True, 1, 0, "", now=0.1, barrier_at=1000.0)
+    failed = t.ack(1, (0, 1), False, 0, 0, "store down", now=0.2, barrier_at=1000.0)
+    assert not failed.complete and failed.ack_delays == {(0, 0): pytest.approx(0.1)}
 
 
 def test_a_round_asked_without_a_wall_clock_time_has_no_start_delays():

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter
 
 from segflow.checkpoint.segment_plan import WindowSize
+from segflow.coordinator.checkpoints import BlockDelays
 from segflow.coordinator.job_view import JobView, LiveState
 from segflow.coordinator.state import ReplicaReport
 from segflow.observability.history import CheckpointEntry, JobHistory, RecoveryEntry
@@ -147,9 +148,11 @@ def test_starting_a_server_asks_no_name_service(monkeypatch):
         assert _get(f"http://127.0.0.5:{port}/healthz")[0] == 200
 
 
-def test_a_blocks_checkpoint_start_delay_is_shown_in_milliseconds_once_a_checkpoint_completed():
+def test_a_blocks_checkpoint_delays_are_shown_in_milliseconds_once_a_checkpoint_completed():
     view = JobView(_graph(), "demo", "aligned", 1.0, set())
     live = _live({(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1})
-    assert [b["checkpoint_start_delay_ms"] for b in view.render(live, JobHistory(), 1.0)["blocks"]] == [None, None]
-    timed = dataclasses.replace(live, start_delays={0: 0.0004, 1: 0.0123})
-    assert [b["checkpoint_start_delay_ms"] for b in view.render(timed, JobHistory(), 2.0)["blocks"]] == [0.4, 12.3]
+    blocks = view.render(live, JobHistory(), 1.0)["blocks"]
+    assert [(b["checkpoint_start_delay_ms"], b["checkpoint_ack_delay_ms"]) for b in blocks] == [(None, None)] * 2
+    timed = dataclasses.replace(live, delays=BlockDelays({0: 0.0004, 1: 0.0123}, {0: 0.0051, 1: 0.02}))
+    blocks = view.render(timed, JobHistory(), 2.0)["blocks"]
+    assert [(b["checkpoint_start_delay_ms"], b["checkpoint_ack_delay_ms"]) for b in blocks] == [(0.4, 5.1), (12.3, 20.0)]

@@ -82,6 +82,8 @@ def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
     assert browser.find_element(By.ID, "no-checkpoints").is_displayed() is False
     delays = [_cell(browser, b.id, "start-delay") for b in graph.blocks]
     assert all(re.fullmatch(r"\d+\.\d", d) for d in delays), f"a block without a checkpoint start delay: {delays}"
+    acks = [_cell(browser, b.id, "ack-delay") for b in graph.blocks]
+    assert all(re.fullmatch(r"\d+\.\d", d) for d in acks), f"a block without a checkpoint ack delay: {acks}"
     assert process.poll() is None, "the job ended before the checks: raise EVENTS"
 
     folder = os.environ.get("SEGFLOW_SCREENSHOTS") or str(tmp_path)

@@ -108,7 +108,7 @@ class StreamEnvironment:
         return self._source(f"read_csv({path})", lambda: src.CsvSource(path, delimiter, has_headers))
 
     def generate(self, make: Callable[[int], Any], count: int | None = None,
-                 rate: float | None = None, catch_up: bool = False) -> Stream:
+                 rate: float | None = None, catch_up: bool = False, arrivals: str = "steady") -> Stream:
         """Records ``make(0), make(1), ...`` (``count`` of them, or without end), spread over
         the replicas; ``rate`` caps records per second. Deterministic, so replayable.
 
@@ -116,7 +116,11 @@ class StreamEnvironment:
         if the job had not been down (Flink's rate-limited generators do the same). With
         ``catch_up=True`` it behaves like a queue that kept filling while the job was down:
         the records its schedule owed since the job first started come at once, then the rate
-        holds again (what a restore's recovery delay is measured against)."""
+        holds again (what a restore's recovery delay is measured against).
+
+        ``arrivals="poisson"`` spaces a paced generator's records as a Poisson process of
+        ``rate`` (exponential gaps, seeded per replica) instead of evenly, as queueing models
+        and load tests assume."""
         if not callable(make):
             raise PipelineError("generate needs a function index -> record")
         if count is not None and count < 0:
@@ -126,7 +130,11 @@ class StreamEnvironment:
         if catch_up and rate is None:
             raise PipelineError("generate: catch_up applies to a paced generator: give a rate, "
                                 "or drop catch_up (an unpaced generator always runs at full speed)")
-        return self._source("generate", lambda: src.GeneratorSource(make, count, rate, catch_up),
+        if arrivals not in src.ARRIVALS:
+            raise PipelineError(f"generate: arrivals must be one of {', '.join(src.ARRIVALS)}, got {arrivals!r}")
+        if arrivals != "steady" and rate is None:
+            raise PipelineError(f"generate: arrivals={arrivals!r} spaces a paced generator's records: give a rate")
+        return self._source("generate", lambda: src.GeneratorSource(make, count, rate, catch_up, arrivals),
                             expected=count)
 
     def read_redis_stream(self, url: str, stream: str | list[str], until: str | None = None,

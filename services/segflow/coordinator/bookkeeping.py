@@ -30,7 +30,7 @@ from ..runtime.elements import FINAL_CHECKPOINT
 from ..settings import CheckpointSettings
 from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
-from .checkpoints import CheckpointTracker, Outcome, first_checkpoint_id, per_block_start_delays
+from .checkpoints import BlockDelays, CheckpointTracker, Outcome, first_checkpoint_id
 from .cleanup import StoreCleanup
 from .segment_backup import SegmentBackup
 
@@ -163,7 +163,7 @@ class CheckpointBookkeeping:
         if self.metrics is not None:
             self.metrics.ended(outcome)
             if outcome.complete:
-                self.metrics.start_delays(per_block_start_delays(outcome.start_delays))
+                self.metrics.block_delays(BlockDelays.of(outcome))
         checkpoint_id = outcome.checkpoint_id
         savepoint = outcome.complete and checkpoint_id != FINAL_CHECKPOINT and \
             (checkpoint_id in self.savepoints or self._periodic_savepoint_due())
@@ -306,11 +306,9 @@ class CheckpointBookkeeping:
         return f"checkpoint {self.restore_id}" if self.restore_id else ""
 
     # ------------------------------------------------------------ reports
-    def start_delays(self) -> dict[int, float]:
-        """Per block, the last complete checkpoint's longest time from the ask to a replica's
-        first barrier (Flink's "start delay": a barrier queued behind records shows here)."""
-        complete = self.tracker.last_complete
-        return per_block_start_delays(complete.start_delays) if complete is not None else {}
+    def block_delays(self) -> BlockDelays:
+        """The last complete checkpoint's start and acknowledgement delays per block."""
+        return BlockDelays.of(self.tracker.last_complete)
 
     def window_sizes(self) -> dict[int, WindowSize]:
         return self.segment.window_sizes() if self.segment is not None else {}

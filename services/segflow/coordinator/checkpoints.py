@@ -20,6 +20,7 @@ class Round:
     bytes: int = 0
     alignment: float = 0.0
     start_delays: dict = field(default_factory=dict)
+    ack_delays: dict = field(default_factory=dict)
     error: str = ""
 
 
@@ -32,6 +33,7 @@ class Outcome:
     alignment: float
     error: str = ""
     start_delays: dict = field(default_factory=dict)     # replica -> seconds from the ask to its first barrier
+    ack_delays: dict = field(default_factory=dict)       # replica -> seconds from the ask to its acknowledgement
 
 
 class CheckpointTracker:
@@ -85,6 +87,7 @@ class CheckpointTracker:
         current.acked.add(replica)
         current.bytes += size
         current.alignment = max(current.alignment, alignment)
+        current.ack_delays[replica] = now - current.started
         if barrier_at and current.asked_at:
             current.start_delays[replica] = max(0.0, barrier_at - current.asked_at)
         if current.acked >= self.replicas:
@@ -101,7 +104,7 @@ class CheckpointTracker:
         current = self.current
         assert current is not None
         outcome = Outcome(current.checkpoint_id, not error, now - current.started, current.bytes,
-                          current.alignment, error, current.start_delays)
+                          current.alignment, error, current.start_delays, current.ack_delays)
         self.current = None
         self.last_end = now
         self.history.append(outcome)
@@ -110,12 +113,29 @@ class CheckpointTracker:
         return outcome
 
 
-def per_block_start_delays(start_delays: dict) -> dict[int, float]:
+def slowest_per_block(delays: dict) -> dict[int, float]:
     """``(block, replica) -> seconds`` to each block's slowest replica."""
     blocks: dict[int, float] = {}
-    for (block, _replica), seconds in start_delays.items():
+    for (block, _replica), seconds in delays.items():
         blocks[block] = max(blocks.get(block, 0.0), seconds)
     return blocks
+
+
+@dataclass(frozen=True)
+class BlockDelays:
+    """Per block, the slowest replica of a complete checkpoint: seconds from the ask to its
+    first barrier (``start``, Flink's "start delay": a barrier queued behind records shows
+    here) and to its acknowledgement at the coordinator (``ack``, Flink's "end to end
+    duration": the start delay, the alignment and the snapshot's write)."""
+
+    start: dict = field(default_factory=dict)
+    ack: dict = field(default_factory=dict)
+
+    @staticmethod
+    def of(outcome: Outcome | None) -> "BlockDelays":
+        if outcome is None:
+            return BlockDelays()
+        return BlockDelays(slowest_per_block(outcome.start_delays), slowest_per_block(outcome.ack_delays))
 
 
 REVISION_IDS = 2 ** 32

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..observability.history import JobHistory
 from ..observability.rates import RateMeter
 from ..plan.graph import JobGraph
+from .checkpoints import BlockDelays
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,11 @@ class LiveState:
     loads: dict             # (block, replica) -> state.ReplicaReport
     windows: dict           # connector block -> WindowSize (segment backup)
     workers: list           # [(name, pid, finished, metrics address)]
-    start_delays: dict = field(default_factory=dict)     # block -> seconds, the last complete checkpoint
+    delays: BlockDelays = field(default_factory=BlockDelays)     # the last complete checkpoint's, per block
+
+
+def milliseconds(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
 
 
 class JobView:
@@ -69,8 +74,8 @@ class JobView:
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
                            "blocked_seconds": round(blocked[b], 3),
-                           "checkpoint_start_delay_ms": round(live.start_delays[b] * 1000, 2)
-                           if b in live.start_delays else None,
+                           "checkpoint_start_delay_ms": milliseconds(live.delays.start.get(b)),
+                           "checkpoint_ack_delay_ms": milliseconds(live.delays.ack.get(b)),
                            "latency_ms": round(latency.get(b, 0.0) * 1000, 2) if block["final"] else None,
                            "window": None if window is None else {
                                "versions": window.versions, "bytes": window.bytes, "records": window.records,

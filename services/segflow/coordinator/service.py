@@ -40,6 +40,7 @@ from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
 from .bookkeeping import CheckpointBookkeeping, NoIntactCheckpoint
+from .checkpoints import BlockDelays
 from .job_view import JobView, LiveState
 from .parent import watch_parent
 from .spawner import WorkerSpawner
@@ -405,7 +406,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                              state.replica_loads(), book.window_sizes() if book else {},
                              [(w.name, w.pid, w.finished, w.metrics_address)
                               for w in sorted(state.workers.values(), key=lambda w: w.name)],
-                             book.start_delays() if book else {})
+                             book.block_delays() if book else BlockDelays())
             return self.view.render(live, self.history, time.monotonic())
 
     def Watch(self, request, context):

@@ -85,6 +85,10 @@ class CheckpointMetrics:
         self.start_delay = Gauge("segflow_checkpoint_start_delay_seconds",
                                  "From the coordinator's ask to the checkpoint's first barrier at the block's slowest "
                                  "replica, in the last complete checkpoint", ["block", "operator"], registry=registry)
+        self.ack_delay = Gauge("segflow_checkpoint_ack_delay_seconds",
+                               "From the coordinator's ask to the acknowledgement of the block's slowest replica "
+                               "(its snapshot durable), in the last complete checkpoint", ["block", "operator"],
+                               registry=registry)
         self.size = Gauge("segflow_checkpoint_bytes", "Size of the last complete checkpoint", registry=registry)
         self.last = Gauge("segflow_last_checkpoint_id", "Id of the last complete checkpoint", registry=registry)
         self.recoveries = Counter("segflow_recoveries", "Recoveries from a lost worker", registry=registry)
@@ -109,10 +113,11 @@ class CheckpointMetrics:
             self.window_records.labels(*labels).set(size.records)
             self.truncation_lag.labels(*labels).set(size.truncation_lag)
 
-    def start_delays(self, blocks: dict[int, float]) -> None:
-        """A complete checkpoint's start delay per block (seconds)."""
-        for block, seconds in blocks.items():
-            self.start_delay.labels(str(block), self.names.get(block, "")).set(seconds)
+    def block_delays(self, delays) -> None:
+        """A complete checkpoint's start and acknowledgement delays per block (seconds)."""
+        for gauge, blocks in ((self.start_delay, delays.start), (self.ack_delay, delays.ack)):
+            for block, seconds in blocks.items():
+                gauge.labels(str(block), self.names.get(block, "")).set(seconds)
 
     def ended(self, outcome) -> None:
         self.outcomes.labels("complete" if outcome.complete else "failed").inc()

@@ -121,6 +121,7 @@ function render(job) {
     [b.records_in.toLocaleString("en-US"), "records-in"], [b.inbox, "inbox"], [b.blocked_seconds.toFixed(2), "blocked"],
     b.latency_ms === null ? "" : b.latency_ms.toFixed(1),
     [b.checkpoint_start_delay_ms === null ? "" : b.checkpoint_start_delay_ms.toFixed(1), "start-delay"],
+    [b.checkpoint_ack_delay_ms === null ? "" : b.checkpoint_ack_delay_ms.toFixed(1), "ack-delay"],
     b.window === null ? "" : b.window.versions + " versions, " + human(b.window.records) + " records, "
       + bytes(b.window.bytes),
   ], { "data-block": b.id, "title": b.operators, "class": underPressure(b) ? "pressure" : "" })));

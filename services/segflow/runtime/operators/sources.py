@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import random
 import re
 import time
 from itertools import islice, repeat
@@ -324,20 +325,32 @@ class CsvSource(TextFileSource):
         self.restored = True
 
 
+ARRIVALS = ("steady", "poisson")
+
+
 class Pace:
     """Caps one source replica at ``rate`` records per second (``None``: no cap).
+
+    ``arrivals``: ``"steady"`` spaces the records evenly; ``"poisson"`` draws the gaps
+    between them from an exponential distribution (a Poisson process, as queueing models
+    assume; seeded by ``seed``, so a run's schedule repeats). A Poisson process has no
+    memory, so a restored schedule draws on from where it resumes.
 
     A restored source passes what it had produced. By default its schedule resumes there, as
     if the time it was down had not passed. Given ``since`` (the wall-clock time at which the
     schedule began, kept in the source's state), it catches up instead: what the schedule
     owed while the job was down may go at once, as a queue's backlog would."""
 
-    def __init__(self, rate: float | None, produced: int = 0, since: float | None = None):
+    def __init__(self, rate: float | None, produced: int = 0, since: float | None = None,
+                 arrivals: str = "steady", seed: int = 0):
         self.rate = rate
         behind = produced / rate if rate else 0.0
         if since is not None:
             behind = max(behind, time.time() - since)
         self.started = time.monotonic() - behind
+        self.gaps = random.Random(seed) if rate and arrivals == "poisson" else None
+        if self.gaps is not None:
+            self.due = produced / rate + self.gaps.expovariate(rate)     # schedule time of the next record
 
     @property
     def since(self) -> float:
@@ -348,9 +361,18 @@ class Pace:
         """How many of ``want`` records may go now; 0 (after a short sleep) when none may."""
         if self.rate is None:
             return want
-        allowed = int((time.monotonic() - self.started) * self.rate) - produced
+        elapsed = time.monotonic() - self.started
+        if self.gaps is None:
+            allowed = int(elapsed * self.rate) - produced
+            wait = (produced + 1) / self.rate - elapsed
+        else:
+            allowed = 0
+            while allowed < want and self.due <= elapsed:
+                allowed += 1
+                self.due += self.gaps.expovariate(self.rate)
+            wait = self.due - elapsed
         if allowed <= 0:
-            time.sleep(min(0.01, 1 / self.rate))
+            time.sleep(min(0.01, wait))
             return 0
         return min(want, allowed)
 
@@ -361,7 +383,8 @@ class GeneratorSource(SourceOperator):
     Deterministic: the same ``count`` gives the same records whatever the parallelism.
     ``count=None`` is unbounded; ``rate`` caps the records per second of the whole source;
     ``catch_up`` makes a restored paced source produce what its schedule owed at once (see
-    :class:`Pace`), for which the state keeps when the schedule began (``since``).
+    :class:`Pace`), for which the state keeps when the schedule began (``since``);
+    ``arrivals`` spaces the records evenly or as a Poisson process (seeded by the replica).
     """
 
     state_fields = ("next_index", "produced", "since")
@@ -374,11 +397,12 @@ class GeneratorSource(SourceOperator):
                 "give generate(..., count=N) for a bounded run, or run the stream on the segflow engine")
 
     def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None,
-                 catch_up: bool = False):
+                 catch_up: bool = False, arrivals: str = "steady"):
         self.make = make
         self.count = count
         self.rate = rate
         self.catch_up = catch_up
+        self.arrivals = arrivals
         self.next_index = 0
         self.produced = 0
         self.since: float | None = None
@@ -388,7 +412,7 @@ class GeneratorSource(SourceOperator):
         if not self.restored:
             self.next_index = ctx.index
         self.pace = Pace(self.rate / ctx.replicas if self.rate else None, self.produced,
-                         self.since if self.catch_up else None)
+                         self.since if self.catch_up else None, self.arrivals, seed=ctx.index)
         self.since = self.pace.since
 
     def restore(self, state: dict) -> None:
