@@ -84,6 +84,9 @@ def test_the_web_view_shows_the_running_job(running_job, browser, tmp_path):
     assert all(re.fullmatch(r"\d+\.\d", d) for d in delays), f"a block without a checkpoint start delay: {delays}"
     acks = [_cell(browser, b.id, "ack-delay") for b in graph.blocks]
     assert all(re.fullmatch(r"\d+\.\d", d) for d in acks), f"a block without a checkpoint ack delay: {acks}"
+    widths = browser.execute_script("const s = document.getElementById('blocks-panel');"
+                                    "return [s.scrollWidth, s.clientWidth];")
+    assert widths[0] <= widths[1], f"the blocks table is wider than its panel at 1400 px: {widths}"
     assert process.poll() is None, "the job ended before the checks: raise EVENTS"
 
     folder = os.environ.get("SEGFLOW_SCREENSHOTS") or str(tmp_path)
