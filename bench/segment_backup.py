@@ -1,12 +1,12 @@
 """Benchmark (not a test): seed 004's experiment (§5.2) on segflow's worker processes.
 
 A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout and six
-all-pass filter bolts, the last one the sink). Rates are the thesis's (arrival 30 tuples/s at the spout,
-service 80 tuples/s at every bolt, a barrier per 25 tuples; Poisson arrivals and exponential
-service times, its M/M/1 pipeline) times ``--scale`` (default
-10, so a run is short: 300/s in, 1.25 ms per tuple, a checkpoint interval of 25/300 s;
-``--scale 1`` is the thesis's own, where replaying outweighs restarting). Blocks send every
-record at once (``--batch-size 1``), as the thesis's Storm topology sends each tuple: with
+all-pass filter bolts, the last one the sink). Rates are the thesis's (arrival 30 tuples/s
+at the spout, service 80 tuples/s at every bolt, a barrier per 25 tuples; Poisson arrivals
+and exponential service times, its M/M/1 pipeline) times ``--scale`` (default 10, so a run
+is short: 300/s in, 1.25 ms per tuple, a checkpoint interval of 25/300 s; ``--scale 1`` is
+the thesis's own). Blocks send every record at once (``--batch-size 1``), as the thesis's
+Storm topology sends each tuple: with
 batches, a restored spout's backlog goes down the chain as one batch that each bolt finishes
 before the next may start, and with segflow's default (1,024 records or 50 ms) every hop
 delays a barrier by up to 50 ms; the thesis's M/M/1 model (equations 4.2 and 4.7) knows
