@@ -122,7 +122,7 @@ def test_ack_delays_run_from_the_ask_to_each_acknowledgement_finished_replicas_i
     assert BlockDelays.of(None) == BlockDelays({}, {})
 
 
-def test_a_failed_acknowledgement_leaves_no_ack_delay():
+def test_a_failed_acknowledgement_has_no_ack_delay_of_its_own():
     t = CheckpointTracker(interval=1.0, replicas=REPLICAS)
     t.trigger(now=0.0, asked_at=1000.0)
     t.ack(1, (0, 0), True, 1, 0, "", now=0.1, barrier_at=1000.0)
