@@ -45,6 +45,12 @@ connector count), ``segment_over_abs`` (four connectors over ABS; the issue's ta
 <= 0.5), the model's own ratio with and without the restart (``model_segment_over_abs``,
 ``model_segment_over_abs_without_restart``: what equation 4.2 allows at these rates) and
 ``model_max_rel_error`` (recovery delay and window sizes; target <= 0.25; each also apart).
+The table's ``versioned`` column and ``model_max_rel_error_versioned`` are 4.7 in the form
+that fits segflow's windows (``segment_cost.versioned_pending_window``): a window part is
+cut at a barrier version and leaves when the next connector acknowledges that version, so
+it waits for its barrier to cross the segment, and a barrier waits at each node only for
+the queue ahead of it (M/M/1's W_q), where 4.7 charges a tuple's whole sojourn; its
+barrier edge delay is measured against that wait.
 
 Connectors are named here by node (1 the spout, 7 the sink); the job's block ids, which
 ``--connectors`` takes, count from 0 at the spout, and every round checks that the blocks
@@ -56,7 +62,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import dataclasses
 import http.client
 import json
 import os
@@ -70,6 +75,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass
+from typing import Callable
 
 import psutil
 
@@ -79,7 +85,7 @@ from common import ROOT, SEGFLOW, mean  # noqa: E402
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
-    Delays, Pipeline, pending_window, recovery_delay, response_time)
+    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, versioned_pending_window)
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
@@ -310,11 +316,13 @@ def pipeline(rates: Rates, connectors: tuple[int, ...]) -> Pipeline:
                     rate=rates.arrival, tuple_bytes=40, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
 
 
-def edge_delay(rates: Rates, rounds: list[dict], hops: str) -> float:
+def edge_delay(rates: Rates, rounds: list[dict], hops: str,
+               at_node: Callable[[Pipeline, int], float] = response_time) -> float:
     """t^e measured: a hop's mean time (``hops``: on the tuples, or on the barriers) less the
-    M/M/1 sojourn (equation 4.6) of the node it reaches, averaged over the measured hops."""
+    model's time at the node it reaches (``at_node``: the M/M/1 sojourn of equation 4.6, or
+    a barrier's wait in the queue for the versioned window), averaged over the measured hops."""
     chain = pipeline(rates, (1, NODES))
-    measured = mean([hop - response_time(chain, node) for r in rounds for node, hop in r[hops].items()])
+    measured = mean([hop - at_node(chain, node) for r in rounds for node, hop in r[hops].items()])
     if measured is None:
         raise RuntimeError(f"no {hops.replace('_', ' ')} were measured: give the runs more time (--run)")
     return max(0.0, measured)
@@ -335,24 +343,30 @@ def ack_delay(name: str, rounds: list[dict], connector: int) -> float:
     return mean([p[there] - p[here] for p in persist])
 
 
-def predicted(rates: Rates, name: str, restart: float, edge: float, barrier_edge: float,
-              acks: dict[int, float]) -> tuple[float, dict[int, float]]:
-    """Equations 4.2 and 4.7 with this run's inputs. A recovery replays tuples, so 4.2
-    takes the tuples' edge delay; a window part waits for its version's barrier to reach
-    the next connector, and a barrier never waits for a batch (it flushes the one being
-    filled and goes at once), so 4.7 takes the barriers' (the blocks' checkpoint start
-    delays, one after the other) and each connector's measured ack delay ``acks`` (see
-    :func:`ack_delay`). Read and write per tuple are 0: the store is written once per
-    version off the record path, and a replay reads a whole version in one call, far below
-    a bolt's 1.25 ms a tuple."""
+def predicted_recovery(rates: Rates, name: str, restart: float, edge: float) -> float:
+    """Equation 4.2 with this run's inputs: a recovery replays tuples, so it takes the
+    tuples' edge delay. Read per tuple is 0: a replay reads a whole version in one call,
+    far below a bolt's 1.25 ms a tuple."""
+    return recovery_delay(pipeline(rates, CONFIGS[name][1]), model_delays(rates, edge, restart=restart))
+
+
+def predicted_windows(rates: Rates, name: str, edge: float, acks: dict[int, float],
+                      window: Callable[[Pipeline, Delays, int], float] = pending_window) -> dict[int, float]:
+    """Each connector's window by ``window`` (equation 4.7, or its versioned form) with
+    this run's inputs: a window part waits for its version's barrier to reach the next
+    connector, and a barrier never waits for a batch (it flushes the one being filled and
+    goes at once), so it takes the barriers' edge delay ``edge`` (from the blocks'
+    checkpoint start delays, one after the other) and each connector's measured ack delay
+    ``acks`` (see :func:`ack_delay`). Write per tuple is 0: the store is written once per
+    version, off the record path."""
     _, connectors = CONFIGS[name]
     chain = pipeline(rates, connectors)
-    delays = Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
-                    recover_response=restart, recover_misc=0.0)
-    barriers = dataclasses.replace(delays, edge=barrier_edge)
-    windows = {c: pending_window(chain, dataclasses.replace(barriers, ack=acks.get(c, 0.0)), c)
-               for c in connectors if c != NODES}
-    return recovery_delay(chain, delays), windows
+    return {c: window(chain, model_delays(rates, edge, ack=acks.get(c, 0.0)), c) for c in connectors if c != NODES}
+
+
+def model_delays(rates: Rates, edge: float, restart: float = 0.0, ack: float = 0.0) -> Delays:
+    return Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=ack,
+                  recover_response=restart, recover_misc=0.0)
 
 
 def main() -> None:
@@ -385,33 +399,39 @@ def main() -> None:
         for name in CONFIGS:                       # interleaved: machine drift hits every configuration
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
             results[name].append(one_round(rates, name, args.run, args.after))
-    summary, window_errors, delay_errors = {}, [], []
+    summary, window_errors, versioned_errors, delay_errors = {}, [], [], []
     print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
-          f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12}")
+          f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12} {'versioned':>9}")
     every_round = [r for rounds in results.values() for r in rounds]
     edge, barrier_edge = edge_delay(rates, every_round, "hops"), edge_delay(rates, every_round, "barrier_hops")
+    queued_edge = edge_delay(rates, every_round, "barrier_hops", queue_wait)
     acks: dict[str, dict[int, float]] = {}
     for name, rounds in results.items():
         restart = mean([r["restart"] for r in rounds])
         segment = CONFIGS[name][0] == "segment"
         acks[name] = {c: ack_delay(name, rounds, c) for c in CONFIGS[name][1] if c != NODES} if segment else {}
-        model_delay, model_windows = predicted(rates, name, restart, edge, barrier_edge, acks[name])
-        if not segment:
-            model_windows = {}                     # ABS keeps no pending windows to compare
+        model_delay = predicted_recovery(rates, name, restart, edge)
+        model_windows, versioned_windows = {}, {}  # ABS keeps no pending windows to compare
+        if segment:
+            model_windows = predicted_windows(rates, name, barrier_edge, acks[name])
+            versioned_windows = predicted_windows(rates, name, queued_edge, acks[name], versioned_pending_window)
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
         for n in range(1, NODES + 1):
             block = block_of(n)
             kib = mean([r["windows"].get(block, (0, 0))[0] for r in rounds]) / 1024
             tuples = mean([r["windows"].get(block, (0, 0))[1] for r in rounds])
             sampled = mean([r["mean_windows"].get(block, 0.0) for r in rounds])
-            model = model_windows.get(n)
+            model, versioned = model_windows.get(n), versioned_windows.get(n)
             delay = f"{per_node[n]:.2f}" if n in per_node else "spout"
             replayed = f"{mean([r['replayed'][n] for r in rounds]):.0f}" if n in per_node else ""
             busy = f"{100 * mean([r['busy'][n] for r in rounds]):.1f}" if n in per_node else ""
             print(f"{name:6} {n:>4} {delay:>10} {'' if n != NODES else f'{model_delay:.2f}':>8} {replayed:>8} "
-                  f"{busy:>7} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}")
+                  f"{busy:>7} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
+                  f" {'' if versioned is None else f'{versioned:.1f}':>9}")
             if model is not None and model > 0:
                 window_errors.append(abs(sampled - model) / model)
+            if versioned is not None and versioned > 0:
+                versioned_errors.append(abs(sampled - versioned) / versioned)
         spout_window = mean([r["mean_windows"].get(block_of(1), 0.0) for r in rounds])
         total = max(per_node.values())
         delay_errors.append(abs(total - model_delay) / model_delay)
@@ -433,11 +453,14 @@ def main() -> None:
         "model_max_rel_error": round(max(window_errors + delay_errors), 3),
         "model_max_rel_error_recovery_delay": round(max(delay_errors), 3),
         "model_max_rel_error_window": round(max(window_errors), 3),
+        "model_max_rel_error_versioned": round(max(versioned_errors + delay_errors), 3),
+        "model_max_rel_error_window_versioned": round(max(versioned_errors), 3),
         "model_segment_over_abs": round(summary["seg4"]["model_recovery_delay_s"]
                                         / summary["abs"]["model_recovery_delay_s"], 3),
-        "model_segment_over_abs_without_restart": round(predicted(rates, "seg4", 0.0, edge, barrier_edge, {})[0]
-                                                        / predicted(rates, "abs", 0.0, edge, barrier_edge, {})[0], 3),
-        "edge_delay_ms": {"tuples": round(1000 * edge, 2), "barriers": round(1000 * barrier_edge, 2)},
+        "model_segment_over_abs_without_restart": round(predicted_recovery(rates, "seg4", 0.0, edge)
+                                                        / predicted_recovery(rates, "abs", 0.0, edge), 3),
+        "edge_delay_ms": {"tuples": round(1000 * edge, 2), "barriers": round(1000 * barrier_edge, 2),
+                          "barriers_versioned": round(1000 * queued_edge, 2)},
         "ack_delay_ms": {name: {str(c): round(1000 * a, 2) for c, a in by_node.items()}
                          for name, by_node in acks.items() if by_node},
         "configs": summary}))

@@ -1,10 +1,13 @@
 """Seed 004's cost model, checked against values worked out by hand from the thesis's
 equations (a 7-node all-pass pipeline, as in its experiment)."""
+import dataclasses
+
 import pytest
 
 from segflow.checkpoint.segment_cost import (Delays, Pipeline, Prices, UnstableQueue, money_per_second,
                                              overhead_communication, overhead_storage, overhead_time,
-                                             pending_window, recovery_delay, response_time)
+                                             pending_window, queue_wait, recovery_delay, response_time,
+                                             versioned_pending_window)
 from segflow.errors import SegflowError
 
 DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.003, normal=0.01, barrier=0.05, ack=0.004,
@@ -37,6 +40,18 @@ def test_pending_windows_by_little_s_law():
     assert pending_window(pipeline(), DELAYS, 1) == pytest.approx(25 * (3 * (0.001 + 1 / 55) + 0.004))
     assert overhead_storage(pipeline(), DELAYS) == pytest.approx(100 * 2 * 25 * (3 * (0.001 + 1 / 55) + 0.004)
                                                                 + 7000)
+
+
+def test_a_versioned_window_waits_for_its_barrier_not_for_its_tuples():
+    # W_q = 1/55 - 1/80 at every bolt; a barrier adds its own 0.05 s there, not 1/80
+    assert queue_wait(pipeline(), 3) == pytest.approx(1 / 55 - 1 / 80)
+    assert versioned_pending_window(pipeline(), DELAYS, 4) == pytest.approx(
+        25 * (3 * (0.001 + 1 / 55 - 1 / 80 + 0.05) + 0.004))
+    # with a barrier as cheap as nothing, a versioned window is smaller than 4.7's by the
+    # bolts' service times: 25 tuples/s x 3 hops x 1/80 s
+    free = dataclasses.replace(DELAYS, barrier=0.0)
+    assert pending_window(pipeline(), free, 1) - versioned_pending_window(pipeline(), free, 1) == pytest.approx(
+        25 * 3 / 80)
 
 
 def test_money_weighs_time_network_and_storage_by_their_prices():

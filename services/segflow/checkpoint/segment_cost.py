@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import SegflowError
 
@@ -127,11 +128,35 @@ def response_time(p: Pipeline, i: int) -> float:
     return 1 / (service - arrival)
 
 
+def queue_wait(p: Pipeline, i: int) -> float:
+    """W_q at node i: the M/M/1 time in the queue before service (the sojourn of 4.6 less
+    the node's own service time t_i^t). A barrier waits this long for the tuples ahead of
+    it, then takes its own processing delay t^b, never a tuple's service time."""
+    return response_time(p, i) - p.service[i - 1]
+
+
 def pending_window(p: Pipeline, d: Delays, i: int) -> float:
-    """l_i^p (equation 4.7): the average tuples in connector i's pending window."""
+    """l_i^p (equation 4.7): the average tuples in connector i's pending window. The
+    thesis's windows hold each tuple until the next connector has it, so each hop costs a
+    tuple's sojourn."""
+    return _window(p, d, i, lambda k: response_time(p, k))
+
+
+def versioned_pending_window(p: Pipeline, d: Delays, i: int) -> float:
+    """l_i^p for windows cut at barrier versions, as segflow keeps them: a version's part
+    leaves when the next connector acknowledges that version, so it waits for the
+    version's barrier, not for its tuples, to cross the segment, and at each node a
+    barrier waits only for the queue ahead of it (``queue_wait``) and its own t^b.
+    Little's law over the segment as in 4.7, with that hop time."""
+    return _window(p, d, i, lambda k: queue_wait(p, k) + d.barrier)
+
+
+def _window(p: Pipeline, d: Delays, i: int, at_node: Callable[[int], float]) -> float:
+    """Little's law over connector i's segment: its output rate times the time a part
+    stays, ``at_node(k)`` plus an edge per hop and the ack."""
     j = p.next_connector(i)
     arrival = p.ratio(1, i) * p.tuple_rate
-    return arrival * (sum(d.edge + response_time(p, k) for k in range(i + 1, j + 1)) + d.ack)
+    return arrival * (sum(d.edge + at_node(k) for k in range(i + 1, j + 1)) + d.ack)
 
 
 def overhead_storage(p: Pipeline, d: Delays) -> float:
