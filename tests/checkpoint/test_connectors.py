@@ -44,15 +44,28 @@ def test_connectors_are_named_by_block_id_or_by_a_unique_operator_name():
         choose_connectors(graph, "1,99")
 
 
-def test_a_job_with_a_loop_is_refused_naming_its_blocks(tmp_path):
-    job = tmp_path / "loop.py"
-    job.write_text("def build(env):\n"
-                   "    out, _ = env.from_iterable(range(5)).iterate(3, 0, lambda s, st: s.map(lambda x: x + 1),"
-                   " lambda a, x: a, lambda s, a: s)\n"
-                   "    out.collect()\n")
-    result = subprocess.run([sys.executable, "-m", "segflow.cli.main", "run", str(job), "--checkpoint-protocol",
-                             "segment", "--state", f"file://{tmp_path}/s", "--quiet"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+LOOP = ("def build(env):\n"
+        "    out, _ = env.from_iterable(range(5)).iterate(3, 0, lambda s, st: s.map(lambda x: x + 1),"
+        " lambda a, x: a, lambda s, a: s)\n"
+        "    out.collect()\n")
+LINE = "def build(env):\n    env.from_iterable(range(5)).map(lambda x: x + 1).collect()\n"
+
+
+@pytest.mark.parametrize("source, extra, reasons", [
+    (LOOP, (), ["segment backup needs an acyclic job, but these blocks form a loop: block",
+                "run iterations with the aligned protocol"]),
+    (LINE, ("--connectors", "7"), ["connector '7' is no block id or operator name of this job",
+                                   "(0: from_iterable"]),
+], ids=["loop", "unknown-connector"])
+def test_a_job_segment_backup_cannot_serve_is_refused_before_any_process_starts(tmp_path, source, extra, reasons):
+    """Said as the reason, not as a coordinator that did not start (which is how the
+    coordinator's own check would reach the user, a second later)."""
+    job = tmp_path / "job.py"
+    job.write_text(source)
+    result = subprocess.run([sys.executable, "-m", "segflow.cli.main", "run", str(job), "--parallelism", "2",
+                             "--checkpoint-protocol", "segment", "--state", f"file://{tmp_path}/s", "--quiet", *extra],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
-    assert "segment backup needs an acyclic job, but these blocks form a loop: block" in result.stderr, result.stderr
-    assert "run iterations with the aligned protocol" in result.stderr
+    for reason in reasons:
+        assert reason in result.stderr, result.stderr
+    assert "coordinator" not in result.stderr, result.stderr

@@ -203,6 +203,15 @@ class StreamEnvironment:
         return output
 
     # ------------------------------------------------------------------ running
+    def _check_segment_backup(self) -> None:
+        """Refuse what the coordinator would refuse (a loop, an unknown connector, a
+        source or sink that is not one) here, before any process starts: a second sooner,
+        and said as the reason rather than as a coordinator that did not start."""
+        settings = self.config.checkpointing
+        if settings.protocol.segment_backup:
+            from ..checkpoint.connectors import choose_connectors, job_topology
+            job_topology(self.graph, choose_connectors(self.graph, settings.connectors))
+
     def execute(self, on_progress: Callable | None = None, on_event: Callable | None = None) -> Any:
         """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.
 
@@ -220,6 +229,7 @@ class StreamEnvironment:
             runner = installed_process_runner()
             if runner is None:
                 raise SegflowError("no process launcher is installed: import segflow (the package) first")
+            self._check_segment_backup()
             self.result = runner(self.job_spec, self.config, on_progress, on_event)
         else:
             from ..runtime.local import LocalRuntime
