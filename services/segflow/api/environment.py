@@ -209,8 +209,8 @@ class StreamEnvironment:
         and said as the reason rather than as a coordinator that did not start."""
         settings = self.config.checkpointing
         if settings.protocol.segment_backup:
-            from ..checkpoint.connectors import choose_connectors, job_topology
-            job_topology(self.graph, choose_connectors(self.graph, settings.connectors))
+            from ..checkpoint.connectors import segment_topology
+            segment_topology(self.graph, settings.connectors)
 
     def execute(self, on_progress: Callable | None = None, on_event: Callable | None = None) -> Any:
         """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.

@@ -48,6 +48,13 @@ def choose_connectors(graph: JobGraph, spec: str) -> frozenset[int]:
     return frozenset(chosen)
 
 
+def segment_topology(graph: JobGraph, spec: str) -> Topology:
+    """The job as segment backup runs it, with the connectors ``spec`` chooses, checked:
+    what the coordinator builds on, and what ``segflow run`` checks before it starts any
+    process."""
+    return job_topology(graph, choose_connectors(graph, spec))
+
+
 def job_topology(graph: JobGraph, connectors: frozenset[int] | set[int]) -> Topology:
     """Checked: refuses loops and non-connector sources or sinks, naming the blocks."""
     return Topology.of([b.id for b in graph.blocks], sorted({(e.src, e.dst) for e in graph.edges}),

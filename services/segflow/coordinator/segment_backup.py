@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.connectors import choose_connectors, job_topology
+from ..checkpoint.connectors import segment_topology
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
 from ..checkpoint.segments import AdjustedState, SegmentBackupError, segments
 from ..observability.logs import event
@@ -43,8 +43,8 @@ def _held_by_any(found: dict[tuple[int, int], set[int]]) -> dict[int, set[int]]:
 
 class SegmentBackup:
     def __init__(self, graph: JobGraph, connectors: str, catalog: Catalog, cleanup: StoreCleanup):
-        self.connectors = choose_connectors(graph, connectors)
-        self.topology = job_topology(graph, self.connectors)
+        self.topology = segment_topology(graph, connectors)
+        self.connectors = self.topology.connectors
         self.catalog = catalog
         self.cleanup = cleanup
         self.ledger: SegmentLedger | None = None
