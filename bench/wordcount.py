@@ -10,7 +10,6 @@ same counts, then prints one JSON object:
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import sys
@@ -20,16 +19,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import ROOT, read_counts  # noqa: E402
-from segflow.datagen.corpus import corpus_path  # noqa: E402
+from segflow.datagen.corpus import corpus_path, word_counts as baseline  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
-
-
-def baseline(path: str) -> collections.Counter:
-    counts: collections.Counter = collections.Counter()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            counts.update(line.lower().split())
-    return counts
 
 
 def segflow_wordcount(path: str, output: str) -> dict[str, int]:

@@ -75,13 +75,8 @@ class Elector:
         spec.holder_identity, spec.renew_time = self.identity, self._stamp()
         spec.lease_duration_seconds = int(self.duration)
         lease.spec = spec
-        try:
-            self.api.replace_namespaced_lease(LEASE_NAME, self.namespace, lease)   # guarded by resourceVersion
-        except ApiException as exc:
-            if exc.status == 409:
-                return False
-            raise
-        return True
+        # guarded by resourceVersion: another replica's write in between is a conflict
+        return _unless_conflict(lambda: self.api.replace_namespaced_lease(LEASE_NAME, self.namespace, lease))
 
     def _create(self) -> bool:
         now = self._stamp()
@@ -89,13 +84,7 @@ class Elector:
                               spec=client.V1LeaseSpec(holder_identity=self.identity, acquire_time=now, renew_time=now,
                                                       lease_duration_seconds=int(self.duration),
                                                       lease_transitions=0))
-        try:
-            self.api.create_namespaced_lease(self.namespace, body)
-        except ApiException as exc:
-            if exc.status == 409:
-                return False
-            raise
-        return True
+        return _unless_conflict(lambda: self.api.create_namespaced_lease(self.namespace, body))
 
     def release(self) -> None:
         """Give the Lease up (a clean shutdown), so a successor need not wait it out."""
@@ -144,3 +133,15 @@ class Elector:
         thread = threading.Thread(target=renew, name="leader-election", daemon=True)
         thread.start()
         return thread
+
+
+def _unless_conflict(write: Callable[[], object]) -> bool:
+    """Run a Lease write; False when the API server answers 409 (another replica wrote the
+    Lease first: it holds it), any other error raised."""
+    try:
+        write()
+    except ApiException as exc:
+        if exc.status == 409:
+            return False
+        raise
+    return True

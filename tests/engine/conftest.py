@@ -5,6 +5,7 @@ Test modules import these helpers with ``from conftest import ...`` (pytest puts
 directory on the path while it collects it).
 """
 import collections
+import functools
 import math
 
 import pytest
@@ -12,6 +13,21 @@ import pytest
 import segflow
 
 PARALLELISMS = [1, 3]
+
+
+# Every window aggregation beside a plain-Python model of it over a window's values in
+# arrival order; map, fold and reduce depend on that order, so a reordered window shows.
+WINDOW_AGGREGATIONS = {
+    "first": (lambda w: w.first(), lambda vs: vs[0]),
+    "sum": (lambda w: w.sum(), sum),
+    "min": (lambda w: w.min(), min),
+    "max": (lambda w: w.max(), max),
+    "count": (lambda w: w.count(), len),
+    "map": (lambda w: w.map(lambda vs: tuple(vs[::-1])), lambda vs: tuple(vs[::-1])),
+    "fold": (lambda w: w.fold(1, lambda acc, x: acc * 2 + x),
+             lambda vs: functools.reduce(lambda a, x: a * 2 + x, vs, 1)),
+    "reduce": (lambda w: w.reduce(lambda a, b: a * 3 - b), lambda vs: functools.reduce(lambda a, b: a * 3 - b, vs)),
+}
 
 
 def execute(build, parallelism=1, **config):

@@ -1,9 +1,7 @@
 """Count windows, tumbling and sliding, per key and over the whole stream, with every
 window aggregation, against a plain-Python model of the same windows."""
-import functools
-
 import pytest
-from conftest import bag, count_windows, groups, run
+from conftest import WINDOW_AGGREGATIONS, bag, count_windows, groups, run
 
 from segflow import CountWindow, EventTimeWindow
 
@@ -45,21 +43,9 @@ def test_the_last_window_is_flushed_only_with_new_values():
     assert run(lambda env: env.from_iterable(range(6)).window_all(CountWindow.tumbling(3)).count()) == [3, 3]
 
 
-AGGREGATIONS = {
-    "first": (lambda w: w.first(), lambda c: c[0]),
-    "sum": (lambda w: w.sum(), sum),
-    "min": (lambda w: w.min(), min),
-    "max": (lambda w: w.max(), max),
-    "count": (lambda w: w.count(), len),
-    "map": (lambda w: w.map(lambda vs: tuple(sorted(vs))), lambda c: tuple(sorted(c))),
-    "fold": (lambda w: w.fold([], lambda acc, x: acc + [x * 2]), lambda c: [x * 2 for x in c]),
-    "reduce": (lambda w: w.reduce(lambda a, b: a * 3 - b), lambda c: functools.reduce(lambda a, b: a * 3 - b, c)),
-}
-
-
-@pytest.mark.parametrize("name", AGGREGATIONS)
+@pytest.mark.parametrize("name", WINDOW_AGGREGATIONS)
 def test_aggregations_of_count_windows(parallelism, name):
-    apply, model = AGGREGATIONS[name]
+    apply, model = WINDOW_AGGREGATIONS[name]
     got = run(lambda env: apply(env.from_iterable(DATA).group_by(lambda e: e[0]).map(lambda k, e: e[1])
                                 .window(CountWindow.sliding(4, 3))), parallelism)
     expected = [(k, model(c)) for k, v in groups(DATA).items() for c in count_windows(v, 4, 3)]

@@ -1,9 +1,7 @@
 """Event-time windows (tumbling, sliding, session) per key and over the whole stream: their
 boundaries, late records, output times, aggregations and joins, against plain Python."""
-import functools
-
 import pytest
-from conftest import bag, groups, run, sessions, stamped, time_windows
+from conftest import WINDOW_AGGREGATIONS, bag, groups, run, sessions, stamped, time_windows
 
 from segflow import EventTimeWindow
 
@@ -30,22 +28,9 @@ def test_time_windows_over_the_whole_stream(parallelism):
     assert got == [v for _, v in sorted(time_windows([(None, (t, t)) for _, t in EVENTS], 30, 20).items())]
 
 
-AGGREGATIONS = {
-    "first": (lambda w: w.first(), lambda vs: vs[0]),
-    "sum": (lambda w: w.sum(), sum),
-    "min": (lambda w: w.min(), min),
-    "max": (lambda w: w.max(), max),
-    "count": (lambda w: w.count(), len),
-    "map": (lambda w: w.map(lambda vs: tuple(vs[::-1])), lambda vs: tuple(vs[::-1])),
-    "fold": (lambda w: w.fold(1, lambda acc, x: acc * 2 + x),
-             lambda vs: functools.reduce(lambda a, x: a * 2 + x, vs, 1)),
-    "reduce": (lambda w: w.reduce(lambda a, b: a - b), lambda vs: functools.reduce(lambda a, b: a - b, vs)),
-}
-
-
-@pytest.mark.parametrize("name", AGGREGATIONS)
+@pytest.mark.parametrize("name", WINDOW_AGGREGATIONS)
 def test_aggregations_of_time_windows(parallelism, name):
-    apply, model = AGGREGATIONS[name]
+    apply, model = WINDOW_AGGREGATIONS[name]
     got = run(lambda env: apply(stamped(env, EVENTS, every=50).group_by(lambda e: e[0]).map(lambda k, e: e[1])
                                 .window(EventTimeWindow.sliding(40, 20))), parallelism)
     assert bag(got) == bag((k, model(v)) for (k, _), v in keyed_windows(EVENTS, 40, 20).items())

@@ -26,6 +26,15 @@ def apply(cluster, manifest: str, namespace: str = "default") -> None:
     cluster.kubectl("apply", "-n", namespace, "-f", "-", input=textwrap.dedent(manifest))
 
 
+def apply_shell_pod(cluster, name: str, script: str, pod: dict | None = None, **main: object) -> None:
+    """Apply a pod whose one container (segflow's engine image) runs ``sh -c script``;
+    ``pod`` adds to the pod's spec and keywords to the container."""
+    container = {"name": "main", "image": "segflow/engine", "command": ["sh", "-c", script], **main}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {**(pod or {}), "containers": [container]}}
+    cluster.kubectl("apply", "-n", "default", "-f", "-", input=json.dumps(manifest))
+
+
 def pod_status(cluster, name: str, namespace: str = "default") -> dict:
     return client.CoreV1Api(cluster.api).read_namespaced_pod_status(name, namespace).to_dict()["status"]
 
@@ -109,17 +118,8 @@ def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
 def test_a_killed_container_is_restarted(cluster, tmp_path):
     """(``$$$$`` in a command is the shell's ``$$``: Kubernetes turns ``$$`` into ``$``.)"""
     pid_file = tmp_path / "pid"
-    apply(cluster, f"""
-        apiVersion: v1
-        kind: Pod
-        metadata: {{name: phoenix}}
-        spec:
-          restartPolicy: Always
-          containers:
-          - name: main
-            image: segflow/engine
-            command: [sh, -c, 'echo $$$$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && exec sleep 300']
-        """)
+    apply_shell_pod(cluster, "phoenix", f"echo $$$$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && exec sleep 300",
+                    {"restartPolicy": "Always"})
     first = read_pid(pid_file)
     wait_for(lambda: container(pod_status(cluster, "phoenix")).get("state", {}).get("running"), 30, "running")
     pid_file.unlink()
@@ -135,16 +135,7 @@ def test_a_killed_container_is_restarted(cluster, tmp_path):
 
 def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
     pids = tmp_path / "pids"
-    apply(cluster, f"""
-        apiVersion: v1
-        kind: Pod
-        metadata: {{name: doomed}}
-        spec:
-          containers:
-          - name: main
-            image: segflow/engine
-            command: [sh, -c, 'sleep 300 & echo "$$$$ $!" > {pids}.tmp && mv {pids}.tmp {pids} && wait']
-        """)
+    apply_shell_pod(cluster, "doomed", f'sleep 300 & echo "$$$$ $!" > {pids}.tmp && mv {pids}.tmp {pids} && wait')
     wait_for(lambda: pids.exists(), 30, "the pod's processes")
     processes = [psutil.Process(int(pid)) for pid in pids.read_text().split()]
     assert all(p.is_running() for p in processes)
@@ -158,18 +149,10 @@ def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
 
 def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
     flag = tmp_path / "open"
-    apply(cluster, f"""
-        apiVersion: v1
-        kind: Pod
-        metadata: {{name: prober}}
-        spec:
-          containers:
-          - name: main
-            image: segflow/engine
-            command: [sh, -c, 'while [ ! -e {flag} ]; do sleep 0.1; done; exec python -m http.server 8099 --bind $SEGFLOW_POD_IP']
-            readinessProbe: {{tcpSocket: {{port: http}}, periodSeconds: 1}}
-            ports: [{{name: http, containerPort: 8099}}]
-        """)
+    apply_shell_pod(cluster, "prober",
+                    f"while [ ! -e {flag} ]; do sleep 0.1; done; exec python -m http.server 8099 --bind $SEGFLOW_POD_IP",
+                    readinessProbe={"tcpSocket": {"port": "http"}, "periodSeconds": 1},
+                    ports=[{"name": "http", "containerPort": 8099}])
     wait_for(lambda: pod_status(cluster, "prober")["phase"] == "Running", 30, "Running")
     wait_for(lambda: container(pod_status(cluster, "prober"))["state"]["running"], 30, "the process")
     for _ in range(3):                     # several probe periods pass: still not ready
@@ -264,18 +247,8 @@ def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
 
 
 def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
-    apply(cluster, """
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: failing}
-        spec:
-          restartPolicy: Never
-          containers:
-          - name: main
-            image: segflow/engine
-            command: [sh, -c, 'echo starting; echo "boom: no such job" >&2; exit 3']
-            terminationMessagePolicy: FallbackToLogsOnError
-        """)
+    apply_shell_pod(cluster, "failing", 'echo starting; echo "boom: no such job" >&2; exit 3', {"restartPolicy": "Never"},
+                    terminationMessagePolicy="FallbackToLogsOnError")
     failed = wait_for(lambda: (s := pod_status(cluster, "failing"))["phase"] == "Failed" and s, 30, "Failed")
     ended = container(failed)["state"]["terminated"]
     assert ended["exit_code"] == 3 and ended["reason"] == "Error"

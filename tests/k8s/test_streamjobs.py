@@ -213,12 +213,18 @@ def _web_view_shows_the_recovery(job_status: dict) -> None:
     assert len(view["blocks"]) >= 2 and view["protocol"] == "aligned"
 
 
+def windowed_job_with_a_checkpoint(operator, name: str, output, events: int, state) -> None:
+    """Apply the windowed job paced at 5,000 events/s, and return once it runs and has a
+    completed checkpoint: where the tests that change a checkpointed job's spec begin."""
+    apply_job(operator, name, WINDOWED, {"output": output, "events": events, "rate": 5000},
+              checkpointing=state.checkpointing())
+    phase_is(operator, name, "Running")
+    wait_for(lambda: status(operator, name).get("lastCheckpoint"), 30, "a checkpoint")
+
+
 def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):
     events = 40000
-    apply_job(operator, "pausing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
-              checkpointing=state.checkpointing())
-    phase_is(operator, "pausing", "Running")
-    wait_for(lambda: status(operator, "pausing").get("lastCheckpoint"), 30, "a checkpoint")
+    windowed_job_with_a_checkpoint(operator, "pausing", tmp_path / "out", events, state)
     operator.kubectl("patch", "sj", "pausing", "-n", NAMESPACE, "--type", "merge", "-p",
                      '{"spec":{"state":"suspended"}}')
     suspended = phase_is(operator, "pausing", "Suspended")
@@ -235,10 +241,7 @@ def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):
 
 def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state):
     events = 50000
-    apply_job(operator, "growing", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 5000},
-              checkpointing=state.checkpointing())
-    phase_is(operator, "growing", "Running")
-    wait_for(lambda: status(operator, "growing").get("lastCheckpoint"), 30, "a checkpoint")
+    windowed_job_with_a_checkpoint(operator, "growing", tmp_path / "out", events, state)
     scale = operator.get("sj", "growing", "-n", NAMESPACE, "--subresource", "scale")
     assert scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "segflow.io/job=growing,segflow.io/role=worker"
     operator.kubectl("scale", "sj", "growing", "-n", NAMESPACE, "--replicas", "3")    # the scale subresource

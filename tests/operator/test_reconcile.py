@@ -19,8 +19,10 @@ def deployed(s, revision=1, **extra):
     return {"phase": "Running", "revision": revision, "deployed": {"hash": s.deployment_hash()}, **extra}
 
 
-def pods(revision=1, workers=2, coordinator_phase="Running", **worker_fields):
-    coordinator = PodView(f"j-{revision}-coordinator", "coordinator", revision, phase=coordinator_phase, ip="127.9.0.2")
+def pods(revision=1, workers=2, coordinator_phase="Running", coordinator_exit=None, coordinator_message="",
+         **worker_fields):
+    coordinator = PodView(f"j-{revision}-coordinator", "coordinator", revision, phase=coordinator_phase, ip="127.9.0.2",
+                          exit_code=coordinator_exit, message=coordinator_message)
     return (coordinator,) + tuple(PodView(f"j-{revision}-worker-{i}", "worker", revision, index=i,
                                           **{"phase": "Running", "ready": True, **worker_fields})
                                   for i in range(workers))
@@ -89,9 +91,8 @@ def test_success_completes_and_then_nothing_more_happens():
 
 def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
     s = spec()
-    ended = pods(coordinator_phase="Failed")
-    ended = (PodView(ended[0].name, "coordinator", 1, phase="Failed", exit_code=1,
-                     message="coordinator failed: job module 'nope' not found"),) + ended[1:]
+    ended = pods(coordinator_phase="Failed", coordinator_exit=1,
+                 coordinator_message="coordinator failed: job module 'nope' not found")
     d = decide(s, deployed(s), Observed(ended))
     assert d.status["phase"] == "Failed" and "'nope' not found" in d.status["message"]
     again = decide(s, {**deployed(s), **d.status}, Observed(ended))
@@ -100,8 +101,7 @@ def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
 
 def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_recovery():
     s = spec()
-    killed = pods(coordinator_phase="Failed")
-    killed = (PodView(killed[0].name, "coordinator", 1, phase="Failed", exit_code=137),) + killed[1:]
+    killed = pods(coordinator_phase="Failed", coordinator_exit=137)
     d = decide(s, deployed(s, recoveries=2), Observed(killed))
     assert d.actions == [DeletePods(tuple(p.name for p in killed)), Deploy(2, "auto")]
     assert d.status["phase"] == "Recovering" and d.status["recoveriesBase"] == 3
@@ -109,9 +109,8 @@ def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_reco
 
 def test_a_coordinator_that_could_not_reach_the_store_is_redeployed_not_failed():
     s = spec()
-    waited = pods(coordinator_phase="Failed")
-    waited = (PodView(waited[0].name, "coordinator", 1, phase="Failed", exit_code=75,
-                      message="coordinator failed: S3 state store ... cannot reach the endpoint"),) + waited[1:]
+    waited = pods(coordinator_phase="Failed", coordinator_exit=75,
+                  coordinator_message="coordinator failed: S3 state store ... cannot reach the endpoint")
     d = decide(s, deployed(s), Observed(waited))
     assert Deploy(2, "auto") in d.actions and d.status["phase"] == "Recovering"
     assert "could not reach the state store" in d.status["message"]

@@ -238,6 +238,17 @@ def test_redis_keys_live_under_the_namespace(redis_server):
         store.close()
 
 
+def assert_lists_and_deletes_in_pages(store, prefix: str, count: int, deleted: int) -> None:
+    """Keys written in reverse are listed in order and deleted (a missing one among them)
+    across more pages and delete chunks than one: the backend's paging loses none."""
+    keys = [f"jobs/j1/chk-{i:08d}/b0.r0" for i in range(count)]
+    for key in reversed(keys):
+        store.put(key, b"v")
+    assert store.list(prefix) == keys
+    store.delete(keys[:deleted] + ["jobs/j1/missing"])
+    assert store.list(prefix) == keys[deleted:]
+
+
 def test_redis_list_walks_every_scan_page(redis_server):
     with redis.Redis.from_url(redis_server.url) as raw:
         raw.flushdb()
@@ -245,12 +256,7 @@ def test_redis_list_walks_every_scan_page(redis_server):
     store = RedisBackend(redis_server.url)
     store.scan_count = 7
     store.delete_chunk = 9
-    keys = [f"jobs/j1/chk-{i:08d}/b0.r0" for i in range(60)]
-    for key in reversed(keys):
-        store.put(key, b"v")
-    assert store.list("jobs/j1/") == keys
-    store.delete(keys[:50])
-    assert store.list("jobs/j1/") == keys[50:]
+    assert_lists_and_deletes_in_pages(store, "jobs/j1/", 60, 50)
     store.close()
 
 
@@ -375,12 +381,7 @@ def test_s3_list_and_delete_page_through(s3_server):
     store = S3Backend(f"s3://{new_bucket()}/state", s3_server.endpoint)
     store.page_size = 2
     store.delete_chunk = 3
-    keys = [f"jobs/j1/chk-{i:08d}/b0.r0" for i in range(7)]
-    for key in reversed(keys):
-        store.put(key, b"v")
-    assert store.list("jobs/") == keys
-    store.delete(keys[:5] + ["jobs/j1/missing"])
-    assert store.list("jobs/") == keys[5:]
+    assert_lists_and_deletes_in_pages(store, "jobs/", 7, 5)
 
 
 def test_s3_uses_an_existing_bucket_and_recreates_a_deleted_one(s3_server):

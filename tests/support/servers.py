@@ -18,6 +18,8 @@ import time
 import urllib.error
 import urllib.request
 
+from segflow.launcher.processes import stop_group
+
 INSTALL_HINT = "run scripts/install-test-deps.sh (as root) to install it"
 
 
@@ -51,22 +53,10 @@ def _tail(path: str, lines: int = 20) -> str:
         return "(no log)"
 
 
-def _stop_process(process: subprocess.Popen | None, grace: float = 5.0) -> None:
-    """End ``process`` by its PID, and reap it."""
-    if process is None or process.poll() is not None:
-        return
-    try:
-        os.kill(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        try:
-            os.kill(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(grace)
+def _stop_process(process: subprocess.Popen | None) -> None:
+    """End a server started in its own session, and whatever it started, by its PID."""
+    if process is not None and process.poll() is None:
+        stop_group(process)
 
 
 def _wait_until(ready, process: subprocess.Popen, what: str, log: str, timeout: float) -> None:

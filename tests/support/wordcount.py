@@ -3,10 +3,11 @@ a corpus with the awkward cases (case, accents, quotes, tabs, a last line withou
 newline) and the answer computed directly."""
 from __future__ import annotations
 
-import collections
 import os
 import random
 import subprocess
+
+from segflow.datagen.corpus import word_counts as oracle
 
 from .processes import ROOT, SEGFLOW
 
@@ -29,9 +30,3 @@ def write_corpus(directory) -> str:
     return path
 
 
-def oracle(path: str) -> collections.Counter:
-    counts: collections.Counter = collections.Counter()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            counts.update(line.lower().split())
-    return counts

@@ -5,6 +5,7 @@ like and the file is generated once per machine.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 import random
@@ -66,3 +67,13 @@ def corpus_path(size_mb: float = 50, seed: int = 7,
     if not os.path.exists(path):
         write_corpus(path, size_mb, seed, progress=progress)
     return path
+
+
+def word_counts(path: str) -> collections.Counter:
+    """What a word count of ``path`` must give, by the plainest loop: the oracle the tests
+    check segflow against and the baseline the benchmarks time it against."""
+    counts: collections.Counter = collections.Counter()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            counts.update(line.lower().split())
+    return counts

@@ -347,7 +347,7 @@ class ReplicaExecutor:
             if out is None:
                 return
             if type(out) is not Batch:
-                self._emit_list(k, out)
+                self._emit(k, out)
                 return
             if not out.items:
                 return
@@ -355,19 +355,13 @@ class ReplicaExecutor:
         self.router.send(batch, self.born)
 
     def _emit(self, k: int, out: Any) -> None:
-        if type(out) is Batch:
-            if out.items:
-                self._push(k, out)
-        else:
-            self._emit_list(k, out)
-
-    def _emit_list(self, k: int, elements: list) -> None:
-        for element in elements:
-            if type(element) is Batch:
-                if element.items:
-                    self._push(k, element)
-            else:
+        """Operator ``k - 1``'s output onward: a batch, or a list of batches and control
+        elements in the order they must keep."""
+        for element in (out,) if type(out) is Batch else out:
+            if type(element) is not Batch:
                 self._control(k, element)
+            elif element.items:
+                self._push(k, element)
 
     def _control(self, k: int, element: Any) -> None:
         kind = type(element)

@@ -97,11 +97,27 @@ class IterationStart(Operator):
         return [update, TERMINATE]
 
 
-class IterationEnd(Operator):
+class _ControlAlsoAside(Operator):
+    """An iteration operator whose side port carries the loop's control: barriers and the
+    job's termination must reach the replicas on the other end of it too."""
+
+    control_port: int
+
+    def on_barrier(self, barrier: Barrier) -> Output:
+        self.ctx.side_output(self.control_port, barrier)
+        return None
+
+    def on_terminate(self) -> Output:
+        self.ctx.side_output(self.control_port, TERMINATE)
+        return None
+
+
+class IterationEnd(_ControlAlsoAside):
     """Folds the body's output of this replica into a delta; at the end of an iteration
     sends the delta to the leader. With ``feedback`` the records also loop back."""
 
     state_fields = ("delta",)
+    control_port = DELTA_PORT
 
     def __init__(self, local_fold: Callable, delta_init: Any, feedback: bool):
         self.local_fold = local_fold
@@ -130,20 +146,14 @@ class IterationEnd(Operator):
         self.ctx.side_output(DELTA_PORT, END)
         return None
 
-    def on_barrier(self, barrier: Barrier) -> Output:
-        self.ctx.side_output(DELTA_PORT, barrier)
-        return None
-
-    def on_terminate(self) -> Output:
-        self.ctx.side_output(DELTA_PORT, TERMINATE)
-        return None
 
 
-class IterationLeader(Operator):
+class IterationLeader(_ControlAlsoAside):
     """The single replica that owns the iteration state: folds the deltas of all replicas,
     checks the loop condition and the iteration limit, and broadcasts the decision."""
 
     state_fields = ("state", "iteration", "done")
+    control_port = DECISION_PORT
 
     def __init__(self, scope: int, max_iterations: int, initial_state: Any,
                  global_fold: Callable, loop_condition: Callable | None):
@@ -188,10 +198,3 @@ class IterationLeader(Operator):
     def passes_end(self) -> bool:
         return self.done
 
-    def on_barrier(self, barrier: Barrier) -> Output:
-        self.ctx.side_output(DECISION_PORT, barrier)
-        return None
-
-    def on_terminate(self) -> Output:
-        self.ctx.side_output(DECISION_PORT, TERMINATE)
-        return None
