@@ -30,7 +30,7 @@ sys.path.insert(0, BENCH)
 
 from common import ROOT, read_counts, timed  # noqa: E402
 from latency import p99_at_half_load  # noqa: E402
-from segflow.datagen.corpus import cache_dir, corpus_path  # noqa: E402
+from segflow.datagen.corpus import cache_dir, corpus_path, word_counts  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
 WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
@@ -95,11 +95,7 @@ def chunks_in(path: str, start: int, end: int):
 
 # ---------------------------------------------------------------- word count
 def wc_loop(path: str) -> dict:
-    counts: collections.Counter = collections.Counter()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            counts.update(line.lower().split())
-    return dict(counts)
+    return dict(word_counts(path))
 
 
 def wc_range(args) -> collections.Counter:

@@ -23,8 +23,7 @@ sys.path.insert(0, BENCH)
 
 from bid_count import auction_of  # noqa: E402
 from common import ROOT, read_counts, timed  # noqa: E402
-from wordcount import baseline  # noqa: E402
-from segflow.datagen.corpus import corpus_path  # noqa: E402
+from segflow.datagen.corpus import corpus_path, word_counts  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
 WORDCOUNT = os.path.join(ROOT, "examples", "wordcount.py")
@@ -32,7 +31,7 @@ BID_COUNT = os.path.join(ROOT, "bench", "jobs", "bid_count.py")
 
 
 def wordcount_baseline(path):
-    return dict(baseline(path))
+    return dict(word_counts(path))
 
 
 def wordcount_segflow(path, parallelism, runtime):
