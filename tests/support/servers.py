@@ -94,14 +94,14 @@ def redis_ping(port: int, timeout: float = 0.5) -> bool:
         return False
 
 
-class RedisServer:
-    def __init__(self, port: int | None = None, start_timeout: float = 10.0, password: str = ""):
-        self.program = redis_server_path()
-        self.password = password
+class _LocalServer:
+    """A server program the tests run on a loopback port, in a session of its own, with a
+    scratch directory for its files and its log: started, stopped and removed by its PID."""
+
+    def __init__(self, name: str, port: int | None, start_timeout: float):
         self.port = port or free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.dir = tempfile.mkdtemp(prefix="segflow-redis-")
-        self.log = os.path.join(self.dir, "redis.log")
+        self.dir = tempfile.mkdtemp(prefix=f"segflow-{name}-")
+        self.log = os.path.join(self.dir, f"{name}.log")
         self.start_timeout = start_timeout
         self.process: subprocess.Popen | None = None
 
@@ -109,22 +109,44 @@ class RedisServer:
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
-    def start(self) -> "RedisServer":
-        if self.process is not None and self.process.poll() is None:
-            raise RuntimeError(f"redis-server on port {self.port} is already running (pid {self.pid})")
+    def _launch(self, command: list[str], env: dict | None = None) -> None:
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [self.program, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                 "--appendonly", "no", "--daemonize", "no", "--dir", self.dir, "--protected-mode", "yes",
-                 *(["--requirepass", self.password] if self.password else [])],
-                cwd=self.dir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
-        _wait_until(lambda: redis_ping(self.port), self.process, f"redis-server on port {self.port}",
-                    self.log, self.start_timeout)
-        return self
+            self.process = subprocess.Popen(command, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
 
     def stop(self) -> None:
         _stop_process(self.process)
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _started(server: _LocalServer):
+    """``server`` started, or its directory removed before the failure goes on."""
+    try:
+        return server.start()
+    except BaseException:
+        server.cleanup()
+        raise
+
+
+class RedisServer(_LocalServer):
+    def __init__(self, port: int | None = None, start_timeout: float = 10.0, password: str = ""):
+        self.program = redis_server_path()
+        super().__init__("redis", port, start_timeout)
+        self.password = password
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError(f"redis-server on port {self.port} is already running (pid {self.pid})")
+        self._launch([self.program, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                      "--appendonly", "no", "--daemonize", "no", "--dir", self.dir, "--protected-mode", "yes",
+                      *(["--requirepass", self.password] if self.password else [])])
+        _wait_until(lambda: redis_ping(self.port), self.process, f"redis-server on port {self.port}",
+                    self.log, self.start_timeout)
+        return self
 
     def restart(self) -> None:
         """Stop, then start again on the same port (its data is gone: nothing is saved)."""
@@ -146,18 +168,9 @@ class RedisServer:
     def resume(self) -> None:
         os.kill(self.pid, signal.SIGCONT)
 
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
 
 def start_redis(port: int | None = None, password: str = "") -> RedisServer:
-    server = RedisServer(port, password=password)
-    try:
-        return server.start()
-    except BaseException:
-        server.cleanup()
-        raise
+    return _started(RedisServer(port, password=password))
 
 
 # -- S3 (moto) ------------------------------------------------------------------------------
@@ -188,18 +201,10 @@ def http_answers(url: str, timeout: float = 0.5) -> bool:
 TEST_S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "segflow-test", "AWS_SECRET_ACCESS_KEY": "segflow-test-secret"}
 
 
-class S3Server:
+class S3Server(_LocalServer):
     def __init__(self, port: int | None = None, start_timeout: float = 30.0):
-        self.port = port or free_port()
+        super().__init__("moto", port, start_timeout)
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.dir = tempfile.mkdtemp(prefix="segflow-moto-")
-        self.log = os.path.join(self.dir, "moto.log")
-        self.start_timeout = start_timeout
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process else None
 
     def start(self) -> "S3Server":
         # segflow refuses S3 without credentials; moto accepts any pair, so whatever this
@@ -207,10 +212,7 @@ class S3Server:
         for name, value in TEST_S3_CREDENTIALS.items():
             os.environ.setdefault(name, value)
         env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                moto_command(self.port), cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True)
+        self._launch(moto_command(self.port), env)
         _wait_until(lambda: http_answers(self.endpoint + "/moto-api/"), self.process,
                     f"moto S3 server on port {self.port}", self.log, self.start_timeout)
         # moto loads its S3 backend on the first S3 request: on a loaded machine that took
@@ -219,21 +221,9 @@ class S3Server:
                     f"moto S3 server's S3 backend on port {self.port}", self.log, self.start_timeout)
         return self
 
-    def stop(self) -> None:
-        _stop_process(self.process)
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
 
 def start_s3(port: int | None = None) -> S3Server:
-    server = S3Server(port)
-    try:
-        return server.start()
-    except BaseException:
-        server.cleanup()
-        raise
+    return _started(S3Server(port))
 
 
 def start_or_fail(starter, what: str):
