@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from segflow.runtime.executor import SourceOperator
 from segflow.runtime.operator import Delegating, Operator
+from segflow.runtime.operators.iteration import _ControlAlsoAside
 from segflow.runtime.operators.stateless import _UserOperator
 from segflow.runtime.operators.two_phase import EpochSink, PartSink
 from segflow.runtime.operators.sources import _IteratorSource
@@ -18,4 +19,4 @@ CASES = OPERATOR_CASES + CONNECTOR_CASES
 
 # Bases that are never instantiated themselves; their concrete subclasses are covered.
 ABSTRACT_BASES = {Operator, Delegating, SourceOperator, _UserOperator, _IteratorSource, WindowOperator,
-                  EpochSink, PartSink}
+                  EpochSink, PartSink, _ControlAlsoAside}
