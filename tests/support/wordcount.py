@@ -28,5 +28,3 @@ def write_corpus(directory) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\nlast line without newline")
     return path
-
-

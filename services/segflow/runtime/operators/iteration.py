@@ -147,7 +147,6 @@ class IterationEnd(_ControlAlsoAside):
         return None
 
 
-
 class IterationLeader(_ControlAlsoAside):
     """The single replica that owns the iteration state: folds the deltas of all replicas,
     checks the loop condition and the iteration limit, and broadcasts the decision."""
@@ -197,4 +196,3 @@ class IterationLeader(_ControlAlsoAside):
 
     def passes_end(self) -> bool:
         return self.done
-
