@@ -32,7 +32,7 @@ def apply_shell_pod(cluster, name: str, script: str, pod: dict | None = None, **
     container = {"name": "main", "image": "segflow/engine", "command": ["sh", "-c", script], **main}
     manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
                 "spec": {**(pod or {}), "containers": [container]}}
-    cluster.kubectl("apply", "-n", "default", "-f", "-", input=json.dumps(manifest))
+    apply(cluster, json.dumps(manifest))          # JSON is YAML
 
 
 def pod_status(cluster, name: str, namespace: str = "default") -> dict:
