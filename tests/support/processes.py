@@ -18,6 +18,17 @@ def segflow_processes(root_pid: int) -> list[psutil.Process]:
         return []
 
 
+def command_words(process: psutil.Process) -> list[str]:
+    """A process's command line as words. A local run forks its first workers and gives each
+    the title ``segflow worker --name wN ...`` (setproctitle), which ``cmdline()`` returns as
+    one string."""
+    return " ".join(process.cmdline()).split()
+
+
+def is_worker(process: psutil.Process) -> bool:
+    return "worker" in command_words(process)
+
+
 def kill_tree(process: subprocess.Popen) -> None:
     """Stop a run and everything it started (a coordinator has its own session)."""
     tree = segflow_processes(process.pid)
