@@ -318,7 +318,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         from ..runtime import collection  # noqa: F401
         from ..worker import service  # noqa: F401
         spawner = WorkerSpawner(args.workers, local_authority(identity_from_env().ca))
-        spawner.fork_all()
+        spawner.fork_all(main)
     try:
         from ..coordinator.service import serve
         code = serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import IO, NoReturn
+from typing import IO, Callable, NoReturn
 
 from setproctitle import setproctitle
 
@@ -93,9 +93,11 @@ class ForkedWorker:
         self.send_signal(signal.SIGKILL)
 
 
-def _become_worker(name: str, index: int, stdin: int, env: dict[str, str]) -> NoReturn:
-    """In a forked child: run ``segflow worker`` with the coordinator's address to come on
-    ``stdin``, then end the process (never return into the coordinator's code)."""
+def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
+                   run_command: Callable[[list[str]], int]) -> NoReturn:
+    """In a forked child: run ``segflow worker`` (``run_command`` is the CLI's entry) with the
+    coordinator's address to come on ``stdin``, then end the process (never return into
+    the coordinator's code)."""
     code = 1
     try:
         os.dup2(stdin, 0)
@@ -104,8 +106,7 @@ def _become_worker(name: str, index: int, stdin: int, env: dict[str, str]) -> No
         setproctitle(" ".join(["segflow", *command]))     # ps shows a worker (before the environment
         os.environ.clear()                                 # changes: the title needs the original)
         os.environ.update(env)
-        from ..cli.main import main
-        code = main(command)
+        code = run_command(command)
     except SystemExit as exc:           # argparse's exit, as the command's own process would end
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -130,10 +131,12 @@ class WorkerSpawner:
     def name(index: int) -> str:
         return f"w{index}"
 
-    def fork_all(self) -> None:
+    def fork_all(self, run_command: Callable[[list[str]], int]) -> None:
         """The first workers, forked from this process before it starts any thread or gRPC
         object: they begin with the modules it has imported instead of importing them
-        again (about a third of a second of interpreter start and imports each)."""
+        again (about a third of a second of interpreter start and imports each). Each runs
+        ``run_command(["worker", ...])``: the CLI's entry, passed in because the CLI imports
+        this package, not the other way round."""
         for i in range(self.count):
             name = self.name(i)
             env = self._environment(name)
@@ -143,7 +146,7 @@ class WorkerSpawner:
                 os.close(write)
                 for earlier in self.processes.values():    # its end of the others' address pipes
                     earlier.stdin.close()
-                _become_worker(name, i, read, env)
+                _become_worker(name, i, read, env, run_command)
             os.close(read)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
             self._waiting[name] = worker.stdin
