@@ -10,7 +10,7 @@ import pytest
 
 from segflow.net import PROTOCOL_VERSION
 from segflow.net.codec import decode, encode
-from segflow.net.dataplane import DATA_PLANE_ROLES, DataPlaneServicer, Receivers, RemoteOutlet
+from segflow.net.dataplane import DATA_PLANE_ROLES, DataPlaneServicer, Receivers, RemoteOutlet, stop_serving
 from segflow.security.guard import RoleGuard
 from segflow.security.identities import Role
 from segflow.security.tls import server_credentials
@@ -24,18 +24,28 @@ from support.tls import JobCertificates
 CERTS = JobCertificates("dataplane-test")
 
 
-@pytest.fixture
-def server():
-    """Worker w1 runs replica b3.r0; the sender b2.r1 runs on worker w0."""
-    cancel = threading.Event()
-    inbox = Inbox(1000, cancel)
-    receivers = Receivers("")
-    receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None,
-                    lambda block, replica: {(2, 1): "w0", (3, 0): "w1"}.get((block, replica)))
+def serve_w1(receivers):
+    """Worker w1's data plane: the server and its port."""
     srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=[RoleGuard(DATA_PLANE_ROLES)])
     pb_grpc.add_DataPlaneServicer_to_server(DataPlaneServicer(receivers, wait_ready=1.0), srv)
     port = srv.add_secure_port("127.0.0.1:0", server_credentials(CERTS.authority.issue(Role.WORKER, "w1")))
     srv.start()
+    return srv, port
+
+
+def receivers_of_w1(inbox):
+    """Worker w1 runs replica b3.r0; the sender b2.r1 runs on worker w0."""
+    receivers = Receivers("")
+    receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None,
+                    lambda block, replica: {(2, 1): "w0", (3, 0): "w1"}.get((block, replica)))
+    return receivers
+
+
+@pytest.fixture
+def server():
+    cancel = threading.Event()
+    inbox = Inbox(1000, cancel)
+    srv, port = serve_w1(receivers_of_w1(inbox))
     channel = CERTS.channel(f"127.0.0.1:{port}", Role.WORKER, Role.WORKER, "w0")
     yield port, channel, inbox, cancel
     cancel.set()
@@ -207,3 +217,38 @@ def test_a_stopping_worker_releases_the_channels_waiting_for_an_attempt():
     receivers.close()
     assert waiting.result(timeout=5) is None
     assert time.monotonic() - started < 1
+
+
+def test_a_stopping_worker_lets_a_peer_end_the_stream_it_has_already_terminated():
+    """The receiver has read the peer's Terminate (its replicas may all have ended) but not
+    yet the end of the stream: stopping waits for it, so the process does not exit and
+    reset a channel the peer would then report as failed (kmeans at parallelism 4 did)."""
+    cancel = threading.Event()
+    inbox = Inbox(1000, cancel)
+    receivers = receivers_of_w1(inbox)
+    srv, port = serve_w1(receivers)
+    channel = CERTS.channel(f"127.0.0.1:{port}", Role.WORKER, Role.WORKER, "w0")
+    end_stream = threading.Event()
+
+    def frames():
+        yield pb.Frame(seq=0, hello=hello())
+        yield encode(Batch([1]), 1)
+        yield encode(TERMINATE, 2)
+        end_stream.wait(10)
+
+    try:
+        call = pb_grpc.DataPlaneStub(channel).Channel.future(frames(), timeout=20)
+        assert [m[2] for m in drain(inbox, 2)][1] == TERMINATE
+        stopping = threading.Thread(target=stop_serving, args=(srv, receivers, 10.0), daemon=True)
+        stopping.start()
+        stopping.join(0.5)
+        assert stopping.is_alive(), "the worker stopped while a peer's stream was still open"
+        end_stream.set()
+        assert call.result(timeout=5).frames == 3
+        stopping.join(5)
+        assert not stopping.is_alive()
+    finally:
+        end_stream.set()
+        cancel.set()
+        channel.close()
+        srv.stop(0)

@@ -91,6 +91,18 @@ def _later_attempt(running: str, wanted: str) -> bool:
         and int(attempt) > int(other_attempt)
 
 
+def stop_serving(server: grpc.Server, receivers: Receivers, grace: float) -> None:
+    """Stop a worker's data plane, and return only once it has stopped.
+
+    A worker whose replicas have all ended has read every peer's Terminate, but a peer may
+    not have sent the end of its stream yet; gRPC's ``stop`` returns at once, and a process
+    that then exits resets that stream, which the peer reads as a failed channel (and fails
+    the job). So wait for the streams still open to end, up to ``grace`` seconds.
+    """
+    receivers.close()
+    server.stop(grace=grace).wait()
+
+
 class ChannelMetrics:
     """Counts per channel; the worker plugs Prometheus counters in."""
 
@@ -164,6 +176,7 @@ class RemoteOutlet(Outlet):
         self.on_blocked = on_blocked
         self.bytes_sent = 0
         self.closed = False
+        self.name = f"b{hello.src_block}.r{hello.src_replica} -> b{hello.dst_block}.r{hello.dst_replica}"
         stub = pb_grpc.DataPlaneStub(channel)
         self.call = stub.Channel.future(self._frames(hello))
 
@@ -220,10 +233,10 @@ class RemoteOutlet(Outlet):
     def _raise_closed(self) -> None:
         error = self.call.exception()
         if error is None:
-            raise ConnectionError("channel closed by the receiver before the stream ended")
+            raise ConnectionError(f"channel {self.name} closed by the receiver before the stream ended")
         if isinstance(error, grpc.RpcError) and error.code() == grpc.StatusCode.CANCELLED:
             raise Cancelled()
-        raise ConnectionError(f"channel to the receiver failed: {error}")
+        raise ConnectionError(f"channel {self.name} failed: {error}")
 
     def wait_closed(self, timeout: float) -> None:
         """Wait until the receiver has read the whole stream (ConnectionError if it died)."""
@@ -231,6 +244,6 @@ class RemoteOutlet(Outlet):
             self.call.result(timeout=timeout)
         except grpc.FutureTimeoutError:
             self.call.cancel()
-            raise ConnectionError(f"the receiver did not finish reading the channel within {timeout:.0f} s")
+            raise ConnectionError(f"the receiver of channel {self.name} did not finish reading it within {timeout:.0f} s")
         except grpc.RpcError:
             self._raise_closed()

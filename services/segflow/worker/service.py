@@ -31,7 +31,7 @@ from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
-from ..net.dataplane import DATA_PLANE_ROLES, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet
+from ..net.dataplane import DATA_PLANE_ROLES, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet, stop_serving
 from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
@@ -59,6 +59,7 @@ from .restore import restore_attempt
 
 log = logging.getLogger("segflow.worker")
 
+STOP_GRACE = 5.0      # seconds a stopping worker gives peers' streams to end (see stop_serving)
 COORDINATED = {CheckpointProtocol.ALIGNED: AlignedSnapshots, CheckpointProtocol.UNALIGNED: UnalignedSnapshots}
 
 RESTART, DONE, FAILED = "restart", "done", "failed"
@@ -160,8 +161,7 @@ class WorkerService:
                     return 0 if outcome == DONE else 1
                 event(log, logging.WARNING, "restarting for the next attempt", worker=self.name)
         finally:
-            self.receivers.close()
-            self.server.stop(grace=1)
+            stop_serving(self.server, self.receivers, STOP_GRACE)
 
     def _register(self) -> cpb.Assignment | None:
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
