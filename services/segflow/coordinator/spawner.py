@@ -119,9 +119,9 @@ def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
 
 
 class WorkerSpawner:
-    def __init__(self, count: int, authority: Authority, coordinator: str | None = None):
+    def __init__(self, count: int, authority: Authority):
         self.count = count
-        self.coordinator = coordinator       # None until announce()
+        self.coordinator: str | None = None     # until announce()
         self.authority = authority
         self.cores = local_worker_cores(count)
         self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
@@ -162,18 +162,18 @@ class WorkerSpawner:
         return env
 
     def start(self, name: str) -> None:
+        """Start a lost worker again, as a new ``segflow worker`` process (not forked: by now
+        this process runs threads and gRPC)."""
         index = int(name[1:])
         old = self.processes.get(name)
         if old is not None and old.poll() is None:
             old.kill()
             old.wait()
-        env = self._environment(name)
-        early = self.coordinator is None
-        self.processes[name] = process = subprocess.Popen(
-            segflow_command() + worker_command(name, index, ADDRESS_FROM_STDIN if early else self.coordinator),
-            stdin=subprocess.PIPE if early else subprocess.DEVNULL, env=env)
-        if early:
-            self._waiting[name] = process.stdin
+        if self.coordinator is None:
+            raise SegflowError(f"worker {name} cannot be started again before the coordinator listens")
+        self.processes[name] = subprocess.Popen(
+            segflow_command() + worker_command(name, index, self.coordinator),
+            stdin=subprocess.DEVNULL, env=self._environment(name))
 
     def announce(self, coordinator: str) -> None:
         """The coordinator listens: tell the workers started before (a worker that died
