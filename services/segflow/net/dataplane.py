@@ -44,9 +44,10 @@ class Receivers:
 
     ``lookup(block, replica, input)`` returns ``(inbox, blocking)`` or ``None`` when the
     replica does not run here; ``owner(block, replica)`` names the worker that runs a
-    replica, so a channel is accepted only from the worker that runs its sender. Each attempt of a job (a new one after every recovery)
-    has its own job id; a channel may connect before this worker has wired the attempt
-    it belongs to, so it waits for :meth:`ready` with that id.
+    replica, so a channel is accepted only from the worker that runs its sender. Each attempt
+    of a job (a new one after every recovery) has its own job id; a channel may connect
+    before this worker has wired the attempt it belongs to, so it waits for :meth:`ready`
+    with that id.
     """
 
     def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None,
@@ -244,6 +245,7 @@ class RemoteOutlet(Outlet):
             self.call.result(timeout=timeout)
         except grpc.FutureTimeoutError:
             self.call.cancel()
-            raise ConnectionError(f"the receiver of channel {self.name} did not finish reading it within {timeout:.0f} s")
+            raise ConnectionError(f"the receiver of channel {self.name} did not finish reading it "
+                                  f"within {timeout:.0f} s")
         except grpc.RpcError:
             self._raise_closed()
