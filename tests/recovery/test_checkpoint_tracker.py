@@ -42,7 +42,19 @@ def test_timeout_names_the_missing_replicas_and_acks_from_strangers_are_ignored(
     t.ack(1, (0, 0), True, 1, 0, "", now=0.1)
     assert t.expire(now=4.0) is None
     outcome = t.expire(now=5.1)
-    assert not outcome.complete and "(0, 1)" in outcome.error and "(1, 0)" in outcome.error
+    assert not outcome.complete and outcome.error.endswith("waiting for 2 of 3 replicas: b0.r1, b1.r0")
+
+
+def test_a_timeout_counts_every_missing_replica_and_names_the_first_in_block_order():
+    """Block 3 comes before block 10 (a text sort put b10 first, and the names of the
+    blocks really stuck fell past the cut)."""
+    replicas = {(block, index) for block in (3, 10, 11) for index in range(4)}
+    t = CheckpointTracker(interval=1.0, replicas=replicas, timeout=5.0)
+    t.trigger(now=0.0)
+    t.ack(1, (3, 2), True, 1, 0, "", now=0.1)
+    outcome = t.expire(now=5.1)
+    assert "waiting for 11 of 12 replicas: b3.r0, b3.r1, b3.r3, b10.r0, b10.r1, b10.r2, b10.r3, b11.r0, ..." \
+        in outcome.error, outcome.error
 
 
 def test_retract_and_explicit_ids():

@@ -58,11 +58,17 @@ class AlignedSnapshots(ReplicaCheckpointing):
         self._maybe_snapshot(cp)
 
     def on_trigger(self, checkpoint_id: int) -> None:
-        """Sources start checkpoints when told; so do replicas no barrier can reach any more."""
+        """Sources start checkpoints when told; so do replicas no barrier can reach any more.
+
+        The worker's trigger and the end of an upstream travel different ways, so a trigger
+        can arrive while the last regular input's Terminate is still on its way. It is
+        kept until then: a loop's head outlives its input and no barrier would ever start
+        that checkpoint there (the loop stalled behind the half-aligned barrier)."""
         book = self.book
-        if not book.regular_inputs_closed():
-            return
         if checkpoint_id <= book.completed or checkpoint_id in book.active:
+            return
+        if not book.regular_inputs_closed():
+            book.deferred.add(checkpoint_id)
             return
         self._maybe_snapshot(book.start(checkpoint_id))
 
@@ -73,6 +79,10 @@ class AlignedSnapshots(ReplicaCheckpointing):
             cp.waiting_aligned.discard(channel)
             cp.waiting_recorded.discard(channel)
             self._maybe_snapshot(cp)
+        if book.deferred and book.regular_inputs_closed() and not self.executor.finished:
+            deferred, book.deferred = sorted(book.deferred), set()
+            for checkpoint_id in deferred:
+                self.on_trigger(checkpoint_id)
 
     def closed_channels(self) -> set[Channel]:
         return self.book.terminated

@@ -68,6 +68,7 @@ class CheckpointBook:
         self.active: dict[int, InProgress] = {}
         self.blocked: set[Channel] = set()
         self.completed = 0     # highest checkpoint id this replica has finished
+        self.deferred: set[int] = set()   # triggers that came before the regular inputs closed
 
     def start(self, checkpoint_id: int) -> InProgress:
         cp = self.active.get(checkpoint_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+SHOWN_MISSING = 8       # replicas named when a round times out (the count says how many in all)
+
 
 @dataclass
 class Round:
@@ -96,8 +98,11 @@ class CheckpointTracker:
 
     def expire(self, now: float) -> Outcome | None:
         if self.current is not None and now - self.current.started > self.timeout:
-            missing = sorted(map(str, self.replicas - self.current.acked))
-            return self._end(now, f"timed out after {self.timeout:.0f} s waiting for {', '.join(missing[:5])}")
+            missing = sorted(self.replicas - self.current.acked)
+            named = ", ".join(f"b{block}.r{index}" for block, index in missing[:SHOWN_MISSING])
+            more = ", ..." if len(missing) > SHOWN_MISSING else ""
+            return self._end(now, f"timed out after {self.timeout:.0f} s waiting for {len(missing)} of "
+                                  f"{len(self.replicas)} replicas: {named}{more}")
         return None
 
     def _end(self, now: float, error: str) -> Outcome:
