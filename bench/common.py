@@ -166,7 +166,7 @@ def workers_of(process: subprocess.Popen) -> dict[str, psutil.Process]:
         return found
     for child in children:
         try:
-            cmdline = child.cmdline()
+            cmdline = " ".join(child.cmdline()).split()     # a forked worker's is its title
         except psutil.Error:
             continue
         if "worker" in cmdline and "--name" in cmdline:

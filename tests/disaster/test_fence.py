@@ -14,7 +14,7 @@ from segflow.disaster.lease import Lease
 from segflow.disaster.lease_store import LeaseStore
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
+from support.processes import ROOT, SEGFLOW, is_worker, kill_tree, wait_for
 from support.servers import new_bucket
 from support.tls import JobCertificates
 
@@ -69,7 +69,7 @@ def fenced_job(s3_server, tmp_path):
 
 def workers_of(process):
     try:
-        return [p for p in psutil.Process(process.pid).children(recursive=True) if "worker" in p.cmdline()]
+        return [p for p in psutil.Process(process.pid).children(recursive=True) if is_worker(p)]
     except psutil.NoSuchProcess:
         return []
 

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from recovery.jobs.join_families import oracle_lines as join_families_oracle
-from support.processes import ROOT, SEGFLOW, kill_tree  # noqa: F401 (the other kill tests import it from here)
+from support.processes import ROOT, SEGFLOW, is_worker, kill_tree  # noqa: F401 (the other kill tests import it from here)
 
 JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
 KILLS = 3
@@ -29,8 +29,7 @@ def read_lines(directory):
 
 def workers_of(process):
     try:
-        return [p for p in psutil.Process(process.pid).children(recursive=True)
-                if "worker" in p.cmdline()]
+        return [p for p in psutil.Process(process.pid).children(recursive=True) if is_worker(p)]
     except psutil.NoSuchProcess:
         return []
 

@@ -18,6 +18,21 @@ def segflow_processes(root_pid: int) -> list[psutil.Process]:
         return []
 
 
+def command_words(process: psutil.Process) -> list[str]:
+    """A process's command line as words. A local run forks its first workers and gives each
+    the title ``segflow worker --name wN ...`` (setproctitle), which ``cmdline()`` returns as
+    one string. A process that has ended (a zombie its parent has not reaped yet included)
+    has no words: a killed worker is one until the coordinator's monitor reaps it."""
+    try:
+        return " ".join(process.cmdline()).split()
+    except psutil.NoSuchProcess:
+        return []
+
+
+def is_worker(process: psutil.Process) -> bool:
+    return "worker" in command_words(process)
+
+
 def kill_tree(process: subprocess.Popen) -> None:
     """Stop a run and everything it started (a coordinator has its own session)."""
     tree = segflow_processes(process.pid)

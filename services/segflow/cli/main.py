@@ -312,9 +312,13 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     from ..security.identity_env import identity_from_env
     configure("coordinator")
     spawner = None
-    if args.spawn_workers:     # first, so that the workers start while the coordinator does
+    if args.spawn_workers:
+        # First, before the coordinator has a thread or a gRPC object: the workers are forked
+        # from here with their modules imported already (see coordinator/spawner.py).
+        from ..runtime import collection  # noqa: F401
+        from ..worker import service  # noqa: F401
         spawner = WorkerSpawner(args.workers, local_authority(identity_from_env().ca))
-        spawner.start_all()
+        spawner.fork_all(main)
     try:
         from ..coordinator.service import serve
         code = serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,

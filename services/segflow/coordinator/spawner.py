@@ -5,10 +5,16 @@ each on its own 127.0.0.x address; a lost worker is started again under the same
 for the recovery. On Kubernetes the operator restarts pods instead and nothing is
 spawned here. Each worker gets a certificate in its own name from the run's CA.
 
-The first workers start before the coordinator listens, with ``--coordinator -``: a
-worker's interpreter start and imports (a quarter of a second) then overlap the
-coordinator's own, and it reads the coordinator's address from its stdin once the
-coordinator knows it (:meth:`WorkerSpawner.announce`).
+The first workers are forked from the coordinator before it listens (and before it has
+a thread or a gRPC object): they start with the modules it imported, instead of an
+interpreter start and imports of their own (a third of a second each, on the way of
+every local run), and read the coordinator's address from a pipe once it knows it
+(:meth:`WorkerSpawner.announce`). Each takes the title ``segflow worker --name wN ...``,
+so ``ps`` tells them apart. A worker started again after a loss is a new process
+(``segflow worker ...``): by then the coordinator runs threads and gRPC, which a fork
+would copy mid-flight. A forked worker's memory is a copy of the coordinator's, the run's
+CA key included (an exec'd one gets only its own certificate); the same user can read that
+key from the coordinator's environment in /proc anyway, and nobody else can read either.
 """
 from __future__ import annotations
 
@@ -18,7 +24,10 @@ import signal
 import subprocess
 import sys
 import time
-from typing import IO
+import traceback
+from typing import IO, Callable, NoReturn
+
+from setproctitle import setproctitle
 
 from ..errors import SegflowError
 from ..observability.logs import event
@@ -48,41 +57,123 @@ def local_authority(ca: bytes) -> Authority:
     return Authority.load(ca, key.encode())
 
 
+def worker_command(name: str, index: int, coordinator: str) -> list[str]:
+    return ["worker", "--coordinator", coordinator, "--name", name, "--host", worker_host(index)]
+
+
+class ForkedWorker:
+    """A worker forked from the coordinator, behind the part of :class:`subprocess.Popen`'s
+    interface the spawner and the coordinator use."""
+
+    def __init__(self, pid: int, stdin: IO[bytes]):
+        self.pid = pid
+        self.stdin = stdin
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
+                   run_command: Callable[[list[str]], int]) -> NoReturn:
+    """In a forked child: run ``segflow worker`` (``run_command`` is the CLI's entry) with the
+    coordinator's address to come on ``stdin``, then end the process (never return into
+    the coordinator's code)."""
+    code = 1
+    try:
+        os.dup2(stdin, 0)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))         # as Popen's close_fds
+        command = worker_command(name, index, ADDRESS_FROM_STDIN)
+        setproctitle(" ".join(["segflow", *command]))     # ps shows a worker (before the environment
+        os.environ.clear()                                 # changes: the title needs the original)
+        os.environ.update(env)
+        code = run_command(command)
+    except SystemExit as exc:           # argparse's exit, as the command's own process would end
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 class WorkerSpawner:
-    def __init__(self, count: int, authority: Authority, coordinator: str | None = None):
+    def __init__(self, count: int, authority: Authority):
         self.count = count
-        self.coordinator = coordinator       # None until announce()
+        self.coordinator: str | None = None     # until announce()
         self.authority = authority
         self.cores = local_worker_cores(count)
-        self.processes: dict[str, subprocess.Popen] = {}
+        self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
 
     @staticmethod
     def name(index: int) -> str:
         return f"w{index}"
 
-    def start_all(self) -> None:
+    def fork_all(self, run_command: Callable[[list[str]], int]) -> None:
+        """The first workers, forked from this process before it starts any thread or gRPC
+        object: they begin with the modules it has imported instead of importing them
+        again (about a third of a second of interpreter start and imports each). Each runs
+        ``run_command(["worker", ...])``: the CLI's entry, passed in because the CLI imports
+        this package, not the other way round."""
         for i in range(self.count):
-            self.start(self.name(i))
+            name = self.name(i)
+            env = self._environment(name)
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(write)
+                for earlier in self.processes.values():    # its end of the others' address pipes
+                    earlier.stdin.close()
+                _become_worker(name, i, read, env, run_command)
+            os.close(read)
+            self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
+            self._waiting[name] = worker.stdin
 
-    def start(self, name: str) -> None:
+    def _environment(self, name: str) -> dict[str, str]:
+        """A worker's environment: this one's without the CA key, with its own certificate and core."""
         index = int(name[1:])
-        old = self.processes.get(name)
-        if old is not None and old.poll() is None:
-            old.kill()
-            old.wait()
         env = {k: v for k, v in os.environ.items() if k not in (AUTHORITY_KEY_ENV, REPLICA_CPU_ENV)}
         core = self.cores[index] if index < len(self.cores) else None
         if core is not None:
             env[REPLICA_CPU_ENV] = str(core)
         env.update(identity_env(self.authority.issue(Role.WORKER, name)))
-        early = self.coordinator is None
-        self.processes[name] = process = subprocess.Popen(
-            segflow_command() + ["worker", "--coordinator", ADDRESS_FROM_STDIN if early else self.coordinator,
-                                 "--name", name, "--host", worker_host(index)],
-            stdin=subprocess.PIPE if early else subprocess.DEVNULL, env=env)
-        if early:
-            self._waiting[name] = process.stdin
+        return env
+
+    def start(self, name: str) -> None:
+        """Start a lost worker again, as a new ``segflow worker`` process (not forked: by now
+        this process runs threads and gRPC)."""
+        index = int(name[1:])
+        old = self.processes.get(name)
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait()
+        if self.coordinator is None:
+            raise SegflowError(f"worker {name} cannot be started again before the coordinator listens")
+        self.processes[name] = subprocess.Popen(
+            segflow_command() + worker_command(name, index, self.coordinator),
+            stdin=subprocess.DEVNULL, env=self._environment(name))
 
     def announce(self, coordinator: str) -> None:
         """The coordinator listens: tell the workers started before (a worker that died
