@@ -53,6 +53,12 @@ def head(request):
     return replica, worker, request.param(replica, worker)
 
 
+def barriers_everywhere(protocol, checkpoint_id: int) -> None:
+    """Checkpoint ``checkpoint_id`` as barriers take it: through every input, then back."""
+    for channel in (OUTER_A, OUTER_B, BACK):
+        protocol.on_barrier(*channel, Barrier(checkpoint_id))
+
+
 def test_a_trigger_that_outruns_the_last_terminate_starts_when_that_channel_closes(head):
     replica, worker, protocol = head
     protocol.on_channel_closed(OUTER_A)
@@ -68,9 +74,7 @@ def test_a_trigger_that_outruns_the_last_terminate_starts_when_that_channel_clos
 def test_a_trigger_whose_barrier_came_by_a_channel_is_taken_once(head):
     replica, worker, protocol = head
     protocol.on_trigger(5)
-    protocol.on_barrier(*OUTER_A, Barrier(5))
-    protocol.on_barrier(*OUTER_B, Barrier(5))
-    protocol.on_barrier(*BACK, Barrier(5))
+    barriers_everywhere(protocol, 5)
     protocol.on_channel_closed(OUTER_A)
     protocol.on_channel_closed(OUTER_B)
     protocol.on_trigger(6)
@@ -81,9 +85,7 @@ def test_a_trigger_whose_barrier_came_by_a_channel_is_taken_once(head):
 def test_triggers_kept_for_a_closing_channel_run_in_order_and_skip_what_completed(head):
     replica, worker, protocol = head
     protocol.on_trigger(4)
-    protocol.on_barrier(*OUTER_A, Barrier(4))
-    protocol.on_barrier(*OUTER_B, Barrier(4))
-    protocol.on_barrier(*BACK, Barrier(4))
+    barriers_everywhere(protocol, 4)
     protocol.on_trigger(6)
     protocol.on_trigger(5)
     protocol.on_channel_closed(OUTER_A)
