@@ -6,7 +6,6 @@ ends with the example's oracle, record for record.
 Loops are where restores went wrong before: a loop's head outlives its input, its
 checkpoints are started by triggers rather than barriers, and its back edges are recorded
 (a trigger that came before the source's last Terminate once stalled pagerank here)."""
-import os
 import random
 import subprocess
 import time
@@ -15,10 +14,10 @@ import pytest
 from example_runs import assert_matches_oracle, example_params, example_path
 from test_example_kills import RATES
 
-from segflow.runtime.elements import FINAL_CHECKPOINT
+from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
-from recovery.test_kills import JOBS
+from support.processes import ROOT, kill_tree, wait_for
+from recovery.test_kills import run_args
 
 LOOPS = ("connected_components", "kmeans", "pagerank", "transitive_closure")
 DISASTERS = 3
@@ -26,18 +25,12 @@ DISASTERS = 3
 
 def newest_checkpoint(state: str) -> int:
     """The newest complete checkpoint in the store (retention deletes old ones)."""
-    ids = [int(key.split("/chk-")[1].split("/")[0]) for key in open_backend(state).list("jobs/slowed_example/")
-           if key.endswith("/_COMPLETE")]
-    return max((n for n in ids if n != FINAL_CHECKPOINT), default=0)
+    return max(Catalog(open_backend(state), "slowed_example").complete_ids(), default=0)
 
 
 def start(job: dict, state: str, *extra: str) -> subprocess.Popen:
-    args = [SEGFLOW, "run", os.path.join(JOBS, "slowed_example.py"), "--parallelism", "4",
-            "--checkpoint-protocol", "aligned", "--checkpoint-interval", "0.3", "--state", state, "--quiet", *extra]
-    for key, value in job.items():
-        args += ["-p", f"{key}={value}"]
-    return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(run_args("slowed_example.py", job, state, "aligned", 4, 0.3, extra), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 @pytest.mark.slow

@@ -34,16 +34,23 @@ def workers_of(process):
         return []
 
 
-def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
-                   timeout=150, running=None, extra=()):
-    """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments
-    (once ``running()`` says so, if given: kills during start-up test less)."""
-    rng = random.Random(seed)
+def run_args(job: str, params: dict, state_url: str, protocol: str, parallelism: int, interval: float,
+             extra=()) -> list[str]:
+    """``segflow run`` of ``job`` (a file in ``JOBS``) with checkpoints, quiet."""
     args = [SEGFLOW, "run", os.path.join(JOBS, job), "--parallelism", str(parallelism),
             "--checkpoint-protocol", protocol, "--checkpoint-interval", str(interval),
             "--state", state_url, "--quiet", *extra]
     for key, value in params.items():
         args += ["-p", f"{key}={value}"]
+    return args
+
+
+def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
+                   timeout=150, running=None, extra=()):
+    """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments
+    (once ``running()`` says so, if given: kills during start-up test less)."""
+    rng = random.Random(seed)
+    args = run_args(job, params, state_url, protocol, parallelism, interval, extra)
     run = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
     killed = []
