@@ -4,7 +4,7 @@ import pytest
 from conftest import run
 
 import segflow
-from segflow import (BatchMode, CountWindow, EventTimeWindow, JobFailed, PipelineError, ProcessingTimeWindow,
+from segflow import (BatchMode, CountWindow, EventTimeWindow, PipelineError, ProcessingTimeWindow,
                      SegflowError, UserFunctionError)
 
 HERE = "test_errors.py"
@@ -211,12 +211,19 @@ def test_a_missing_source_file_is_refused_while_building_not_while_planning(read
     getattr(segflow.StreamEnvironment(planning_only=True), read)("/no/such/file")
 
 
-def test_records_without_timestamps_in_time_operators():
-    with pytest.raises(JobFailed, match="call add_timestamps first"):
-        run(lambda env: env.from_iterable([("a", 1)]).group_by(lambda e: e[0]).window(EventTimeWindow.tumbling(10))
-            .count())
-    with pytest.raises(JobFailed, match="call add_timestamps first"):
-        run(lambda env: env.from_iterable([1]).interval_join(env.from_iterable([1]), 1, 1))
+@pytest.mark.parametrize("build,message", [
+    (lambda env: env.from_iterable([("a", 1)]).group_by(lambda r: r[0]).window(EventTimeWindow.tumbling(10)).count(),
+     r"event_time_window\(10, 10\).count \(defined at .*test_errors.py:\d+\) needs timestamped records: "
+     r"call add_timestamps before the window"),
+    (lambda env: env.from_iterable([1, 2]).window_all(EventTimeWindow.session(5)).count(),
+     r"event_time_session\(5\).count \(defined at .*test_errors.py:\d+\) needs timestamped records"),
+    (lambda env: env.from_iterable([1]).add_timestamps(lambda x: x).interval_join(env.from_iterable([2]), 1, 1),
+     r"interval_join \(defined at .*test_errors.py:\d+\) needs timestamped streams on both sides; its right "
+     r"input has none: call add_timestamps on it"),
+])
+def test_event_time_without_timestamps_names_the_operator_and_where_it_is(build, message):
+    with pytest.raises(PipelineError, match=message):
+        run(build)
 
 
 def test_a_failure_in_every_replica_stops_the_job_with_one_error():

@@ -63,7 +63,7 @@ ENDINGS = {
     "records": lambda s: s,
 }
 TIMED = {"tumbling", "sliding", "session", "all_tumbling"}
-UNSTAMPED = {"join"}                # its static side has no event times, so neither has its output
+UNSTAMPED = {"join"}                # a hash join's output has no event times
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections import deque
 from heapq import heappop, heappush
 from typing import Any
 
+from ...errors import PipelineError
 from ..elements import Batch
 from ..operator import Operator, Output
 
@@ -177,7 +178,9 @@ class IntervalJoin(Operator):
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         if batch.timestamps is None:
-            raise ValueError("interval_join needs timestamped streams on both sides: call add_timestamps first")
+            raise PipelineError(f"{self.name} (defined at {self.location}) needs timestamped streams on both "
+                                f"sides; its {'left' if input_index == 0 else 'right'} input has none: call "
+                                "add_timestamps on it")
         mine = self.buffers[input_index]
         other = self.buffers[1 - input_index]
         left_side = input_index == 0

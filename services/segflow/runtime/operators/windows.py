@@ -63,9 +63,14 @@ def apply_window_function(aggregate: Callable, key: Any, start: Any, end: Any, v
 def needs_timestamps(op: Operator, stamped: bool) -> bool:
     """Event-time windows: timestamped in, timestamped (by window end) out."""
     if not stamped:
-        raise PipelineError(f"{op.name} (defined at {op.location}) needs timestamped records: "
-                            "call add_timestamps before the window")
+        raise unstamped(op)
     return True
+
+
+def unstamped(op: Operator) -> PipelineError:
+    """An event-time window's input without event times: which window, and what to do."""
+    return PipelineError(f"{op.name} (defined at {op.location}) needs timestamped records: call add_timestamps "
+                         "before the window (sources and hash joins give none)")
 
 
 class WindowOperator(Operator):
@@ -201,7 +206,7 @@ class TimeWindows(WindowOperator):
 
     def add(self, key: Any, value: Any, ts: Any) -> None:
         if ts is None:
-            raise ValueError("time windows need timestamped records: call add_timestamps first")
+            raise unstamped(self)
         size, step = self.size, self.step
         first = (math.floor((ts - size) / step) + 1) * step
         start = first
@@ -261,7 +266,7 @@ class SessionWindows(WindowOperator):
 
     def add(self, key: Any, value: Any, ts: Any) -> None:
         if ts is None:
-            raise ValueError("session windows need timestamped records: call add_timestamps first")
+            raise unstamped(self)
         if self.watermark is not None and ts < self.watermark:
             return
         gap = self.gap
