@@ -10,6 +10,7 @@ On a :class:`KeyedStream` records are ``(key, value)`` pairs and functions recei
 from __future__ import annotations
 
 import inspect
+import operator
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import PipelineError
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 
 def _named(kind: str, fn: Any) -> str:
     return f"{kind}({function_name(fn)})" if fn is not None else kind
+
+
+def add_pairs(a: tuple, b: tuple) -> tuple:
+    """Partial (sum, count) pairs of group_by_avg, added."""
+    return a[0] + b[0], a[1] + b[1]
 
 
 def _callable(what: str, fn: Any) -> None:
@@ -211,14 +217,15 @@ class Stream:
         then one replica combines the partial results with ``combine`` (from ``init``)."""
         _callable("fold_assoc", local)
         _callable("fold_assoc", combine)
-        partial = self._chain(_named("fold_assoc.local", local), lambda: agg.Fold(local, init), stateful=True)
+        partial = self._chain(_named("fold_assoc.local", local), lambda: agg.Fold(local, init, combine),
+                              stateful=True)
         return partial._single("fold_assoc")._chain(
             _named("fold_assoc.combine", combine), lambda: agg.Fold(combine, init), stateful=True)._untimed()
 
     def reduce_assoc(self, fn: Callable) -> "Stream":
         """Associative reduce: a local reduce per replica, then one replica combines."""
         _callable("reduce_assoc", fn)
-        partial = self._chain(_named("reduce_assoc.local", fn), lambda: agg.Fold(fn), stateful=True)
+        partial = self._chain(_named("reduce_assoc.local", fn), lambda: agg.Fold(fn, combine=fn), stateful=True)
         return partial._single("reduce_assoc")._chain(
             _named("reduce_assoc.combine", fn), lambda: agg.Fold(fn), stateful=True)._untimed()
 
@@ -236,7 +243,7 @@ class Stream:
         replica, then ``combine(acc, partial)`` after the shuffle."""
         for fn in (key, local, combine):
             _callable("group_by_fold", fn)
-        return self._two_stage(_named("group_by_fold", key), lambda: agg.LocalKeyedFold(key, local, init),
+        return self._two_stage(_named("group_by_fold", key), lambda: agg.LocalKeyedFold(key, local, combine, init),
                                lambda: agg.KeyedFold(combine, init))
 
     def map_batches(self, fn: Callable) -> "Stream":
@@ -265,7 +272,7 @@ class Stream:
         """Per-key associative reduce of records, with local pre-aggregation."""
         _callable("group_by_reduce", key)
         _callable("group_by_reduce", fn)
-        return self._two_stage(_named("group_by_reduce", key), lambda: agg.LocalKeyedFold(key, fn),
+        return self._two_stage(_named("group_by_reduce", key), lambda: agg.LocalKeyedFold(key, fn, fn),
                                lambda: agg.KeyedFold(fn))
 
     def group_by_count(self, key: Callable | None = None) -> "KeyedStream":
@@ -279,7 +286,7 @@ class Stream:
         _callable("group_by_sum", key)
         get = value if value is not None else (lambda x: x)
         return self._two_stage(_named("group_by_sum", key),
-                               lambda: agg.LocalKeyedFold(key, lambda acc, x: acc + get(x), 0),
+                               lambda: agg.LocalKeyedFold(key, lambda acc, x: acc + get(x), operator.add, 0),
                                agg.KeyedSum)
 
     def group_by_avg(self, key: Callable, value: Callable | None = None) -> "KeyedStream":
@@ -288,8 +295,8 @@ class Stream:
         get = value if value is not None else (lambda x: x)
         return self._two_stage(
             _named("group_by_avg", key),
-            lambda: agg.LocalKeyedFold(key, lambda acc, x: (acc[0] + get(x), acc[1] + 1), (0, 0)),
-            lambda: agg.KeyedFold(lambda acc, p: (acc[0] + p[0], acc[1] + p[1]), (0, 0)),
+            lambda: agg.LocalKeyedFold(key, lambda acc, x: (acc[0] + get(x), acc[1] + 1), add_pairs, (0, 0)),
+            lambda: agg.KeyedFold(add_pairs, (0, 0)),
             finish=lambda p: p[0] / p[1])
 
     def _extreme_element(self, name: str, key: Callable, by: Callable | None, pick: Callable) -> "KeyedStream":
@@ -298,7 +305,7 @@ class Stream:
 
         def choose(a: Any, b: Any) -> Any:
             return b if pick(measure(b), measure(a)) else a
-        return self._two_stage(_named(name, key), lambda: agg.LocalKeyedFold(key, choose),
+        return self._two_stage(_named(name, key), lambda: agg.LocalKeyedFold(key, choose, choose),
                                lambda: agg.KeyedFold(choose))
 
     def group_by_min_element(self, key: Callable, by: Callable | None = None) -> "KeyedStream":

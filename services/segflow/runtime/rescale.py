@@ -25,13 +25,17 @@ def owned(key: Any, index: int, replicas: int) -> bool:
 
 
 def split_by_key(states: list[dict], field: str, index: int, replicas: int,
-                 key: Callable[[Any], Any] = lambda k: k) -> dict:
-    """The entries of every old replica's ``field`` dict whose key this replica now owns."""
+                 key: Callable[[Any], Any] = lambda k: k, combine: Callable[[Any, Any], Any] | None = None) -> dict:
+    """The entries of every old replica's ``field`` dict whose key this replica now owns.
+
+    Keyed state has each key in one old replica. A pre-aggregate's input is not partitioned,
+    so several old replicas hold a partial result for the same key: ``combine`` joins them
+    (keeping one would lose the others' records)."""
     merged: dict = {}
     for state in states:
         for k, v in state[field].items():
             if owned(key(k), index, replicas):
-                merged[k] = v
+                merged[k] = combine(merged[k], v) if combine is not None and k in merged else v
     return merged
 
 

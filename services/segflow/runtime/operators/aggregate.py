@@ -7,6 +7,8 @@ partials cross the network (Noir Fig. 5.1).
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 from collections import Counter
 from typing import Any, Callable
 
@@ -39,11 +41,23 @@ class Fold(Operator):
     def restore(self, state: dict) -> None:
         self.acc = self._NOTHING if state["empty"] else state["acc"]
 
-    def __init__(self, fn: Callable, init: Any = _NOTHING):
+    def __init__(self, fn: Callable, init: Any = _NOTHING, combine: Callable | None = None):
         self.fn = fn
         self.init = init
+        self.combine = combine
         self.call = UserCall(self)
         self.acc = self._start()
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """A local stage's partial results (``combine`` given) all go to the first new
+        replica, combined; the others start afresh. A whole-stream fold has one replica."""
+        if self.combine is None:
+            return super().rescale(states, index, replicas)
+        partials = [state["acc"] for state in states if not state["empty"]] if index == 0 else []
+        if not partials:
+            start = self._start()
+            return {"acc": None if start is self._NOTHING else start, "empty": start is self._NOTHING}
+        return {"acc": functools.reduce(self.combine, partials), "empty": False}
 
     def _start(self) -> Any:
         return self._NOTHING if self.init is self._NOTHING else fresh(self.init)
@@ -132,6 +146,9 @@ class LocalCount(Operator):
 
     state_fields = ("counts",)
 
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"counts": Counter(split_by_key(states, "counts", index, replicas, combine=operator.add))}
+
     def __init__(self, key: Callable | None):
         self.key = key
         self.call = UserCall(self)
@@ -175,11 +192,16 @@ class KeyedSum(Operator):
 
 
 class LocalKeyedFold(Delegating):
-    """First stage of group_by_fold/reduce: keys records with ``key`` and folds per key."""
+    """First stage of group_by_fold/reduce: keys records with ``key`` and folds per key;
+    ``combine`` (the final stage's function) joins partial results when rescaled."""
 
-    def __init__(self, key: Callable, fn: Callable, init: Any = Fold._NOTHING):
+    def __init__(self, key: Callable, fn: Callable, combine: Callable, init: Any = Fold._NOTHING):
         self.key = key
+        self.combine = combine
         self.inner = KeyedFold(fn, init)
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        return {"acc": split_by_key(states, "acc", index, replicas, combine=self.combine)}
 
     def process(self, batch: Batch) -> Output:
         self.inner.fold(batch.items, self.key)
