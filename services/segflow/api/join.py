@@ -68,5 +68,6 @@ class JoinBuilder:
         else:
             strategies = [Strategy.FORWARD, Strategy.BROADCAST]
         local = HashJoin if self.local == "hash" else SortMergeJoin
+        partitioned = self.ship == "hash"
         return left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], strategies,
-                               lambda: local(kind), keyed=True)  # type: ignore[return-value]
+                               lambda: local(kind, partitioned), keyed=True)  # type: ignore[return-value]

@@ -39,6 +39,12 @@ def split_by_key(states: list[dict], field: str, index: int, replicas: int,
     return merged
 
 
+def sides_of(states: list[dict], field: str, side: int) -> list[dict]:
+    """One input's part of a two-input operator's states (``field`` holds a pair), as
+    states of their own, for :func:`split_by_key`."""
+    return [{field: state[field][side]} for state in states]
+
+
 def earliest_watermark(states: list[dict]) -> Any:
     """The new replica may only promise what every old one had promised."""
     marks = [s["watermark"] for s in states]

@@ -14,6 +14,7 @@ from typing import Any
 from ...errors import PipelineError
 from ..elements import Batch
 from ..operator import Operator, Output
+from ..rescale import owned, sides_of, split_by_key
 
 INNER, LEFT, OUTER = "inner", "left", "outer"
 
@@ -24,9 +25,16 @@ class HashJoin(Operator):
 
     state_fields = ("tables",)
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, partitioned: bool = False):
         self.kind = kind
+        self.partitioned = partitioned      # both sides shipped by key (not broadcast)
         self.tables: tuple[dict, dict] = ({}, {})
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        if not self.partitioned:
+            return super().rescale(states, index, replicas)
+        return {"tables": tuple(split_by_key(sides_of(states, "tables", side), "tables", index, replicas)
+                                for side in (0, 1))}
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         mine = self.tables[input_index]
@@ -70,9 +78,16 @@ class SortMergeJoin(Operator):
 
     state_fields = ("sides",)
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, partitioned: bool = False):
         self.kind = kind
+        self.partitioned = partitioned      # both sides shipped by key (not broadcast)
         self.sides: tuple[list, list] = ([], [])
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        if not self.partitioned:
+            return super().rescale(states, index, replicas)
+        return {"sides": tuple([kv for state in states for kv in state["sides"][side] if owned(kv[0], index, replicas)]
+                               for side in (0, 1))}
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         self.sides[input_index].extend(batch.items)
@@ -164,6 +179,12 @@ class IntervalJoin(Operator):
         self.buffers: tuple[dict, dict] = ({}, {})
         self.expiry: tuple[list, list] = ([], [])
         self.pushed = 0               # ties in the heaps go by insertion, never by key
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """Keyed: each key's records move to the replica that owns it now; not keyed, the
+        join has one replica."""
+        return {"buffers": tuple(split_by_key(sides_of(states, "buffers", side), "buffers", index, replicas)
+                                 for side in (0, 1))}
 
     def restore(self, state: dict) -> None:
         super().restore(state)
