@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from segflow.runtime.elements import Batch
-from segflow.runtime.operators import aggregate, joins
+from segflow.runtime.operators import aggregate, joins, stateless
 from segflow.runtime.rescale import RescaleError, owned
 
 
@@ -158,6 +158,33 @@ def test_a_keyed_interval_join_rescales_to_every_pair_once(before, after, old, n
     records = before + after
     want = [(k, (l, r)) for side, k, l in records if side == 0 for side2, k2, r in records
             if side2 == 1 and k2 == k and l - 3 <= r <= l + 5]
+    assert sorted(first + second) == sorted(want)
+
+
+def running_total():
+    """A rich_map function: the total of its key's values so far."""
+    total = 0
+
+    def add(key, value):
+        nonlocal total
+        total += value
+        return total
+    return add
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(before=sides, after=sides, old=st.integers(1, 4), new=st.integers(1, 4))
+def test_a_keyed_rich_map_rescales_each_keys_function_with_its_state(before, after, old, new):
+    make = lambda: stateless.Rich(running_total, "map", keyed=True)     # noqa: E731 - every replica's factory
+    records = [(0, key, value) for _, key, value in before]     # one input
+    first, ops = partitioned_run(make, old, records)
+    second, _ = partitioned_run(make, new, [(0, key, value) for _, key, value in after],
+                                [op.snapshot() for op in ops])
+    totals: dict = {}
+    want = []
+    for _, key, value in before + after:
+        totals[key] = totals.get(key, 0) + value
+        want.append((key, totals[key]))
     assert sorted(first + second) == sorted(want)
 
 

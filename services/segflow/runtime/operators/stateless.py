@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..elements import Batch
 from ..operator import Operator, Output, UserCall
+from ..rescale import split_by_key
 
 
 class _UserOperator(Operator):
@@ -144,6 +145,13 @@ class Rich(Operator):
         self.per_key: dict = {}
 
     state_fields = ("fn", "per_key")
+
+    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+        """Per key, each key's function moves to the replica that owns the key now; one
+        function per replica has no owner to move to."""
+        if not self.keyed:
+            return super().rescale(states, index, replicas)
+        return {"fn": None, "per_key": split_by_key(states, "per_key", index, replicas)}
 
     def process(self, batch: Batch) -> Output:
         out: list = []
