@@ -1,17 +1,25 @@
-"""Pipelines nobody wrote by hand survive kills exactly once: each drawn pipeline
-(jobs/random_pipeline.py) runs once without failures, in-process, and once on two worker
-processes while three random workers are SIGKILLed; every sink's output must be the same
-multiset in both runs. The seeds are chosen so that every shape runs, each with an ending
-no other case has, under the five checkpoint protocols in turn."""
+"""Pipelines nobody wrote by hand survive failures exactly once: each drawn pipeline
+(jobs/random_pipeline.py) runs once without failures, in-process, and once with failures;
+every sink's output must be the same multiset in both runs.
+
+Kills: on two worker processes while three random workers are SIGKILLed; the seeds are
+chosen so that every shape runs, each with an ending no other case has, under the five
+checkpoint protocols in turn. Rescales: every process killed once checkpoints are stored,
+then restored at another parallelism, for the shapes whose state moves between replicas
+(a pre-aggregate behind a shuffle, joins)."""
 import collections
 import os
+import subprocess
 import sys
 
 import pytest
 
 from recovery.jobs.random_pipeline import SHAPES, recipe
+from segflow.checkpoint.catalog import Catalog
 from segflow.jobs import run_job
-from test_kills import JOBS, PROTOCOLS, read_lines, run_with_kills
+from segflow.state import open_backend
+from support.processes import ROOT, kill_tree, wait_for
+from test_kills import JOBS, PROTOCOLS, read_lines, run_args, run_with_kills
 
 JOB = os.path.join(JOBS, "random_pipeline.py")
 
@@ -66,3 +74,36 @@ def test_a_random_pipeline_writes_under_kills_what_it_writes_without_them(seed, 
         assert not missing and not extra, (f"{recipe(seed)} under {protocol}, sink {sink}: "
                                            f"missing {list(missing.items())[:5]}, extra {list(extra.items())[:5]}")
     assert set(got) == set(want)
+
+
+def first_seed(wanted) -> int:
+    return next(seed for seed in range(10_000) if wanted(recipe(seed)))
+
+
+RESCALES = [  # (seed, parallelism before, after)
+    (first_seed(lambda m: m.shape == "reshuffle" and m.ending in ("fold", "sum", "reduce")), 2, 3),
+    (first_seed(lambda m: m.shape == "join" and m.ending == "count"), 3, 2),
+    (first_seed(lambda m: m.shape == "interval" and m.ending in ("sliding", "session", "tumbling")), 2, 3),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,before,after", RESCALES, ids=lambda v: str(v))
+def test_a_random_pipeline_restored_at_another_parallelism_writes_what_it_writes_without_failures(
+        seed, before, after, tmp_path):
+    want = uninterrupted(seed, tmp_path / "want")
+    state = f"file://{tmp_path}/state"
+    params = {"output": tmp_path / "got", "seed": seed}
+    run = subprocess.Popen(run_args("random_pipeline.py", params, state, "aligned", before, 0.3), cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stored = wait_for(lambda: len(Catalog(open_backend(state), "random_pipeline").complete_ids()) >= 3, timeout=60)
+        assert run.poll() is None, "the job ended before it was killed: make it longer"
+    finally:
+        kill_tree(run)
+    assert stored, f"no checkpoints in 60 s: {run.communicate()[1][-2000:]}"
+    rerun = subprocess.run(run_args("random_pipeline.py", params, state, "aligned", after, 0.3, ["--restore", "latest"]),
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "restored with rescaling" in rerun.stderr or after < before
+    assert outputs(tmp_path / "got") == want, f"{recipe(seed)} restored from parallelism {before} at {after}"

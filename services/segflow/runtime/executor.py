@@ -139,11 +139,16 @@ class ReplicaExecutor:
         assert self.checkpointing is not None
         self.checkpointing.finished_snapshot(checkpoint_id)
 
-    def restore_rescaled(self, op_states: list[dict]) -> None:
-        """Restore the operators only (a rescaled restore: channels, frontiers and
-        alignment start afresh, as the replica's inputs are not the snapshot's)."""
+    def restore_rescaled(self, op_states: list[dict], closed: set[tuple[int, int]], finished: bool) -> None:
+        """Restore the operators (a rescaled restore: watermarks and alignment start afresh,
+        as the replica's inputs are not the snapshot's) and which input channels are
+        ``closed`` (their senders had finished: nothing, not even a barrier, will come)."""
         for op, op_state in zip(self.ops, op_states):
             op.restore(op_state)
+        self.inputs.close_finished(closed)
+        self.finished = finished
+        if self.checkpointing is not None:
+            self.checkpointing.restore_closed_channels(set(closed))
 
     def restore(self, blob: dict) -> None:
         state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]

@@ -79,6 +79,15 @@ class InputStage:
         self.inputs[index].terminated += 1
         return all(s.terminated >= s.count for s in self.inputs)
 
+    def close_finished(self, channels: set[tuple[int, int]]) -> None:
+        """Channels ``(input, sender)`` whose sender finished before a snapshot restored at
+        other replica counts: they have ended and terminated, and no watermark will come."""
+        for index, sender in channels:
+            state = self.inputs[index]
+            state.ended += 1
+            state.terminated += 1
+            state.idle.add(sender)
+
     def cache(self, index: int, batch: Batch) -> None:
         """Side inputs of a loop keep their first pass, replayed on each iteration."""
         state = self.inputs[index]

@@ -51,16 +51,21 @@ def earliest_watermark(states: list[dict]) -> Any:
     return None if any(m is None for m in marks) else min(marks)
 
 
+def executor_state(blob: dict) -> dict:
+    """The executor state inside a replica's snapshot blob."""
+    import cloudpickle
+    return cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
+
+
 def check_blobs(blobs: list[dict]) -> list[dict]:
     """The executor states inside the old replicas' snapshot blobs, checked for what a
     rescale cannot carry over: in-flight channel state and iterations in progress."""
-    import cloudpickle
     states = []
     for blob in blobs:
         if any(blob.get("channels") or {}):
             raise RescaleError("the snapshot holds in-flight records (an unaligned checkpoint): rescale from a "
                                "savepoint taken with the aligned protocol, or keep the parallelism")
-        state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
+        state = executor_state(blob)
         if state["iterations"] or state["iteration_values"]:
             raise RescaleError("the snapshot was taken inside an iteration: iterative blocks keep their parallelism")
         states.append(state)
@@ -71,3 +76,10 @@ def rescale_states(ops: list, blobs: list[dict], index: int, replicas: int) -> l
     """The operator states of new replica ``index`` of ``replicas`` from the old blobs."""
     states = check_blobs(blobs)
     return [op.rescale([s["ops"][j] for s in states], index, replicas) for j, op in enumerate(ops)]
+
+
+def finished_after_rescale(old_finished: list[bool], same_count: bool, index: int) -> bool:
+    """Whether new replica ``index`` of a block has finished, from its old replicas' flags:
+    at the same count its own; at another, only if every old one had (else the new
+    replicas carry their unfinished state on)."""
+    return old_finished[index] if same_count else all(old_finished)

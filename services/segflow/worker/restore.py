@@ -4,6 +4,7 @@ the in-transit messages replayed from the senders' logs, or from segment backup'
 adjusted state with the connectors' pending windows replayed."""
 from __future__ import annotations
 
+import functools
 import logging
 import pickle
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from ..checkpoint.uncoordinated import cut, process_name, size
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..net.control_codec import recovery_plan
-from ..runtime.rescale import check_blobs, rescale_states
+from ..runtime.rescale import check_blobs, executor_state, finished_after_rescale, rescale_states
 
 if TYPE_CHECKING:
     from .service import Attempt
@@ -51,29 +52,45 @@ def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoi
           attempt=attempt.assignment.attempt, replicas=restored)
 
 def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int, before: dict,
-                      execution) -> None:
+              execution) -> None:
     """A snapshot taken at other replica counts: blocks whose count changed get their
-    keyed state redistributed (runtime.rescale); the others restore as usual."""
+    keyed state redistributed (runtime.rescale); the others restore as usual. A rescaled
+    replica's inputs start afresh except for the channels of senders that had finished:
+    they sent their end long ago and will send no barrier (waiting for one hung the job)."""
     def changed(block: int) -> bool:
         return before.get(block, execution.replicas[block]) != execution.replicas[block]
 
+    @functools.cache
     def read(block: int, index: int) -> dict:
         blob = catalog.read(checkpoint_id, block, index)
         if blob is None:
             raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica b{block}.r{index}")
         return pickle.loads(blob)
+
+    @functools.cache
+    def finished_before(block: int) -> list[bool]:
+        return [executor_state(read(block, i))["finished"] for i in range(before.get(block, execution.replicas[block]))]
+
+    def finished(block: int, index: int) -> bool:
+        return finished_after_rescale(finished_before(block), not changed(block), index)
+
     graph = execution.graph
     for rid, executor in attempt.executors.items():
+        inputs = graph.inputs_of(rid.block)
         if changed(rid.block):
             blobs = [read(rid.block, old) for old in range(before[rid.block])]
-            executor.restore_rescaled(rescale_states(executor.ops, blobs, rid.index,
-                                                     execution.replicas[rid.block]))
-        elif any(changed(edge.src) for edge in graph.inputs_of(rid.block)):
-            executor.restore_rescaled(check_blobs([read(rid.block, rid.index)])[0]["ops"])
+            op_states = rescale_states(executor.ops, blobs, rid.index, execution.replicas[rid.block])
+        elif any(changed(edge.src) for edge in inputs):
+            op_states = check_blobs([read(rid.block, rid.index)])[0]["ops"]
         else:
             executor.restore(read(rid.block, rid.index))
+            continue
+        closed = {(i, sender) for i, edge in enumerate(inputs) for sender in execution.senders(edge, rid.index)
+                  if finished(edge.src, sender)}
+        executor.restore_rescaled(op_states, closed, finished(rid.block, rid.index))
     event(log, logging.WARNING, "restored with rescaling", worker=worker, checkpoint=checkpoint_id,
           replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
+
 
 def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan: dict) -> None:
     """Segment backup (checkpoint.segment): each block at its own version; connectors
