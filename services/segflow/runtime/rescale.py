@@ -2,11 +2,13 @@
 
 Each operator says how its replicas' states become the states of the new replicas
 (:meth:`Operator.rescale`): stateless operators need nothing, keyed state moves to the
-replica that now owns each key (the same stable hash the routers use), a file sink keeps
-its replica index. Operators whose state has no such rule refuse with
+replica that now owns each key (the same stable hash the routers use), the partial
+results of a pre-aggregate (whose input is not partitioned) are combined, a file sink
+keeps its replica index. Operators whose state has no such rule refuse with
 :class:`RescaleError`, naming themselves, so a job is never restored wrongly. Sources are
 not rescaled: the planner keeps their replica count (``pinned``), so each restores its
-own position.
+own position. A rescaled replica's input channels start afresh, except those whose
+sender had finished before the snapshot (worker.restore closes them).
 """
 from __future__ import annotations
 
