@@ -54,12 +54,6 @@ def uninterrupted(seed: int, output) -> dict[str, collections.Counter]:
     return outputs(output)
 
 
-def test_the_chosen_seeds_cover_every_shape_with_distinct_endings():
-    made = [recipe(seed) for seed in SEEDS]
-    assert [m.shape for m in made] == list(SHAPES)
-    assert len({m.ending for m in made}) == len(SHAPES)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda seed: f"{recipe(seed).shape}-{recipe(seed).ending}")
 def test_a_random_pipeline_writes_under_kills_what_it_writes_without_them(seed, tmp_path):
@@ -69,8 +63,9 @@ def test_a_random_pipeline_writes_under_kills_what_it_writes_without_them(seed, 
     run_with_kills("random_pipeline.py", {"output": tmp_path / "got", "seed": seed}, f"file://{tmp_path}/state",
                    protocol, seed=seed, interval=0.3, timeout=120)
     got = outputs(tmp_path / "got")
-    for sink in want:
-        missing, extra = want[sink] - got.get(sink, collections.Counter()), got.get(sink, collections.Counter()) - want[sink]
+    for sink, wanted in want.items():
+        written = got.get(sink, collections.Counter())
+        missing, extra = wanted - written, written - wanted
         assert not missing and not extra, (f"{recipe(seed)} under {protocol}, sink {sink}: "
                                            f"missing {list(missing.items())[:5]}, extra {list(extra.items())[:5]}")
     assert set(got) == set(want)
@@ -92,6 +87,7 @@ RESCALES = [  # (seed, parallelism before, after)
 def test_a_random_pipeline_restored_at_another_parallelism_writes_what_it_writes_without_failures(
         seed, before, after, tmp_path):
     want = uninterrupted(seed, tmp_path / "want")
+    assert want and all(want.values()), f"seed {seed} wrote nothing: the comparison would prove nothing"
     state = f"file://{tmp_path}/state"
     params = {"output": tmp_path / "got", "seed": seed}
     run = subprocess.Popen(run_args("random_pipeline.py", params, state, "aligned", before, 0.3), cwd=ROOT,
@@ -102,8 +98,8 @@ def test_a_random_pipeline_restored_at_another_parallelism_writes_what_it_writes
     finally:
         kill_tree(run)
     assert stored, f"no checkpoints in 60 s: {run.communicate()[1][-2000:]}"
-    rerun = subprocess.run(run_args("random_pipeline.py", params, state, "aligned", after, 0.3, ["--restore", "latest"]),
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    restore = run_args("random_pipeline.py", params, state, "aligned", after, 0.3, ["--restore", "latest"])
+    rerun = subprocess.run(restore, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "restored with rescaling" in rerun.stderr or after < before
     assert outputs(tmp_path / "got") == want, f"{recipe(seed)} restored from parallelism {before} at {after}"
