@@ -18,6 +18,7 @@ from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushB
                        IterationUpdate, Terminate, Watermark)
 from .inputs import InputStage, InputState
 from .operator import Operator, ReplicaContext
+from .rescale import executor_state
 from .routing import Router
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ class ReplicaExecutor:
             self.checkpointing.restore_closed_channels(set(closed))
 
     def restore(self, blob: dict) -> None:
-        state = cloudpickle.loads(blob["state"]) if isinstance(blob["state"], bytes) else blob["state"]
+        state = executor_state(blob)
         for op, op_state in zip(self.ops, state["ops"]):
             op.restore(op_state)
         self.inputs.restore(state["inputs"], state["frontier"])
