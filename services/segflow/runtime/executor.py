@@ -5,6 +5,7 @@ calls the protocol's hooks and lets it capture state, forward barriers and repla
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -45,12 +46,13 @@ class Trigger:
 
 
 class Completed:
-    """Checkpoint ``checkpoint_id`` is complete everywhere (sinks commit)."""
+    """Wakes a replica: checkpoints are complete everywhere (their ids wait in its
+    ``completions``), so its sinks commit."""
 
-    __slots__ = ("checkpoint_id",)
+    __slots__ = ()
 
-    def __init__(self, checkpoint_id: int):
-        self.checkpoint_id = checkpoint_id
+
+COMPLETED = Completed()
 
 
 class ReplicaExecutor:
@@ -85,6 +87,9 @@ class ReplicaExecutor:
         self.tick = block.batch_mode.timeout or IDLE_TICK
         self.backlog: deque = deque()       # messages to handle before the inbox
         self.triggers: queue.SimpleQueue = queue.SimpleQueue()   # sources only
+        self.completions: queue.SimpleQueue = queue.SimpleQueue()
+        self.closing = threading.Lock()     # held while the replica's thread closes its operators
+        self.closed = False
         self.checkpointing: "ReplicaCheckpointing | None" = None
 
     # ----------------------------------------------------------- checkpointing
@@ -117,11 +122,26 @@ class ReplicaExecutor:
             self.inbox.put((-1, -1, Trigger(checkpoint_id)), block=False)
 
     def notify_complete(self, checkpoint_id: int) -> None:
-        if self.finished or self.block.is_source:
-            for op in self.ops:
-                op.on_checkpoint_complete(checkpoint_id)
-        elif self.inbox is not None:
-            self.inbox.put((-1, -1, Completed(checkpoint_id)), block=False)
+        """From the worker's thread: checkpoint ``checkpoint_id`` is complete everywhere.
+        The operators hear it on the replica's own thread, between batches: a sink's commit
+        must not run beside its writes and snapshots (a source block's sink, a replica
+        ending). Once that thread has closed them, they hear it here."""
+        with self.closing:
+            if not self.closed:
+                self.completions.put(checkpoint_id)
+                if self.inbox is not None:
+                    self.inbox.put((-1, -1, COMPLETED), block=False)
+                return
+            self._completed(checkpoint_id)
+
+    def _take_completions(self) -> None:
+        completions = self.completions
+        while not completions.empty():
+            self._completed(completions.get())
+
+    def _completed(self, checkpoint_id: int) -> None:
+        for op in self.ops:
+            op.on_checkpoint_complete(checkpoint_id)
 
     def _state(self) -> bytes:
         inputs, frontier = self.inputs.snapshot()
@@ -187,8 +207,11 @@ class ReplicaExecutor:
             else:
                 self._run_inputs()
         finally:
-            for op in self.ops:
-                op.close()
+            with self.closing:
+                self._take_completions()
+                self.closed = True
+                for op in self.ops:
+                    op.close()
 
     def _run_source(self) -> None:
         source = self.head
@@ -202,6 +225,7 @@ class ReplicaExecutor:
             if checkpointing is not None:
                 self._take_triggers()
                 checkpointing.on_turn(time.monotonic())
+            self._take_completions()
             batch = source.poll(size)
             if batch is None:
                 break
@@ -276,8 +300,7 @@ class ReplicaExecutor:
             if self.checkpointing is not None:
                 self.checkpointing.on_trigger(element.checkpoint_id)
         elif type(element) is Completed:
-            for op in self.ops:
-                op.on_checkpoint_complete(element.checkpoint_id)
+            self._take_completions()
 
     def _idle(self) -> None:
         now = time.monotonic()
