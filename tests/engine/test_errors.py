@@ -211,19 +211,51 @@ def test_a_missing_source_file_is_refused_while_building_not_while_planning(read
     getattr(segflow.StreamEnvironment(planning_only=True), read)("/no/such/file")
 
 
+def stamped(env, records):
+    return env.from_iterable(records).add_timestamps(lambda x: x)
+
+
 @pytest.mark.parametrize("build,message", [
     (lambda env: env.from_iterable([("a", 1)]).group_by(lambda r: r[0]).window(EventTimeWindow.tumbling(10)).count(),
      r"event_time_window\(10, 10\).count \(defined at .*test_errors.py:\d+\) needs timestamped records: "
      r"call add_timestamps before the window"),
     (lambda env: env.from_iterable([1, 2]).window_all(EventTimeWindow.session(5)).count(),
      r"event_time_session\(5\).count \(defined at .*test_errors.py:\d+\) needs timestamped records"),
-    (lambda env: env.from_iterable([1]).add_timestamps(lambda x: x).interval_join(env.from_iterable([2]), 1, 1),
+    (lambda env: stamped(env, [1]).join(stamped(env, [1]), int, int).drop_key().window_all(
+        EventTimeWindow.tumbling(5)).count(), r"event_time_window\(5, 5\).count .* hash joins"),
+    (lambda env: stamped(env, [1]).zip(stamped(env, [2])).window_all(EventTimeWindow.tumbling(5)).sum(),
+     r"event_time_window\(5, 5\).sum .* zips"),
+    (lambda env: stamped(env, [1]).group_by(str).fold(0, max).drop_key().window_all(
+        EventTimeWindow.tumbling(5)).max(), r"event_time_window\(5, 5\).max .* aggregates give none"),
+    (lambda env: env.from_iterable([1]).window_all(CountWindow.tumbling(2)).count().window_all(
+        EventTimeWindow.tumbling(5)).sum(), r"event_time_window\(5, 5\).sum "),
+    (lambda env: stamped(env, [1]).window_all(EventTimeWindow.tumbling(5)).join(
+        env.from_iterable([2]).window_all(EventTimeWindow.tumbling(5))), r"event_time_window\(5, 5\).join "),
+    (lambda env: stamped(env, [1]).interval_join(env.from_iterable([2]), 1, 1),
      r"interval_join \(defined at .*test_errors.py:\d+\) needs timestamped streams on both sides; its right "
      r"input has none: call add_timestamps on it"),
+    (lambda env: env.from_iterable([1]).interval_join(stamped(env, [2]), 1, 1), "its left input has none"),
 ])
-def test_event_time_without_timestamps_names_the_operator_and_where_it_is(build, message):
+def test_event_time_without_timestamps_is_refused_while_building_naming_the_operator(build, message):
     with pytest.raises(PipelineError, match=message):
-        run(build)
+        build(segflow.StreamEnvironment())
+
+
+@pytest.mark.parametrize("build,want", [
+    (lambda env: env.from_iterable([1, 2, 12]).window_all(ProcessingTimeWindow.tumbling(60)).count(), [3]),
+    (lambda env: stamped(env, [1, 2, 12]).shuffle().group_by(lambda x: x % 2).window(
+        EventTimeWindow.tumbling(10)).count().drop_key(), [1, 1, 1]),
+    (lambda env: stamped(env, [1, 2, 12]).window_all(EventTimeWindow.tumbling(10)).sum().window_all(
+        EventTimeWindow.tumbling(100)).sum(), [15]),
+    (lambda env: stamped(env, [1, 12]).concat(stamped(env, [2])).window_all(EventTimeWindow.tumbling(10)).count(),
+     [1, 2]),
+    (lambda env: stamped(env, range(1, 21)).window_all(CountWindow.tumbling(2)).count().window_all(
+        EventTimeWindow.tumbling(100)).sum(), [20]),
+    (lambda env: stamped(env, [1, 12]).interval_join(stamped(env, [2, 13]), 1, 1).window_all(
+        EventTimeWindow.tumbling(10)).count(), [1, 1]),
+])
+def test_event_time_after_what_keeps_timestamps_builds_and_runs(build, want):
+    assert sorted(run(build)) == want
 
 
 def test_a_failure_in_every_replica_stops_the_job_with_one_error():

@@ -39,9 +39,10 @@ def test_a_window_after_key_by_counts_each_key_once_on_worker_processes():
 
 def test_a_window_after_key_by_partitions_once_like_group_by():
     env = segflow.StreamEnvironment(parallelism=2)
-    env.from_iterable(RECORDS).group_by(lambda r: r[0]).window(EventTimeWindow.tumbling(100)).count().collect()
+    env.from_iterable(RECORDS).add_timestamps(lambda r: r[1]).group_by(lambda r: r[0]) \
+        .window(EventTimeWindow.tumbling(100)).count().collect()
     keyed_in_place = segflow.StreamEnvironment(parallelism=2)
-    keyed_in_place.from_iterable(RECORDS).key_by(lambda r: r[0]).window(EventTimeWindow.tumbling(100)).count() \
-        .collect()
+    keyed_in_place.from_iterable(RECORDS).add_timestamps(lambda r: r[1]).key_by(lambda r: r[0]) \
+        .window(EventTimeWindow.tumbling(100)).count().collect()
     assert len(keyed_in_place.graph.edges) == len(env.graph.edges)
     assert collections.Counter(e.strategy.name for e in keyed_in_place.graph.edges)["HASH"] == 1

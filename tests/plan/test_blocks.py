@@ -62,8 +62,9 @@ def test_single_replica_operators():
     assert replicas(lambda env: src(env).reduce_assoc(max).for_each(print)) == [4, 4, 1]
     assert replicas(lambda env: src(env).window_all(CountWindow.tumbling(2)).count().for_each(print)) == [4, 4, 1]
     assert replicas(lambda env: src(env).zip(src(env)).for_each(print)) == [4, 4, 4, 4, 1]
-    assert replicas(lambda env: src(env).interval_join(src(env), 1, 1).for_each(print)) == [4, 4, 4, 4, 1]
-    assert replicas(lambda env: src(env).group_by(str).interval_join(src(env).group_by(str), 1, 1)
+    stamped = lambda env: src(env).add_timestamps(len)  # noqa: E731
+    assert replicas(lambda env: stamped(env).interval_join(stamped(env), 1, 1).for_each(print)) == [4, 4, 4, 4, 1]
+    assert replicas(lambda env: stamped(env).group_by(str).interval_join(stamped(env).group_by(str), 1, 1)
                     .for_each(print)) == [4, 4, 4, 4, 4, 4, 4]
 
 

@@ -41,7 +41,7 @@ def source(env):
     (lambda env: source(env).group_by(str).concat(source(env).group_by(str)).collect(),
      [(0, 1, F), (1, 2, H), (3, 4, F), (4, 5, H), (2, 6, H), (5, 6, H), (6, 7, F)]),
     (lambda env: source(env).zip(source(env)).collect(), [(0, 1, F), (2, 3, F), (1, 4, F), (3, 4, F), (4, 5, F)]),
-    (lambda env: source(env).interval_join(source(env), 1, 1).collect(),
+    (lambda env: source(env).add_timestamps(len).interval_join(source(env).add_timestamps(len), 1, 1).collect(),
      [(0, 1, F), (2, 3, F), (1, 4, F), (3, 4, F), (4, 5, F)]),
     (lambda env: source(env).group_by(str).window(CountWindow.tumbling(2)).join(
         source(env).group_by(str).window(CountWindow.tumbling(2))).collect(),

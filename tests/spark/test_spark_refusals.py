@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from segflow import (EventTimeWindow, JobFailed, PipelineError, ProcessingTimeWindow, StreamEnvironment,
-                     UserFunctionError)
+from segflow import JobFailed, ProcessingTimeWindow, StreamEnvironment, UserFunctionError
 from segflow.spark import UnsupportedOnSpark, run_on_spark
 
 
@@ -29,14 +28,6 @@ def test_refused_before_spark_starts(build, message):
     build(env)
     with pytest.raises(UnsupportedOnSpark, match=message):
         run_on_spark(env, master="local[2]")
-
-
-def test_time_windows_need_timestamps(spark):
-    env = StreamEnvironment()
-    env.from_iterable(range(5)).window_all(EventTimeWindow.tumbling(2)).count().collect()
-    with pytest.raises(PipelineError, match=r"event_time_window\(2, 2\).count \(defined at .*\) needs timestamped "
-                                            r"records: call add_timestamps before the window"):
-        run_on_spark(env)
 
 
 def test_a_failing_function_names_its_operator(spark):

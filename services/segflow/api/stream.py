@@ -363,9 +363,12 @@ class Stream:
     def interval_join(self, right: "Stream", lower: Any, upper: Any) -> "Stream":
         """Pairs ``(l, r)`` with ``t(l) - lower <= t(r) <= t(l) + upper`` (inner, one
         replica for non-keyed streams; per key on keyed streams)."""
-        from ..runtime.operators.joins import IntervalJoin
+        from ..runtime.operators.joins import IntervalJoin, unstamped_side
         if self.keyed != right.keyed:
             raise PipelineError("interval_join needs both streams keyed or both not keyed")
+        for side, stream in enumerate((self, right)):
+            if not stream.block.timestamped:
+                raise unstamped_side("interval_join", caller_location(), side)
         keyed = self.keyed
         strategy = Strategy.HASH if keyed else Strategy.FORWARD
         out = self.env._merge("interval_join", [self, right], [strategy, strategy],

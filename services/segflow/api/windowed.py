@@ -8,7 +8,8 @@ from typing import Any, Callable
 from ..errors import PipelineError
 from ..plan.graph import Strategy
 from ..runtime.operators.windows import (TagInputs, WindowAware, WindowResult, apply_window_function,
-                                         window_join_pairs)
+                                         unstamped, window_join_pairs)
+from .call_site import caller_location
 from .stream import KeyedStream, Stream, _callable, _named
 from .windows import WindowDescription
 
@@ -35,14 +36,22 @@ class WindowedStream:
 
     def _aggregate(self, name: str, aggregate: Callable) -> Stream:
         stream, window = self.stream, self.window
+        self._require_timestamps(name, [stream])
         keyed = stream.keyed
         if self.emit_window:
             base = aggregate
             aggregate = WindowAware(lambda w, values: WindowResult(
                 w, apply_window_function(base, w.key, w.start, w.end, values)))
+        stamped = stream.block.timestamped
         out = stream._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed), stateful=True)
-        out.block.timestamped = True
+        out.block.timestamped = window.stamps_results(stamped)
         return out
+
+    def _require_timestamps(self, name: str, streams: list[Stream]) -> None:
+        """Event-time windows need event times; whether a stream has them is known while
+        the pipeline is built, so the mistake is named before the job starts."""
+        if self.window.needs_timestamps and not all(s.block.timestamped for s in streams):
+            raise unstamped(f"{self.window.name}.{name}", caller_location())
 
     def process(self, fn: Callable) -> Stream:
         """``fn(window, records)`` per window, with the :class:`~segflow.Window`
@@ -100,6 +109,7 @@ class WindowedStream:
         if type(other) is not type(self) or other.window != self.window:
             raise PipelineError(f"a window {name} needs two streams windowed the same way "
                                 f"(got {self.window.name} and {getattr(other, 'window', other)!r})")
+        self._require_timestamps(name, [self.stream, other.stream])
         keyed = self.stream.keyed
         window = self.window
         strategy = Strategy.HASH if keyed else Strategy.FORWARD
@@ -108,7 +118,7 @@ class WindowedStream:
             lambda: TagInputs(keyed), keyed=keyed, max_parallelism=None if keyed else 1)
         out = merged._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed, flat=flat),
                             stateful=True)
-        out.block.timestamped = True
+        out.block.timestamped = window.stamps_results(all(s.block.timestamped for s in (self.stream, other.stream)))
         return out
 
 

@@ -17,6 +17,12 @@ from ..runtime.operators.windows import (CountWindows, ProcessingTime, SessionWi
 
 class WindowDescription:
     name = "window"
+    needs_timestamps = False        # its input must carry event times (add_timestamps)
+
+    def stamps_results(self, stamped: bool) -> bool:
+        """Whether the window's results carry timestamps, given whether its input does
+        (count windows pass them on)."""
+        return stamped
 
     def make(self, aggregate: Callable[[list], Any], keyed: bool, flat: bool = False) -> Operator:
         raise NotImplementedError
@@ -90,6 +96,11 @@ class EventTimeWindow(WindowDescription):
         return cls(gap=gap)
 
     kind = "event_time"
+    needs_timestamps = True
+
+    def stamps_results(self, stamped: bool) -> bool:
+        """Results are stamped with their window's end (processing time: the clock's)."""
+        return True
 
     @property
     def name(self) -> str:
@@ -108,6 +119,7 @@ class ProcessingTimeWindow(EventTimeWindow):
     """Like :class:`EventTimeWindow`, on the wall clock; sizes in seconds."""
 
     kind = "processing_time"
+    needs_timestamps = False
 
     def make(self, aggregate, keyed, flat=False):
         return ProcessingTime(super().make(aggregate, keyed, flat))

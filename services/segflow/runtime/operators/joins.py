@@ -156,6 +156,13 @@ class TimeIndex:
         return not self.times
 
 
+def unstamped_side(name: str, location: str, side: int) -> PipelineError:
+    """An interval join's input (0 left, 1 right) without event times (raised while the
+    pipeline is built; again at run time, for a stream the builder could not see)."""
+    return PipelineError(f"{name} (defined at {location}) needs timestamped streams on both sides; its "
+                         f"{'left' if side == 0 else 'right'} input has none: call add_timestamps on it")
+
+
 class IntervalJoin(Operator):
     """Pairs a left record at ``t`` with every right record at ``q``, ``t - lower <= q <=
     t + upper`` (inner only). Output is timestamped ``max(t, q)``.
@@ -199,9 +206,7 @@ class IntervalJoin(Operator):
 
     def process_input(self, input_index: int, batch: Batch) -> Output:
         if batch.timestamps is None:
-            raise PipelineError(f"{self.name} (defined at {self.location}) needs timestamped streams on both "
-                                f"sides; its {'left' if input_index == 0 else 'right'} input has none: call "
-                                "add_timestamps on it")
+            raise unstamped_side(self.name, self.location, input_index)
         mine = self.buffers[input_index]
         other = self.buffers[1 - input_index]
         left_side = input_index == 0

@@ -63,14 +63,16 @@ def apply_window_function(aggregate: Callable, key: Any, start: Any, end: Any, v
 def needs_timestamps(op: Operator, stamped: bool) -> bool:
     """Event-time windows: timestamped in, timestamped (by window end) out."""
     if not stamped:
-        raise unstamped(op)
+        raise unstamped(op.name, op.location)
     return True
 
 
-def unstamped(op: Operator) -> PipelineError:
-    """An event-time window's input without event times: which window, and what to do."""
-    return PipelineError(f"{op.name} (defined at {op.location}) needs timestamped records: call add_timestamps "
-                         "before the window (sources and hash joins give none)")
+def unstamped(name: str, location: str) -> PipelineError:
+    """An event-time window's input without event times: which window, and what to do
+    (raised while the pipeline is built; again at run time, for a stream the builder
+    could not see)."""
+    return PipelineError(f"{name} (defined at {location}) needs timestamped records: call add_timestamps "
+                         "before the window (sources, hash joins, zips and aggregates give none)")
 
 
 class WindowOperator(Operator):
@@ -206,7 +208,7 @@ class TimeWindows(WindowOperator):
 
     def add(self, key: Any, value: Any, ts: Any) -> None:
         if ts is None:
-            raise unstamped(self)
+            raise unstamped(self.name, self.location)
         size, step = self.size, self.step
         first = (math.floor((ts - size) / step) + 1) * step
         start = first
@@ -266,7 +268,7 @@ class SessionWindows(WindowOperator):
 
     def add(self, key: Any, value: Any, ts: Any) -> None:
         if ts is None:
-            raise unstamped(self)
+            raise unstamped(self.name, self.location)
         if self.watermark is not None and ts < self.watermark:
             return
         gap = self.gap
