@@ -1,7 +1,7 @@
 """The coordinator's bookkeeping for the uncoordinated protocols, without servers."""
 import pytest
 
-from segflow.checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept
+from segflow.checkpoint.local_records import LocalCheckpointRecords, StateNoLongerKept, decode_line, encode_line
 from segflow.checkpoint.recovery_line import CheckpointRecord
 
 A, B = "b0.r0", "b1.r0"
@@ -78,3 +78,56 @@ def test_a_fall_back_past_what_is_kept_says_so():
 def test_retain_must_keep_one():
     with pytest.raises(ValueError, match="retain must be >= 1"):
         LocalCheckpointRecords(retain=0)
+
+
+def restarted_from(book: LocalCheckpointRecords) -> LocalCheckpointRecords:
+    """A new coordinator's records after the whole job restarts from ``book``'s stored line."""
+    line, processes = decode_line(encode_line(book.stable_line(), [A, B]))
+    assert processes == [A, B]
+    again = LocalCheckpointRecords()
+    again.seed(line)
+    return again
+
+
+def test_a_whole_job_restart_restores_the_stable_line_and_replays_what_was_in_transit():
+    book = LocalCheckpointRecords()
+    book.add(CheckpointRecord(A, 1, {AB: 5}, {}), [A, B])
+    book.add(CheckpointRecord(B, 1, {}, {AB: 3}), [A, B])
+    book.add(CheckpointRecord(B, 2, {}, {AB: 8}), [A, B])      # an orphan: A's state has not sent 6..8
+    assert book.line == {A: 1, B: 1}
+    again = restarted_from(book)
+    result = again.recover([A, B], {A, B})
+    assert result.line == {A: 1, B: 1}
+    assert result.replay == {AB: (4, 5)}
+
+
+def test_after_a_restart_the_line_never_goes_back_past_the_restored_one():
+    book = LocalCheckpointRecords()
+    _lockstep(book, 3)
+    again = restarted_from(book)
+    assert again.add(CheckpointRecord(B, 4, {}, {AB: 8}), [A, B]) == {}     # processed what A's state has not sent
+    result = again.recover([A, B], {A})
+    assert result.line == {A: 3, B: 3} and result.replay == {}
+    assert again.add(CheckpointRecord(A, 4, {AB: 8}, {}), [A, B]) == {A: 4}
+    assert again.add(CheckpointRecord(B, 4, {}, {AB: 8}), [A, B]) == {B: 4}
+
+
+def test_a_replica_still_at_its_initial_state_restarts_from_it():
+    book = LocalCheckpointRecords()
+    book.add(CheckpointRecord(A, 1, {AB: 2}, {}), [A, B])
+    assert book.stable_line() == [CheckpointRecord(A, 1, {AB: 2}, {})]
+    result = restarted_from(book).recover([A, B], {A, B})
+    assert result.line == {A: 1, B: 0} and result.replay == {AB: (1, 2)}
+
+
+def test_a_damaged_checkpoint_of_the_restored_line_cannot_fall_back():
+    book = LocalCheckpointRecords()
+    _lockstep(book, 2)
+    with pytest.raises(StateNoLongerKept, match="local checkpoint 2 of b0.r0, on the stable line this run restored"):
+        restarted_from(book).forget(A, 2)
+
+
+@pytest.mark.parametrize("data", [b"{}", b"not json", b'{"line": [{"process": "b0.r0"}], "processes": []}'])
+def test_an_unreadable_stored_line_is_refused(data):
+    with pytest.raises(ValueError, match="not a stored stable line"):
+        decode_line(data)

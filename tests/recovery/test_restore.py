@@ -13,11 +13,11 @@ from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 from test_kills import JOBS, kill_tree, read_lines
 
 
-def start(output, state, *extra, events="30000", rate="6000", parallelism=2):
+def start(output, state, *extra, events="30000", rate="6000", parallelism=2, protocol="aligned"):
     return subprocess.Popen(
         [SEGFLOW, "run", os.path.join(JOBS, "windowed_counts.py"), "-p", f"output={output}",
          "-p", f"events={events}", "-p", f"rate={rate}", "--parallelism", str(parallelism),
-         "--checkpoint-protocol", "aligned", "--checkpoint-interval", "0.3", "--state", state, *extra],
+         "--checkpoint-protocol", protocol, "--checkpoint-interval", "0.3", "--state", state, *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -82,6 +82,27 @@ def test_restore_without_checkpoints_is_a_clear_error(tmp_path):
     assert result.returncode == 1
     assert "no complete checkpoint of job 'windowed_counts'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_uncoordinated_protocols_restore_their_stable_line_only_and_say_so(tmp_path):
+    output, state = tmp_path / "out", f"file://{tmp_path}/state"
+    catalog = Catalog(open_backend(state), "windowed_counts")
+
+    def refused(*extra, parallelism=2):
+        run = start(output, state, *extra, parallelism=parallelism, protocol="cic")
+        _, stderr = run.communicate(timeout=60)
+        assert run.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
+        return stderr
+    assert "no stable line of job 'windowed_counts'" in refused("--restore", "latest")
+    run = start(output, state, protocol="cic")
+    try:
+        assert wait_for(catalog.read_stable_line, timeout=30), "no stable line was stored"
+    finally:
+        kill_tree(run)
+    stored = catalog.read_stable_line()
+    assert "use --restore latest (or auto)" in refused("--restore", "3")
+    assert "restore at the parallelism the job ran with" in refused("--restore", "latest", parallelism=1)
+    assert catalog.read_stable_line() == stored, "a refused restore changed the store"
 
 
 def test_savepoint_without_a_running_job_is_a_clear_error():

@@ -222,6 +222,18 @@ class Catalog:
         match = re.match(rf"^jobs/{re.escape(self.job)}/unc/([^/]+)/(\d+)(\.log)?$", key)
         return (match.group(1), int(match.group(2))) if match else None
 
+    def write_stable_line(self, data: bytes) -> None:
+        """The newest stable line (checkpoint.local_records.encode_line), overwritten."""
+        self._put(f"jobs/{self.job}/unc/_STABLE", data)
+
+    def read_stable_line(self) -> bytes | None:
+        return self._get(f"jobs/{self.job}/unc/_STABLE")
+
+    def clear_local(self) -> None:
+        """A fresh run: the local checkpoints, logs and stable line of earlier runs go (its
+        own checkpoints reuse their numbers)."""
+        self.backend.delete(self.backend.list(f"jobs/{self.job}/unc/"))
+
     def delete_local(self, checkpoints: set, segments: set) -> None:
         """Local checkpoints and log segments no recovery can need any more."""
         self.backend.delete([self._local(p, i) for p, i in sorted(checkpoints)] +

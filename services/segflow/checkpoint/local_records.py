@@ -4,6 +4,8 @@ line after a failure, and what may be deleted. Pure bookkeeping: the coordinator
 messaging and the deleting."""
 from __future__ import annotations
 
+import json
+
 from .recovery_line import CheckpointRecord, Process, RecoveryPlan, recovery_line
 from .retention import collectable
 
@@ -27,6 +29,8 @@ class LocalCheckpointRecords:
         self.records: dict[Process, dict[int, CheckpointRecord]] = {}
         self.committed: dict[Process, int] = {}
         self.kept_lines: dict[Process, list[int]] = {}   # the last ``retain`` committed indices
+        self.base: dict[Process, int] = {}       # where a replica's history starts (a restored line)
+        self.line: dict[Process, int] = {}       # the stable line as last computed
         self.collected: tuple[set, set] = (set(), set())   # local checkpoints, log segments handed out
 
     @property
@@ -35,12 +39,15 @@ class LocalCheckpointRecords:
         return {process: kept[0] for process, kept in self.kept_lines.items()}
 
     def history(self, processes: list[Process]) -> list[CheckpointRecord]:
-        """Every replica's initial state and its contiguous run of stored checkpoints."""
+        """Every replica's initial state (or restored checkpoint) and its contiguous run of
+        stored checkpoints."""
         history = []
         for process in processes:
             slot = self.records.get(process, {})
-            history.append(CheckpointRecord(process, 0))
-            index = 1
+            index = self.base.get(process, 0)
+            if index == 0:
+                history.append(CheckpointRecord(process, 0))
+                index = 1
             while index in slot:
                 history.append(slot[index])
                 index += 1
@@ -50,7 +57,7 @@ class LocalCheckpointRecords:
         """A replica stored a local checkpoint: the processes whose committed checkpoint
         advanced (the stable line: no failure can roll back before it), with their index."""
         self.records.setdefault(record.process, {})[record.index] = record
-        stable = recovery_line(self.history(processes), set()).line
+        stable = self.line = recovery_line(self.history(processes), set()).line
         advanced = {p: i for p, i in stable.items() if i > self.committed.get(p, 0)}
         self.committed.update(advanced)
         for process, index in advanced.items():
@@ -73,9 +80,26 @@ class LocalCheckpointRecords:
             self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i <= index}
         return result
 
+    def stable_line(self) -> list[CheckpointRecord]:
+        """The stable line's checkpoints (none for a replica still at its initial state):
+        what a restart of the whole job restores."""
+        return [self.records[p][i] for p, i in sorted(self.line.items(), key=repr) if i > 0]
+
+    def seed(self, line: list[CheckpointRecord]) -> None:
+        """The whole job restarts from a stored stable line: each replica's history starts
+        at its checkpoint there, which is also its committed one."""
+        for record in line:
+            self.records[record.process] = {record.index: record}
+            self.base[record.process] = self.committed[record.process] = record.index
+            self.kept_lines[record.process] = [record.index]
+
     def forget(self, process: Process, index: int) -> None:
         """Local checkpoint ``index`` of ``process`` (or its log segment) is unusable: so
         are the later ones, whose replays may need the messages it logged."""
+        if 0 < index <= self.base.get(process, 0):
+            raise StateNoLongerKept(
+                f"local checkpoint {index} of {process}, on the stable line this run restored, failed its "
+                "integrity check and nothing older is known to this run: restart the job from scratch")
         self.records[process] = {i: r for i, r in self.records.get(process, {}).items() if i < index}
 
     def newly_collectable(self) -> tuple[set, set]:
@@ -87,3 +111,25 @@ class LocalCheckpointRecords:
         self.collected[0].update(checkpoints)
         self.collected[1].update(segments)
         return checkpoints, segments
+
+
+def encode_line(line: list[CheckpointRecord], processes: list[Process]) -> bytes:
+    """A stable line of a job whose replicas are ``processes``, for the state store
+    (JSON: channels as ``[sender, receiver, count]``)."""
+    return json.dumps({"processes": sorted(processes), "line": [{"process": r.process, "index": r.index,
+                                 "sent": [[a, b, n] for (a, b), n in sorted(r.sent.items())],
+                                 "processed": [[a, b, n] for (a, b), n in sorted(r.processed.items())]}
+                                for r in line]}, sort_keys=True).encode()
+
+
+def decode_line(data: bytes) -> tuple[list[CheckpointRecord], list[Process]]:
+    """:func:`encode_line`'s output back: ``(line, processes)``; ``ValueError`` if it is
+    not one."""
+    try:
+        stored = json.loads(data)
+        return [CheckpointRecord(r["process"], int(r["index"]),
+                                 {(a, b): int(n) for a, b, n in r["sent"]},
+                                 {(a, b): int(n) for a, b, n in r["processed"]})
+                for r in stored["line"]], list(stored["processes"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a stored stable line: {exc}") from exc

@@ -15,7 +15,7 @@ from typing import Callable
 from ..checkpoint.adoption import restore_point
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import checkpoint_location, parse_location
-from ..checkpoint.local_records import LocalCheckpointRecords
+from ..checkpoint.local_records import LocalCheckpointRecords, decode_line, encode_line
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.segment_plan import WindowSize
@@ -74,6 +74,7 @@ class CheckpointBookkeeping:
         self.restore_id = 0
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.recovery_plan: dict | None = None
+        self.stored_line: tuple[list[CheckpointRecord], list[str]] | None = None   # a restart's line, processes
         self._one_slot: tuple[tuple, object] = ((None,), None)     # (workers, their one-slot plan)
         self.attempt = 0
         self.savepoints: dict[int, PendingSavepoint] = {}
@@ -99,8 +100,35 @@ class CheckpointBookkeeping:
             if settings.restore not in ("", "latest", "auto"):
                 self.catalog.resolve(settings.restore)          # a complete checkpoint, or a clear error
             return
+        if self.uncoordinated:
+            self._choose_stable_line()
+            return
         restore = restore_point(self.catalog, settings.restore, settings.s3_endpoint)
         self.restore_id = self.catalog.resolve(restore) if restore else 0
+
+    def _choose_stable_line(self) -> None:
+        """The uncoordinated protocols restore the whole job from the stable line the
+        store holds (the newest consistent line of local checkpoints), or start afresh
+        and clear what earlier runs stored (this run's checkpoints reuse their numbers)."""
+        settings = self.settings
+        if settings.restore not in ("", "latest", "auto"):
+            raise SegflowError(f"--restore {settings.restore}: the {settings.protocol.value} protocol restores the "
+                               "job's newest stable line of local checkpoints: use --restore latest (or auto)")
+        data = self.catalog.read_stable_line() if settings.restore else None
+        if data is None:
+            if settings.restore == "latest":
+                raise SegflowError(f"no stable line of job {settings.job_name!r} in {redact_url(settings.state_url)} "
+                                   "to restore: no local checkpoint of every replica was stored yet (use --restore "
+                                   "auto to start afresh when there is none)")
+            self.catalog.clear_local()
+            return
+        try:
+            self.stored_line = decode_line(data)
+        except ValueError as exc:
+            raise SegflowError(f"the stored stable line of job {settings.job_name!r} cannot be read ({exc}): "
+                               "restart the job without --restore") from exc
+        event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line[0]},
+              job=settings.job_name)
 
     # ------------------------------------------------------------ rounds
     @property
@@ -232,7 +260,10 @@ class CheckpointBookkeeping:
     def local_checkpoint(self, record: CheckpointRecord, workers: list[str]) -> None:
         """A replica stored a local checkpoint: tell the processes whose stable line
         advanced, and remove (in the background) what no recovery line can go back to."""
-        advanced = self.local_records.add(record, self.processes(workers))
+        processes = self.processes(workers)
+        advanced = self.local_records.add(record, processes)
+        if advanced:
+            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes))
         for process, index in sorted(advanced.items()):
             self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index, process=process))
         if advanced:
@@ -284,11 +315,26 @@ class CheckpointBookkeeping:
     def prepare(self, attempt: int, workers: list[Worker]) -> list[int]:
         """Before an attempt's assignment: with segment backup, plan its restore from the
         store (the connectors, which the assignment names, are returned)."""
+        if self.stored_line is not None and attempt == 0:
+            self._restore_stable_line([w.name for w in workers])
         if self.segment is None:
             return []
         replicas = plan(self.graph, workers).replicas
         self.recovery_plan = self.segment.plan(attempt, replicas, self.settings.restore if attempt == 0 else "latest")
         return sorted(self.segment.connectors)
+
+    def _restore_stable_line(self, workers: list[str]) -> None:
+        """The first attempt of a whole-job restore: every replica from its checkpoint on
+        the stored line, in-transit messages replayed from the senders' logs."""
+        line, stored = self.stored_line
+        processes = self.processes(workers)
+        if sorted(stored) != processes:
+            raise SegflowError(f"the stored stable line is of {len(stored)} replicas, this run has {len(processes)}: "
+                               "the uncoordinated protocols restore at the parallelism the job ran with")
+        self.local_records.seed(line)
+        result = self.local_records.recover(processes, set(processes))
+        self.recovery_plan = {"line": result.line, "replay": result.replay}
+        self.stored_line = None
 
     def restoring(self) -> str:
         """As a recovery starts: where the new attempt will resume from."""

@@ -2,10 +2,16 @@
 threads: old complete checkpoints beyond ``retain`` and savepoints its rule lets go, local checkpoints and log segments
 behind the stable line, truncated parts of pending windows, and at the job's end the parts of checkpoints that never
 completed. A failure to remove is logged, never fatal: the job's output does not depend
-on it."""
+on it.
+
+The uncoordinated protocols' stable line is written here too, before the deletions that
+follow it (they may remove the checkpoints of an older line), newest first: a whole-job
+restore starts from it. A failure to write it is logged: a restore then starts from an
+older line, and the sinks withdraw what they published after it."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent import futures
 
@@ -22,6 +28,23 @@ class StoreCleanup:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.worker = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self._line_lock = threading.Lock()
+        self._line: bytes | None = None     # the newest stable line not yet handed to the writer
+
+    def stable_line(self, encoded: bytes) -> None:
+        """Store this stable line (checkpoint.local_records.encode_line), or a newer one."""
+        with self._line_lock:
+            queued, self._line = self._line is not None, encoded
+        if not queued:
+            self.worker.submit(self._write_line)
+
+    def _write_line(self) -> None:
+        with self._line_lock:
+            encoded, self._line = self._line, None
+        try:
+            self.catalog.write_stable_line(encoded)
+        except StateStoreError as exc:
+            event(log, logging.WARNING, "could not store the stable line", error=str(exc))
 
     def old_checkpoints(self, retain: int, savepoints: SavepointRetention) -> None:
         self.worker.submit(self._old_checkpoints, retain, savepoints)
