@@ -87,6 +87,12 @@ class StreamJobSpec:
         """Savepoints and restores need checkpoints and a store for them."""
         return self.checkpointing.enabled
 
+    @property
+    def takes_savepoints(self) -> bool:
+        """A savepoint is a complete checkpoint of every replica at once: the uncoordinated
+        protocols have none (they restore their stored stable line instead)."""
+        return self.stateful and not self.checkpointing.protocol.uncoordinated
+
 
 def checkpointing_shape(c: CheckpointSettings) -> dict:
     """``spec.checkpointing`` as it shapes a deployment (the job's name and restore point

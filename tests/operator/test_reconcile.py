@@ -280,6 +280,30 @@ def test_a_savepoint_nonce_without_checkpointing_is_refused_with_an_event():
     assert any(e.reason == "SavepointRefused" and e.warning for e in d.events)
 
 
+UNCOORDINATED = {"protocol": "cic", "stateUrl": "file:///state"}
+
+
+def test_an_uncoordinated_job_upgrades_and_suspends_from_its_stable_line_without_asking_for_a_savepoint():
+    """Its coordinator has no savepoints to give (they would wait out their timeout): the
+    redeploy and the resume restore the stored stable line (restore auto)."""
+    old = spec(checkpointing=UNCOORDINATED)
+    upgraded = decide(spec(checkpointing=UNCOORDINATED, parallelism=3), deployed(old),
+                      Observed(pods(), CoordinatorView("RUNNING")))
+    assert Deploy(2, "auto") in upgraded.actions and not any(isinstance(a, Savepoint) for a in upgraded.actions)
+    suspended = decide(spec(checkpointing=UNCOORDINATED, state="suspended"), deployed(old),
+                       Observed(pods(), CoordinatorView("RUNNING")))
+    assert not any(isinstance(a, Savepoint) for a in suspended.actions)
+    assert suspended.status["phase"] == "Suspended" and suspended.status["resumeFrom"] == "auto"
+    assert "the cic protocol takes none" in suspended.status["message"]
+
+
+def test_a_savepoint_nonce_of_an_uncoordinated_job_is_refused_with_an_event():
+    s = spec(savepointTriggerNonce=1, checkpointing=UNCOORDINATED)
+    d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
+    assert d.status["lastSavepointNonce"] == 1 and not any(isinstance(a, Savepoint) for a in d.actions)
+    assert any(e.reason == "SavepointRefused" and "takes no savepoints" in e.message for e in d.events)
+
+
 def test_a_failed_job_redeploys_when_its_spec_changes():
     old, new = spec(), spec(job={"module": "examples.wordcount_assoc"})
     d = decide(new, deployed(old, phase="Failed"), Observed())

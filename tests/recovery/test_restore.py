@@ -97,6 +97,9 @@ def test_the_uncoordinated_protocols_restore_their_stable_line_only_and_say_so(t
     run = start(output, state, protocol="cic")
     try:
         assert wait_for(catalog.read_stable_line, timeout=30), "no stable line was stored"
+        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30)
+        assert save.returncode == 1 and "the cic protocol takes no savepoints" in save.stderr, save.stderr
     finally:
         kill_tree(run)
     stored = catalog.read_stable_line()

@@ -33,6 +33,7 @@ def test_the_coordinator_command_line_reads_the_serialised_settings():
     ('{"protocol": "magic"}', "unknown checkpoint protocol 'magic'"),
     ('{"protocol": "aligned"}', "needs a state store"),
     ('{"protocol": "aligned", "state_url": "file:///x", "connectors": "1"}', "needs --checkpoint-protocol segment"),
+    ('{"protocol": "cic", "state_url": "file:///x", "savepoint_interval": 60}', "the cic protocol takes no savepoints"),
 ])
 def test_bad_serialised_settings_are_refused(text, message):
     with pytest.raises(SegflowError, match=message):

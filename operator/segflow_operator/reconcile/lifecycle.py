@@ -34,13 +34,24 @@ def suspend(s: Situation, d: Decision) -> bool:
         return True
     if s.savepoint_in_progress:
         return False                       # whichever savepoint runs, suspend after it
-    if spec.stateful and spec.upgrade_mode != "stateless" and s.running:
+    if spec.takes_savepoints and spec.upgrade_mode != "stateless" and s.running:
         request(d, s, Savepoint(s.coordinator.ip, "suspend"))
         return True
     d.delete(s.mine)
     d.status["resumeFrom"] = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
-    d.phase(s.current, "Suspended", "suspended without a savepoint (the job was not running)")
+    d.phase(s.current, "Suspended", f"suspended without a savepoint ({_no_savepoint(s)})")
     return True
+
+
+def _no_savepoint(s: Situation) -> str:
+    spec = s.spec
+    if not spec.stateful:
+        return "the job runs without checkpointing"
+    if spec.upgrade_mode == "stateless":
+        return "upgradeMode is stateless"
+    if not spec.takes_savepoints:
+        return f"the {spec.checkpointing.protocol.value} protocol takes none: it resumes from its stored stable line"
+    return "the job was not running"
 
 
 def start(s: Situation, d: Decision) -> bool:
@@ -63,7 +74,7 @@ def upgrade(s: Situation, d: Decision) -> bool:
     spec = s.spec
     if not s.changed or s.savepoint_in_progress:
         return False
-    if spec.stateful and spec.upgrade_mode == "savepoint" and s.running:
+    if spec.takes_savepoints and spec.upgrade_mode == "savepoint" and s.running:
         request(d, s, Savepoint(s.coordinator.ip, "redeploy"))
         return True
     d.delete(s.mine)

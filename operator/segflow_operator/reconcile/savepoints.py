@@ -98,9 +98,10 @@ def by_nonce(s: Situation, d: Decision) -> None:
     spec = s.spec
     if spec.savepoint_nonce == int(s.status.get("lastSavepointNonce", 0)) or s.savepoint_in_progress:
         return
-    if not spec.stateful:
+    if not spec.takes_savepoints:
         d.status["lastSavepointNonce"] = spec.savepoint_nonce
-        d.events.append(Event("SavepointRefused", "savepointTriggerNonce changed but the job runs without "
-                              "checkpointing (protocol none): nothing to save", warning=True))
+        why = (f"the {spec.checkpointing.protocol.value} protocol takes no savepoints (it restores its stored "
+               "stable line)" if spec.stateful else "the job runs without checkpointing (protocol none): nothing to save")
+        d.events.append(Event("SavepointRefused", f"savepointTriggerNonce changed but {why}", warning=True))
     elif s.running:
         request(d, s, Savepoint(s.coordinator.ip, "record", spec.savepoint_nonce))
