@@ -181,7 +181,8 @@ def test_local_checkpoints_behind_the_stable_line_are_deleted(tmp_path, state_ur
     run_with_kills("windowed_counts.py", {"output": output}, state_url, protocol, seed=5, kills=0,
                    extra=("--retain", "1"))
     root = tmp_path / "state" / "jobs" / "windowed_counts" / "unc"
-    for process in sorted(os.listdir(root)):
+    assert (root / "_STABLE").is_file(), "no stable line was stored for a restart of the whole job"
+    for process in sorted(p for p in os.listdir(root) if (root / p).is_dir()):
         names = os.listdir(root / process)
         blobs = sorted(int(n) for n in names if not n.endswith(".log"))
         logs = [n for n in names if n.endswith(".log")]
