@@ -314,7 +314,8 @@ class CheckpointBookkeeping:
 
     def prepare(self, attempt: int, workers: list[Worker]) -> list[int]:
         """Before an attempt's assignment: with segment backup, plan its restore from the
-        store (the connectors, which the assignment names, are returned)."""
+        store (the connectors, which the assignment names, are returned); with a stored
+        stable line to restore, the first attempt's recovery plan."""
         if self.stored_line is not None and attempt == 0:
             self._restore_stable_line([w.name for w in workers])
         if self.segment is None:
@@ -346,9 +347,11 @@ class CheckpointBookkeeping:
 
     def restored(self) -> str:
         """What the current attempt restored, for the operator's status."""
-        segment = (self.recovery_plan or {}).get("segment")
-        if segment is not None:
-            return " ".join(f"b{b}:v{v}" for b, v in sorted(segment["versions"].items()))
+        plan = self.recovery_plan or {}
+        if "segment" in plan:
+            return " ".join(f"b{b}:v{v}" for b, v in sorted(plan["segment"]["versions"].items()))
+        if "line" in plan:
+            return "recovery line " + " ".join(f"{p}:{i}" for p, i in sorted(plan["line"].items()))
         return f"checkpoint {self.restore_id}" if self.restore_id else ""
 
     # ------------------------------------------------------------ reports
