@@ -80,12 +80,12 @@ def test_retain_must_keep_one():
         LocalCheckpointRecords(retain=0)
 
 
-def restarted_from(book: LocalCheckpointRecords) -> LocalCheckpointRecords:
+def restarted_from(book: LocalCheckpointRecords, earlier_segments=None, retain=3) -> LocalCheckpointRecords:
     """A new coordinator's records after the whole job restarts from ``book``'s stored line."""
     line, processes = decode_line(encode_line(book.stable_line(), [A, B]))
     assert processes == [A, B]
-    again = LocalCheckpointRecords()
-    again.seed(line)
+    again = LocalCheckpointRecords(retain)
+    again.seed(line, earlier_segments or {})
     return again
 
 
@@ -131,3 +131,19 @@ def test_a_damaged_checkpoint_of_the_restored_line_cannot_fall_back():
 def test_an_unreadable_stored_line_is_refused(data):
     with pytest.raises(ValueError, match="not a stored stable line"):
         decode_line(data)
+
+
+def test_log_segments_stored_before_a_restored_line_go_with_the_line_checkpoints_own():
+    """No record of this run says what A's segments 1-2 hold; they hold messages sent
+    before its line checkpoint 3's, so they go once segment 3 may go, not before."""
+    book = LocalCheckpointRecords()
+    _lockstep(book, 2)
+    book.add(CheckpointRecord(A, 3, {AB: 6}, {}), [A, B])      # 5..6 in transit to B at the line
+    assert book.line == {A: 3, B: 2}
+    again = restarted_from(book, {A: {1, 2}, B: {1}}, retain=1)
+    _, first = again.newly_collectable()
+    assert not {(A, 1), (A, 2), (A, 3)} & first, "a replay of 5..6 reads A's segment 3"
+    assert {(B, 1), (B, 2)} <= first                            # B sends nothing
+    again.add(CheckpointRecord(B, 3, {}, {AB: 6}), [A, B])
+    checkpoints, then = again.newly_collectable()
+    assert checkpoints == {(B, 2)} and {(A, 1), (A, 2), (A, 3)} <= then

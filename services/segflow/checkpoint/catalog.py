@@ -229,6 +229,15 @@ class Catalog:
     def read_stable_line(self) -> bytes | None:
         return self._get(f"jobs/{self.job}/unc/_STABLE")
 
+    def local_indices(self) -> dict[str, tuple[set[int], set[int]]]:
+        """Per replica, the indices of its stored local checkpoints and of its log segments."""
+        held: dict[str, tuple[set[int], set[int]]] = {}
+        for key in self.backend.list(f"jobs/{self.job}/unc/"):
+            local = self.local_of(key)
+            if local is not None:
+                held.setdefault(local[0], (set(), set()))[key.endswith(".log")].add(local[1])
+        return held
+
     def clear_local(self) -> None:
         """A fresh run: the local checkpoints, logs and stable line of earlier runs go (its
         own checkpoints reuse their numbers)."""

@@ -30,6 +30,7 @@ class LocalCheckpointRecords:
         self.committed: dict[Process, int] = {}
         self.kept_lines: dict[Process, list[int]] = {}   # the last ``retain`` committed indices
         self.base: dict[Process, int] = {}       # where a replica's history starts (a restored line)
+        self.earlier_segments: dict[Process, set[int]] = {}   # stored log segments before it
         self.line: dict[Process, int] = {}       # the stable line as last computed
         self.collected: tuple[set, set] = (set(), set())   # local checkpoints, log segments handed out
 
@@ -85,9 +86,12 @@ class LocalCheckpointRecords:
         what a restart of the whole job restores."""
         return [self.records[p][i] for p, i in sorted(self.line.items(), key=repr) if i > 0]
 
-    def seed(self, line: list[CheckpointRecord]) -> None:
+    def seed(self, line: list[CheckpointRecord], earlier_segments: dict[Process, set[int]]) -> None:
         """The whole job restarts from a stored stable line: each replica's history starts
-        at its checkpoint there, which is also its committed one."""
+        at its checkpoint there, which is also its committed one. ``earlier_segments``:
+        the log segments stored before it (no record says what they hold; they go when
+        the line checkpoint's own segment goes, as they hold earlier messages)."""
+        self.earlier_segments = {p: set(s) for p, s in earlier_segments.items() if s}
         for record in line:
             self.records[record.process] = {record.index: record}
             self.base[record.process] = self.committed[record.process] = record.index
@@ -106,6 +110,9 @@ class LocalCheckpointRecords:
         """Local checkpoints and log segments behind the oldest kept stable line, not
         handed out before."""
         checkpoints, segments = collectable(self.records, self.floor)
+        for process, earlier in self.earlier_segments.items():
+            if (process, self.base.get(process, 0)) in segments:
+                segments |= {(process, i) for i in earlier}
         checkpoints -= self.collected[0]
         segments -= self.collected[1]
         self.collected[0].update(checkpoints)

@@ -332,10 +332,22 @@ class CheckpointBookkeeping:
         if sorted(stored) != processes:
             raise SegflowError(f"the stored stable line is of {len(stored)} replicas, this run has {len(processes)}: "
                                "the uncoordinated protocols restore at the parallelism the job ran with")
-        self.local_records.seed(line)
+        self.local_records.seed(line, self._tidy_around({r.process: r.index for r in line}))
         result = self.local_records.recover(processes, set(processes))
         self.recovery_plan = {"line": result.line, "replay": result.replay}
         self.stored_line = None
+
+    def _tidy_around(self, line: dict[str, int]) -> dict[str, set[int]]:
+        """What earlier runs stored around the restored ``line``: past it, removed now
+        (this run numbers its checkpoints from the line on); checkpoints before it, removed
+        in the background; log segments before it (returned) go with the line's own, as
+        retention decides (a replay may still read them)."""
+        held = self.catalog.local_indices()
+        self.catalog.delete_local({(p, i) for p, (blobs, _) in held.items() for i in blobs if i > line.get(p, 0)},
+                                  {(p, i) for p, (_, logs) in held.items() for i in logs if i > line.get(p, 0)})
+        self.cleanup.local_checkpoints({(p, i) for p, (blobs, _) in held.items() for i in blobs if i < line.get(p, 0)},
+                                       set())
+        return {p: {i for i in logs if i < line.get(p, 0)} for p, (_, logs) in held.items()}
 
     def restoring(self) -> str:
         """As a recovery starts: where the new attempt will resume from."""
