@@ -91,7 +91,7 @@ class StreamJobSpec:
     def takes_savepoints(self) -> bool:
         """A savepoint is a complete checkpoint of every replica at once: the uncoordinated
         protocols have none (they restore their stored stable line instead)."""
-        return self.stateful and not self.checkpointing.protocol.uncoordinated
+        return self.stateful and self.checkpointing.protocol.takes_savepoints
 
 
 def checkpointing_shape(c: CheckpointSettings) -> dict:

@@ -51,10 +51,9 @@ class CheckpointSettings:
         if self.savepoint_interval and not self.enabled:
             raise SegflowError("--savepoint-interval makes some checkpoints savepoints: it needs a checkpoint "
                                "protocol and --state")
-        if self.savepoint_interval and self.protocol.uncoordinated:
-            raise SegflowError(f"--savepoint-interval: the {self.protocol.value} protocol takes no savepoints (a "
-                               "savepoint is a complete checkpoint of every replica at once); use aligned, unaligned "
-                               "or segment for savepoints")
+        if self.savepoint_interval and not self.protocol.takes_savepoints:
+            raise SegflowError(f"--savepoint-interval: {self.protocol.no_savepoints()}; use aligned, unaligned or "
+                               "segment for savepoints")
         if self.restore and not self.state_url:
             raise SegflowError("--restore needs the --state URL the checkpoints were written to")
         if not self.enabled:

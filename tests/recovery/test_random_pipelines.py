@@ -10,7 +10,6 @@ then restored at another parallelism, for the shapes whose state moves between r
 protocols: every process killed twice once the store holds a stable line, each time
 restarted from it."""
 import collections
-import json
 import os
 import random
 import subprocess
@@ -21,6 +20,7 @@ import pytest
 
 from recovery.jobs.random_pipeline import SHAPES, TIMED, recipe
 from segflow.checkpoint.catalog import Catalog
+from segflow.checkpoint.local_records import decode_line
 from segflow.jobs import run_job
 from segflow.state import open_backend
 from support.processes import ROOT, kill_tree, wait_for
@@ -120,7 +120,7 @@ def test_a_random_pipeline_restored_at_another_parallelism_writes_what_it_writes
 def stable_line(state: str) -> dict:
     """The stable line the store holds: replica -> local checkpoint index."""
     data = Catalog(open_backend(state), "random_pipeline").read_stable_line()
-    return {} if data is None else {r["process"]: r["index"] for r in json.loads(data)["line"]}
+    return {} if data is None else {r.process: r.index for r in decode_line(data)[0]}
 
 
 WHOLE_JOB = [  # (seed, protocol)

@@ -54,6 +54,16 @@ class CheckpointProtocol(str, Enum):
         return self in (CheckpointProtocol.UNCOORDINATED, CheckpointProtocol.CIC)
 
     @property
+    def takes_savepoints(self) -> bool:
+        """A savepoint is a complete checkpoint: only coordinated protocols cut one."""
+        return self.coordinated
+
+    def no_savepoints(self) -> str:
+        """Why this protocol refuses a savepoint, to begin an error message with."""
+        return (f"the {self.value} protocol takes no savepoints (a savepoint is a complete checkpoint of every "
+                "replica at once)")
+
+    @property
     def communication_induced(self) -> bool:
         """Senders piggyback HMNR clocks and receivers take forced checkpoints (seed 003)."""
         return self is CheckpointProtocol.CIC

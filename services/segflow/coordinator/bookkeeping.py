@@ -262,11 +262,10 @@ class CheckpointBookkeeping:
         advanced, and remove (in the background) what no recovery line can go back to."""
         processes = self.processes(workers)
         advanced = self.local_records.add(record, processes)
-        if advanced:
-            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes))
         for process, index in sorted(advanced.items()):
             self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index, process=process))
         if advanced:
+            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes))
             checkpoints, segments = self.local_records.newly_collectable()
             if checkpoints or segments:
                 self.cleanup.local_checkpoints(checkpoints, segments)
@@ -342,12 +341,16 @@ class CheckpointBookkeeping:
         (this run numbers its checkpoints from the line on); checkpoints before it, removed
         in the background; log segments before it (returned) go with the line's own, as
         retention decides (a replay may still read them)."""
-        held = self.catalog.local_indices()
-        self.catalog.delete_local({(p, i) for p, (blobs, _) in held.items() for i in blobs if i > line.get(p, 0)},
-                                  {(p, i) for p, (_, logs) in held.items() for i in logs if i > line.get(p, 0)})
-        self.cleanup.local_checkpoints({(p, i) for p, (blobs, _) in held.items() for i in blobs if i < line.get(p, 0)},
-                                       set())
-        return {p: {i for i in logs if i < line.get(p, 0)} for p, (_, logs) in held.items()}
+        past_blobs, past_logs, earlier_blobs, earlier_logs = set(), set(), set(), {}
+        for p, (blobs, logs) in self.catalog.local_indices().items():
+            at = line.get(p, 0)
+            past_blobs |= {(p, i) for i in blobs if i > at}
+            past_logs |= {(p, i) for i in logs if i > at}
+            earlier_blobs |= {(p, i) for i in blobs if i < at}
+            earlier_logs[p] = {i for i in logs if i < at}
+        self.catalog.delete_local(past_blobs, past_logs)
+        self.cleanup.local_checkpoints(earlier_blobs, set())
+        return earlier_logs
 
     def restoring(self) -> str:
         """As a recovery starts: where the new attempt will resume from."""

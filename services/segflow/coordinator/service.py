@@ -350,10 +350,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         book = self.checkpoints
         if book is None:
             return cpb.SavepointReply(error="this job runs without checkpoints (--checkpoint-protocol none)")
-        if book.uncoordinated:
-            return cpb.SavepointReply(error=f"the {self.settings.protocol.value} protocol takes no savepoints (a "
-                                            "savepoint is a complete checkpoint of every replica at once); its "
-                                            "stored stable line restores the job: --restore latest")
+        if not self.settings.protocol.takes_savepoints:
+            return cpb.SavepointReply(error=f"{self.settings.protocol.no_savepoints()}; its stored stable line "
+                                            "restores the job: --restore latest")
         deadline = time.monotonic() + SAVEPOINT_SECONDS
         while True:
             with self.lock:
