@@ -10,7 +10,7 @@ import pytest
 from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
-from test_kills import JOBS, kill_tree, read_lines
+from test_kills import JOBS, PROTOCOLS, kill_tree, read_lines
 
 
 def start(output, state, *extra, events="30000", rate="6000", parallelism=2, protocol="aligned"):
@@ -49,6 +49,21 @@ def test_kill_everything_then_restore_latest(tmp_path):
     _, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr[-3000:]
     assert collections.Counter(read_lines(output)) == expected_lines()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
+    """``--restore latest`` after the job ended restores its newest checkpoint and redoes the
+    rest. An uncoordinated protocol restores each replica's last local checkpoint, taken at
+    its end, in which the file sink holds its final epoch still pending: the restore
+    withdrew that epoch's published part, whose staged file was gone, and lost it."""
+    output, state = tmp_path / "out", f"file://{tmp_path}/state"
+    for extra in ((), ("--restore", "latest")):
+        run = start(output, state, *extra, events="4000", rate="4000", protocol=protocol)
+        _, stderr = run.communicate(timeout=120)
+        assert run.returncode == 0, stderr[-3000:]
+        assert collections.Counter(read_lines(output)) == expected_lines(4000)
+    assert '"msg": "restor' in stderr, stderr[-2000:]
 
 
 def test_savepoint_of_a_running_job_and_restore_from_it(tmp_path):

@@ -44,7 +44,9 @@ class EpochSink(Operator):
     the whole job has finished. Publishing must be idempotent: a restore publishes again
     what its checkpoint had pending, which may have been published before the failure. A
     restore also withdraws what was published for epochs after its checkpoint, since they
-    will be produced again; a fresh run (not a restore) clears what earlier runs left.
+    will be produced again, except epochs its checkpoint still holds pending (an
+    uncoordinated protocol's last local checkpoint of a sink, taken at its end, holds the
+    ``FINAL_CHECKPOINT`` epoch); a fresh run (not a restore) clears what earlier runs left.
 
     A commit that fails because the external system is unreachable fails neither the job nor
     the checkpoint: the epoch stays pending (in later snapshots too) and is retried when the
@@ -104,8 +106,9 @@ class EpochSink(Operator):
         """Make a staged epoch visible; doing it twice must change nothing."""
         raise NotImplementedError
 
-    def _withdraw_after(self, checkpoint_id: int) -> None:
-        """Remove what was published for epochs after ``checkpoint_id``."""
+    def _withdraw_after(self, checkpoint_id: int, kept: set[int]) -> None:
+        """Remove what was published for epochs after ``checkpoint_id``, except the epochs
+        in ``kept``: the restored state still holds them, so they are not produced again."""
         raise NotImplementedError
 
     def _finish(self) -> None:
@@ -120,7 +123,7 @@ class EpochSink(Operator):
             self._clear_earlier_runs()
         elif ctx.transactional:
             self._publish_through(ctx.restored_from)
-            self._withdraw_after(ctx.restored_from)
+            self._withdraw_after(ctx.restored_from, set(self.pending))
 
     def process(self, batch: Batch) -> Output:
         items = batch.items
@@ -353,10 +356,11 @@ class PartSink(EpochSink):
         self._remove([name for name in self._marker_names()
                       if (r := marker_replica(name)) is not None and left_by_earlier_run(self.ctx, r)])
 
-    def _withdraw_after(self, checkpoint_id: int) -> None:
+    def _withdraw_after(self, checkpoint_id: int, kept: set[int]) -> None:
         def later(name: str) -> bool:
             part = published_part(name)
-            return part is not None and part[0] == self.ctx.index and part[1] > checkpoint_id
+            return part is not None and part[0] == self.ctx.index and part[1] > checkpoint_id \
+                and part[1] not in kept
         self._remove([name for name in self._names() if later(name)])
 
     def render(self, items: list) -> str:
