@@ -82,10 +82,10 @@ def test_retain_must_keep_one():
 
 def restarted_from(book: LocalCheckpointRecords, earlier_segments=None, retain=3) -> LocalCheckpointRecords:
     """A new coordinator's records after the whole job restarts from ``book``'s stored line."""
-    line, processes = decode_line(encode_line(book.stable_line(), [A, B]))
-    assert processes == [A, B]
+    stored = decode_line(encode_line(book.stable_line(), [A, B], 1234.5))
+    assert stored.processes == [A, B] and stored.written == 1234.5
     again = LocalCheckpointRecords(retain)
-    again.seed(line, earlier_segments or {})
+    again.seed(stored.line, earlier_segments or {})
     return again
 
 
@@ -127,7 +127,7 @@ def test_a_damaged_checkpoint_of_the_restored_line_cannot_fall_back():
         restarted_from(book).forget(A, 2)
 
 
-@pytest.mark.parametrize("data", [b"{}", b"not json", b'{"line": [{"process": "b0.r0"}], "processes": []}'])
+@pytest.mark.parametrize("data", [b"{}", b"[]", b"not json", b'{"line": [{"process": "b0.r0"}], "processes": []}'])
 def test_an_unreadable_stored_line_is_refused(data):
     with pytest.raises(ValueError, match="not a stored stable line"):
         decode_line(data)

@@ -6,7 +6,9 @@ import subprocess
 import pytest
 
 from segflow.checkpoint.layout import complete_key
-from segflow.cli.checkpoints import describe
+from segflow.checkpoint.catalog import Catalog
+from segflow.checkpoint.local_records import StoredLine
+from segflow.cli.checkpoints import describe, describe_line
 from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW
@@ -95,6 +97,40 @@ def test_describe():
     assert describe(7, True, {"savepoint": True, "time": 86400}, False)["time"] == "1970-01-02 00:00:00"
     assert describe(7, False, None, False)["kind"] == "incomplete"
     assert describe(7, True, None, True)["kind"] == "integrity check failed"
+
+
+def test_an_uncoordinated_jobs_stored_line_is_listed_and_shown(tmp_path, store):
+    """``ls`` lists the stable line an uncoordinated job stores (what ``--restore latest``
+    restores: it has no complete checkpoints but its final one), ``show line`` its local
+    checkpoints, each in the store; a line that fails its check is listed as such."""
+    url = f"file://{tmp_path}/state"
+    run = segflow("run", os.path.join(ROOT, "tests", "recovery", "jobs", f"{JOB}.py"), "-p", f"output={tmp_path}/out",
+                  "-p", "events=4000", "-p", "rate=4000", "--parallelism", "2", "--checkpoint-protocol", "cic",
+                  "--checkpoint-interval", "0.2", "--state", url, "--quiet")
+    assert run.returncode == 0, run.stderr[-2000:]
+    listed = rows(segflow("checkpoints", "ls", "--state", url).stdout)
+    assert [row[1:4] for row in listed if row[1] == "line"] == [["line", "recovery", "line"]]
+    assert len(listed[-1]) == 6 and listed[-1][4].startswith("20"), listed      # its date and time
+    shown = segflow("checkpoints", "show", "line", "--state", url, "--job", JOB)
+    assert shown.returncode == 0, shown.stderr
+    line = json.loads(shown.stdout)
+    assert sorted(line["line"]) == ["b0.r0", "b0.r1", "b1.r0", "b1.r1", "b2.r0", "b2.r1"]
+    assert line["location"] == f"{url}/jobs/{JOB}/unc/_STABLE"
+    backend = open_backend(url)
+    assert all(backend.get(key) is not None for key in line["objects"]) and len(line["objects"]) == 6
+    backend.put(Catalog(backend, JOB).stable_line_key(), b"{}")
+    assert [row[2:5] for row in rows(segflow("checkpoints", "ls", "--state", url).stdout) if row[1] == "line"] \
+        == [["integrity", "check", "failed"]]
+    missing = segflow("checkpoints", "show", "line", "--state", store, "--job", JOB)
+    assert missing.returncode == 1 and "has no stored stable line" in missing.stderr, missing.stderr
+
+
+def test_describe_line():
+    assert describe_line(StoredLine([], ["b0.r0"], 86400.0), False) == \
+        {"id": "line", "kind": "recovery line", "time": "1970-01-02 00:00:00", "bytes": "", "seconds": ""}
+    assert describe_line(StoredLine([], ["b0.r0"], None), False)["time"] == ""
+    assert describe_line(None, False)["kind"] == "unreadable"
+    assert describe_line(None, True)["kind"] == "integrity check failed"
 
 
 def test_periodic_savepoints_are_taken_and_the_oldest_let_go(tmp_path):

@@ -204,30 +204,33 @@ class Catalog:
             + [complete_key(self.job, v) for v in sorted(held.complete) if v > oldest])
 
     # -- uncoordinated protocols: per-replica local checkpoints and their log segments
-    def _local(self, process: str, index: int) -> str:
+    def local_key(self, process: str, index: int) -> str:
         return f"jobs/{self.job}/unc/{process}/{index:08d}"
 
     def write_local(self, process: str, index: int, blob: bytes, log: bytes) -> None:
-        self._put(self._local(process, index) + ".log", log)
-        self._put(self._local(process, index), blob)
+        self._put(self.local_key(process, index) + ".log", log)
+        self._put(self.local_key(process, index), blob)
 
     def read_local(self, process: str, index: int) -> bytes | None:
-        return self._get(self._local(process, index))
+        return self._get(self.local_key(process, index))
 
     def read_log(self, process: str, index: int) -> bytes | None:
-        return self._get(self._local(process, index) + ".log")
+        return self._get(self.local_key(process, index) + ".log")
 
     def local_of(self, key: str) -> tuple[str, int] | None:
         """``(process, index)`` of a local checkpoint or log segment key (None: not one)."""
         match = re.match(rf"^jobs/{re.escape(self.job)}/unc/([^/]+)/(\d+)(\.log)?$", key)
         return (match.group(1), int(match.group(2))) if match else None
 
+    def stable_line_key(self) -> str:
+        return f"jobs/{self.job}/unc/_STABLE"
+
     def write_stable_line(self, data: bytes) -> None:
         """The newest stable line (checkpoint.local_records.encode_line), overwritten."""
-        self._put(f"jobs/{self.job}/unc/_STABLE", data)
+        self._put(self.stable_line_key(), data)
 
     def read_stable_line(self) -> bytes | None:
-        return self._get(f"jobs/{self.job}/unc/_STABLE")
+        return self._get(self.stable_line_key())
 
     def local_indices(self) -> dict[str, tuple[set[int], set[int]]]:
         """Per replica, the indices of its stored local checkpoints and of its log segments."""
@@ -245,8 +248,8 @@ class Catalog:
 
     def delete_local(self, checkpoints: set, segments: set) -> None:
         """Local checkpoints and log segments no recovery can need any more."""
-        self.backend.delete([self._local(p, i) for p, i in sorted(checkpoints)] +
-                            [self._local(p, i) + ".log" for p, i in sorted(segments)])
+        self.backend.delete([self.local_key(p, i) for p, i in sorted(checkpoints)] +
+                            [self.local_key(p, i) + ".log" for p, i in sorted(segments)])
 
     def remove_unfinished(self) -> list[int]:
         """Delete the checkpoints without a ``_COMPLETE`` marker (the job's final one too):

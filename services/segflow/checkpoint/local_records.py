@@ -5,6 +5,7 @@ messaging and the deleting."""
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from .recovery_line import CheckpointRecord, Process, RecoveryPlan, recovery_line
 from .retention import collectable
@@ -120,23 +121,32 @@ class LocalCheckpointRecords:
         return checkpoints, segments
 
 
-def encode_line(line: list[CheckpointRecord], processes: list[Process]) -> bytes:
-    """A stable line of a job whose replicas are ``processes``, for the state store
-    (JSON: channels as ``[sender, receiver, count]``)."""
-    return json.dumps({"processes": sorted(processes), "line": [{"process": r.process, "index": r.index,
+class StoredLine(NamedTuple):
+    """A stable line as the state store holds it, for a whole-job restore."""
+    line: list[CheckpointRecord]
+    processes: list[Process]         # every replica of the job that stored it
+    written: float | None            # wall-clock seconds (None: stored before it was recorded)
+
+
+def encode_line(line: list[CheckpointRecord], processes: list[Process], written: float) -> bytes:
+    """A stable line of a job whose replicas are ``processes``, stored at ``written``
+    (wall-clock seconds), for the state store (JSON: channels as ``[sender, receiver, count]``)."""
+    return json.dumps({"processes": sorted(processes), "written": written,
+                       "line": [{"process": r.process, "index": r.index,
                                  "sent": [[a, b, n] for (a, b), n in sorted(r.sent.items())],
                                  "processed": [[a, b, n] for (a, b), n in sorted(r.processed.items())]}
                                 for r in line]}, sort_keys=True).encode()
 
 
-def decode_line(data: bytes) -> tuple[list[CheckpointRecord], list[Process]]:
-    """:func:`encode_line`'s output back: ``(line, processes)``; ``ValueError`` if it is
-    not one."""
+def decode_line(data: bytes) -> StoredLine:
+    """:func:`encode_line`'s output back; ``ValueError`` if it is not one."""
     try:
         stored = json.loads(data)
-        return [CheckpointRecord(r["process"], int(r["index"]),
-                                 {(a, b): int(n) for a, b, n in r["sent"]},
-                                 {(a, b): int(n) for a, b, n in r["processed"]})
-                for r in stored["line"]], list(stored["processes"])
-    except (KeyError, TypeError, ValueError) as exc:
+        written = stored.get("written")
+        return StoredLine([CheckpointRecord(r["process"], int(r["index"]),
+                                            {(a, b): int(n) for a, b, n in r["sent"]},
+                                            {(a, b): int(n) for a, b, n in r["processed"]})
+                           for r in stored["line"]], list(stored["processes"]),
+                          None if written is None else float(written))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a stored stable line: {exc}") from exc

@@ -20,10 +20,20 @@ def add_command(commands) -> None:
         action.add_argument("--job", required=name != "ls", metavar="NAME",
                             help="the job's name in the store" + (" (default: every job)" if name == "ls" else ""))
         if name == "show":
-            action.add_argument("id", type=checkpoint_id, help="the checkpoint's id (or final)")
+            action.add_argument("id", type=checkpoint_or_line,
+                                help=f"the checkpoint's id (or final; {LINE}: the stored stable line of an "
+                                     "uncoordinated job)")
         elif name == "rm":
             action.add_argument("ids", nargs="+", type=checkpoint_id, metavar="ID",
                                 help="the checkpoints' ids (or final)")
+
+
+LINE = "line"        # what ``ls`` calls an uncoordinated job's stored stable line
+
+
+def checkpoint_or_line(text: str) -> int | str:
+    """What ``show`` takes: a checkpoint as ``ls`` shows it, or ``line``."""
+    return LINE if text == LINE else checkpoint_id(text)
 
 
 def checkpoint_id(text: str) -> int:

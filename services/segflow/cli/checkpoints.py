@@ -14,11 +14,13 @@ import time
 
 from ..checkpoint.catalog import Catalog, jobs_in
 from ..checkpoint.layout import checkpoint_location
+from ..checkpoint.local_records import StoredLine, decode_line
 from ..errors import SegflowError
 from ..redaction import redact_url
 from ..runtime.elements import checkpoint_label
 from ..state import open_backend
 from ..state.sealing import TamperedState
+from .checkpoint_args import LINE
 from .progress_bar import human
 
 
@@ -36,6 +38,26 @@ def describe(checkpoint_id: int, complete: bool, record: dict | None, damaged: b
             "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(when)) if when else "",
             "bytes": human(record["bytes"]) + "B" if "bytes" in record else "",
             "seconds": f"{record['seconds']:.2f}" if "seconds" in record else ""}
+
+
+def describe_line(stored: StoredLine | None, damaged: bool) -> dict:
+    """The ``ls`` row of an uncoordinated job's stored stable line: pure."""
+    kind = "integrity check failed" if damaged else "unreadable" if stored is None else "recovery line"
+    when = stored.written if stored is not None else None
+    return {"id": LINE, "kind": kind, "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(when)) if when else "",
+            "bytes": "", "seconds": ""}
+
+
+def _stable_line(catalog: Catalog) -> tuple[bytes | None, StoredLine | None, bool]:
+    """The stored stable line of ``catalog``'s job: ``(data, decoded or None, damaged)``."""
+    try:
+        data = catalog.read_stable_line()
+    except TamperedState:
+        return b"", None, True
+    try:
+        return data, None if data is None else decode_line(data), False
+    except ValueError:
+        return data, None, False
 
 
 def _record(catalog: Catalog, checkpoint_id: int, complete: bool) -> tuple[dict | None, bool]:
@@ -72,6 +94,9 @@ def _ls(backend, jobs: list[str], args: argparse.Namespace) -> int:
         for checkpoint_id, (_, complete) in catalog.stored().items():
             record, damaged = _record(catalog, checkpoint_id, complete)
             rows.append({"job": job, **describe(checkpoint_id, complete, record, damaged)})
+        data, stored, damaged = _stable_line(catalog)
+        if data is not None:
+            rows.append({"job": job, **describe_line(stored, damaged)})
     if not rows:
         print(f"no checkpoints in {redact_url(args.state)}")
         return 0
@@ -90,11 +115,26 @@ def _stored(catalog: Catalog, stored: dict, checkpoint_id: int, state: str) -> t
 
 def _show(backend, jobs: list[str], args: argparse.Namespace) -> int:
     catalog = Catalog(backend, jobs[0])
+    if args.id == LINE:
+        return _show_line(catalog, args.state)
     keys, complete = _stored(catalog, catalog.stored(), args.id, args.state)
     record, damaged = _record(catalog, args.id, complete)
     location = checkpoint_location(redact_url(args.state), catalog.job, args.id)
     print(json.dumps({"job": catalog.job, **describe(args.id, complete, record, damaged),
                       "record": record, "location": location, "objects": keys}, indent=2))
+    return 0
+
+
+def _show_line(catalog: Catalog, state: str) -> int:
+    data, stored, damaged = _stable_line(catalog)
+    if data is None:
+        raise SegflowError(f"job {catalog.job!r} has no stored stable line in {redact_url(state)}: only the "
+                           "uncoordinated protocols (uncoordinated, cic) store one, once every replica has "
+                           "taken a local checkpoint")
+    checkpoints = {} if stored is None else {r.process: r.index for r in stored.line}
+    print(json.dumps({"job": catalog.job, **describe_line(stored, damaged), "line": checkpoints,
+                      "location": f"{redact_url(state).rstrip('/')}/{catalog.stable_line_key()}",
+                      "objects": [catalog.local_key(p, i) for p, i in sorted(checkpoints.items())]}, indent=2))
     return 0
 
 

@@ -15,7 +15,7 @@ from typing import Callable
 from ..checkpoint.adoption import restore_point
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import checkpoint_location, parse_location
-from ..checkpoint.local_records import LocalCheckpointRecords, decode_line, encode_line
+from ..checkpoint.local_records import LocalCheckpointRecords, StoredLine, decode_line, encode_line
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.segment_plan import WindowSize
@@ -74,7 +74,7 @@ class CheckpointBookkeeping:
         self.restore_id = 0
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.recovery_plan: dict | None = None
-        self.stored_line: tuple[list[CheckpointRecord], list[str]] | None = None   # a restart's line, processes
+        self.stored_line: StoredLine | None = None          # the line a whole-job restart restores
         self._one_slot: tuple[tuple, object] = ((None,), None)     # (workers, their one-slot plan)
         self.attempt = 0
         self.savepoints: dict[int, PendingSavepoint] = {}
@@ -127,7 +127,7 @@ class CheckpointBookkeeping:
         except ValueError as exc:
             raise SegflowError(f"the stored stable line of job {settings.job_name!r} cannot be read ({exc}): "
                                "restart the job without --restore") from exc
-        event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line[0]},
+        event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line.line},
               job=settings.job_name)
 
     # ------------------------------------------------------------ rounds
@@ -265,7 +265,7 @@ class CheckpointBookkeeping:
         for process, index in sorted(advanced.items()):
             self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index, process=process))
         if advanced:
-            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes))
+            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes, time.time()))
             checkpoints, segments = self.local_records.newly_collectable()
             if checkpoints or segments:
                 self.cleanup.local_checkpoints(checkpoints, segments)
@@ -326,7 +326,7 @@ class CheckpointBookkeeping:
     def _restore_stable_line(self, workers: list[str]) -> None:
         """The first attempt of a whole-job restore: every replica from its checkpoint on
         the stored line, in-transit messages replayed from the senders' logs."""
-        line, stored = self.stored_line
+        line, stored = self.stored_line.line, self.stored_line.processes
         processes = self.processes(workers)
         if sorted(stored) != processes:
             raise SegflowError(f"the stored stable line is of {len(stored)} replicas, this run has {len(processes)}: "
