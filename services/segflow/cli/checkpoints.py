@@ -48,16 +48,16 @@ def describe_line(stored: StoredLine | None, damaged: bool) -> dict:
             "bytes": "", "seconds": ""}
 
 
-def _stable_line(catalog: Catalog) -> tuple[bytes | None, StoredLine | None, bool]:
-    """The stored stable line of ``catalog``'s job: ``(data, decoded or None, damaged)``."""
+def _stable_line(catalog: Catalog) -> tuple[bool, StoredLine | None, bool]:
+    """Whether ``catalog``'s job has a stored stable line: ``(present, decoded or None, damaged)``."""
     try:
         data = catalog.read_stable_line()
     except TamperedState:
-        return b"", None, True
+        return True, None, True
     try:
-        return data, None if data is None else decode_line(data), False
+        return data is not None, None if data is None else decode_line(data), False
     except ValueError:
-        return data, None, False
+        return True, None, False
 
 
 def _record(catalog: Catalog, checkpoint_id: int, complete: bool) -> tuple[dict | None, bool]:
@@ -94,8 +94,8 @@ def _ls(backend, jobs: list[str], args: argparse.Namespace) -> int:
         for checkpoint_id, (_, complete) in catalog.stored().items():
             record, damaged = _record(catalog, checkpoint_id, complete)
             rows.append({"job": job, **describe(checkpoint_id, complete, record, damaged)})
-        data, stored, damaged = _stable_line(catalog)
-        if data is not None:
+        present, stored, damaged = _stable_line(catalog)
+        if present:
             rows.append({"job": job, **describe_line(stored, damaged)})
     if not rows:
         print(f"no checkpoints in {redact_url(args.state)}")
@@ -126,8 +126,8 @@ def _show(backend, jobs: list[str], args: argparse.Namespace) -> int:
 
 
 def _show_line(catalog: Catalog, state: str) -> int:
-    data, stored, damaged = _stable_line(catalog)
-    if data is None:
+    present, stored, damaged = _stable_line(catalog)
+    if not present:
         raise SegflowError(f"job {catalog.job!r} has no stored stable line in {redact_url(state)}: only the "
                            "uncoordinated protocols (uncoordinated, cic) store one, once every replica has "
                            "taken a local checkpoint")
