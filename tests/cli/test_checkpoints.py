@@ -126,9 +126,9 @@ def test_an_uncoordinated_jobs_stored_line_is_listed_and_shown(tmp_path, store):
 
 
 def test_describe_line():
-    assert describe_line(StoredLine([], ["b0.r0"], 86400.0), False) == \
+    assert describe_line(StoredLine([], ["b0.r0"], 86400.0, None), False) == \
         {"id": "line", "kind": "recovery line", "time": "1970-01-02 00:00:00", "bytes": "", "seconds": ""}
-    assert describe_line(StoredLine([], ["b0.r0"], None), False)["time"] == ""
+    assert describe_line(StoredLine([], ["b0.r0"], None, None), False)["time"] == ""
     assert describe_line(None, False)["kind"] == "unreadable"
     assert describe_line(None, True)["kind"] == "integrity check failed"
 

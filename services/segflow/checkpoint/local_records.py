@@ -126,12 +126,15 @@ class StoredLine(NamedTuple):
     line: list[CheckpointRecord]
     processes: list[Process]         # every replica of the job that stored it
     written: float | None            # wall-clock seconds (None: stored before it was recorded)
+    layout: dict | None              # the pipeline's (plan.signature.layout; None: not recorded)
 
 
-def encode_line(line: list[CheckpointRecord], processes: list[Process], written: float) -> bytes:
+def encode_line(line: list[CheckpointRecord], processes: list[Process], written: float,
+                layout: dict) -> bytes:
     """A stable line of a job whose replicas are ``processes``, stored at ``written``
-    (wall-clock seconds), for the state store (JSON: channels as ``[sender, receiver, count]``)."""
-    return json.dumps({"processes": sorted(processes), "written": written,
+    (wall-clock seconds) by a pipeline laid out as ``layout``, for the state store (JSON:
+    channels as ``[sender, receiver, count]``)."""
+    return json.dumps({"processes": sorted(processes), "written": written, "layout": layout,
                        "line": [{"process": r.process, "index": r.index,
                                  "sent": [[a, b, n] for (a, b), n in sorted(r.sent.items())],
                                  "processed": [[a, b, n] for (a, b), n in sorted(r.processed.items())]}
@@ -147,6 +150,6 @@ def decode_line(data: bytes) -> StoredLine:
                                             {(a, b): int(n) for a, b, n in r["sent"]},
                                             {(a, b): int(n) for a, b, n in r["processed"]})
                            for r in stored["line"]], list(stored["processes"]),
-                          None if written is None else float(written))
+                          None if written is None else float(written), stored.get("layout"))
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a stored stable line: {exc}") from exc

@@ -25,6 +25,7 @@ from ..errors import SegflowError
 from ..observability.history import CheckpointEntry, JobHistory
 from ..observability.logs import event
 from ..plan.placement import Worker, pinned_blocks, plan
+from ..plan.signature import layout, layout_difference
 from ..redaction import redact, redact_url
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..settings import CheckpointSettings
@@ -78,6 +79,7 @@ class CheckpointBookkeeping:
         self._one_slot: tuple[tuple, object] = ((None,), None)     # (workers, their one-slot plan)
         self.attempt = 0
         self.savepoints: dict[int, PendingSavepoint] = {}
+        self.layout = layout(graph)
         self.last_savepoint = 0
         self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
         self._choose_restore()
@@ -98,13 +100,31 @@ class CheckpointBookkeeping:
                 raise SegflowError(f"no checkpoint of job {settings.job_name!r} in {settings.state_url} to "
                                    "restore (use --restore auto to start afresh when there is none)")
             if settings.restore not in ("", "latest", "auto"):
-                self.catalog.resolve(settings.restore)          # a complete checkpoint, or a clear error
+                self._same_layout(self.catalog.resolve(settings.restore))   # a complete checkpoint, or a clear error
+            elif settings.restore and self.segment.has_state():
+                self._same_layout(max(self.catalog.complete_ids(), default=0))
             return
         if self.uncoordinated:
             self._choose_stable_line()
             return
         restore = restore_point(self.catalog, settings.restore, settings.s3_endpoint)
         self.restore_id = self.catalog.resolve(restore) if restore else 0
+        self._same_layout(self.restore_id)
+
+    def _same_layout(self, checkpoint_id: int, stored: dict | None = None) -> None:
+        """Refuse to restore checkpoint ``checkpoint_id`` (0: none; or the stored stable
+        line, whose layout is ``stored``) if the pipeline that took it was laid out
+        otherwise: its states would be handed to the wrong operators. Checkpoints taken
+        before layouts were recorded restore as before."""
+        if checkpoint_id:
+            stored = (self.catalog.metadata(checkpoint_id) or {}).get("layout")
+        difference = layout_difference(stored, self.layout) if stored else ""
+        if difference:
+            what = f"checkpoint {checkpoint_id}" if checkpoint_id else "the stored stable line"
+            raise SegflowError(f"{what} of job {self.settings.job_name!r} was taken by a pipeline laid out "
+                               f"differently ({difference}): its states would go to other operators. Restore it "
+                               "with the pipeline that took it, or run this one afresh (without --restore; a "
+                               "StreamJob: upgradeMode stateless)")
 
     def _choose_stable_line(self) -> None:
         """The uncoordinated protocols restore the whole job from the stable line the
@@ -127,6 +147,7 @@ class CheckpointBookkeeping:
         except ValueError as exc:
             raise SegflowError(f"the stored stable line of job {settings.job_name!r} cannot be read ({exc}): "
                                "restart the job without --restore") from exc
+        self._same_layout(0, self.stored_line.layout)
         event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line.line},
               job=settings.job_name)
 
@@ -212,7 +233,8 @@ class CheckpointBookkeeping:
             return
         meta = {"id": checkpoint_id, "attempt": self.attempt, "bytes": outcome.bytes,
                 "seconds": round(outcome.seconds, 4), "alignment_seconds": round(outcome.alignment, 4),
-                "replicas": len(self.tracker.replicas), "time": time.time(), "savepoint": savepoint}
+                "replicas": len(self.tracker.replicas), "time": time.time(), "savepoint": savepoint,
+                "layout": self.layout}
         if self.fence is not None:
             meta["lease"] = {"owner": self.settings.lease_owner, "generation": self.settings.lease_generation}
         try:
@@ -265,7 +287,7 @@ class CheckpointBookkeeping:
         for process, index in sorted(advanced.items()):
             self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index, process=process))
         if advanced:
-            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes, time.time()))
+            self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes, time.time(), self.layout))
             checkpoints, segments = self.local_records.newly_collectable()
             if checkpoints or segments:
                 self.cleanup.local_checkpoints(checkpoints, segments)

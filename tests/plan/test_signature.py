@@ -1,0 +1,55 @@
+"""A pipeline's layout (what a snapshot's state is laid out by) and how two differ: pure."""
+import json
+
+import pytest
+
+import segflow
+from segflow import EventTimeWindow
+from segflow.plan.signature import layout, layout_difference, operator_kind
+
+
+def graph_of(build):
+    env = segflow.StreamEnvironment(parallelism=2)
+    build(env)
+    return env.graph
+
+
+def counts(env, size=100, extra=lambda s: s, sink="/tmp/a"):
+    stamped = env.generate(lambda i: ("k", i), count=10).add_timestamps(lambda e: e[1], lambda e, ts: None)
+    windowed = stamped.group_by(lambda e: e[0]).window(EventTimeWindow.tumbling(size)).count().unkey()
+    extra(windowed).write_text(sink)
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("event_time_window(100, 100).count", "event_time_window.count"),
+    ("add_timestamps(build.<lambda>)", "add_timestamps"),
+    ("map(f(g(x)))", "map"),
+    ("group_by_count pre-aggregate", "group_by_count pre-aggregate"),
+    ("generate", "generate"),
+])
+def test_an_operators_kind_leaves_out_its_arguments(name, kind):
+    assert operator_kind(name) == kind
+
+
+def test_a_layout_is_json_and_the_same_for_another_window_size_function_or_path():
+    stored = json.loads(json.dumps(layout(graph_of(counts))))
+    assert stored["blocks"][-1] == ["event_time_window.count", "write_text"]
+    again = layout(graph_of(lambda env: counts(env, size=200, sink="/tmp/b")))
+    assert layout_difference(stored, again) == ""
+
+
+def test_an_operator_added_to_a_chain_is_named():
+    stored = layout(graph_of(counts))
+    now = layout(graph_of(lambda env: counts(env, extra=lambda s: s.map(str))))
+    assert layout_difference(stored, now) == (
+        "its block 2 chained event_time_window.count -> write_text; this pipeline's block 2 chains "
+        "event_time_window.count -> map -> write_text")
+
+
+def test_another_number_of_blocks_or_other_edges_differ():
+    stored = layout(graph_of(counts))
+    shuffled = layout(graph_of(lambda env: counts(env, extra=lambda s: s.shuffle())))
+    assert layout_difference(stored, shuffled) == f"it had 3 blocks, this pipeline has {len(shuffled['blocks'])}"
+    rewired = dict(stored, edges=[[0, 2, 0, 0, "hash"]])
+    assert layout_difference(rewired, stored) == \
+        "its blocks were connected differently (shuffles, joins or splits moved)"
