@@ -95,17 +95,39 @@ def test_another_jobs_checkpoint_is_adopted_once_resealed_and_never_over_existin
     checkpoint(source, 5, savepoint=True)
     location = f"file://{tmp_path}/a/jobs/origin/chk-00000005/"
     target = Catalog(LocalBackend(f"file://{tmp_path}/b"), "copy")
-    assert restore_point(target, location) == "5" and target.read(5, 1, 0) == b"state"
+    checked = []
+    assert restore_point(target, location, lambda *seen: checked.append(seen)) == "5"
+    assert target.read(5, 1, 0) == b"state" and checked == [(None, "checkpoint 5 of job 'origin'")]
     assert target.metadata(5)["adopted_from"] == {"job": "origin", "id": 5}
-    assert restore_point(target, location) == "5"                   # again (a restart): nothing copied twice
-    assert restore_point(target, "latest") == "latest"
-    assert restore_point(source, location) == "5"                   # its own checkpoint: nothing to copy
+    assert restore_point(target, location, refuse) == "5"           # again (a restart): nothing copied twice
+    assert restore_point(target, "latest", refuse) == "latest"
+    assert restore_point(source, location, refuse) == "5"           # its own checkpoint: nothing to copy
     busy = Catalog(LocalBackend(f"file://{tmp_path}/b"), "busy")
     checkpoint(busy, 9)
     with pytest.raises(SegflowError, match="already has checkpoints up to 9"):
-        restore_point(busy, location)
+        restore_point(busy, location, refuse)
     with pytest.raises(SegflowError, match="checkpoint 6 of job 'origin'"):
-        restore_point(target, location.replace("00000005", "00000006"))
+        restore_point(target, location.replace("00000005", "00000006"), refuse)
+
+
+def refuse(layout, what):
+    raise SegflowError(f"refused {what}")
+
+
+def test_another_jobs_checkpoint_refused_by_the_check_is_not_copied(tmp_path):
+    """The layout check sees the other job's checkpoint before anything is copied."""
+    source = Catalog(LocalBackend(f"file://{tmp_path}/a"), "origin")
+    source.write(5, 1, 0, b"state")
+    source.mark_complete(5, {"id": 5, "savepoint": True, "time": 0.0, "layout": {"blocks": [["generate"]]}})
+    target = Catalog(LocalBackend(f"file://{tmp_path}/b"), "copy")
+    seen = []
+
+    def check(layout, what):
+        seen.append(layout)
+        raise SegflowError(f"refused {what}")
+    with pytest.raises(SegflowError, match="refused checkpoint 5 of job 'origin'"):
+        restore_point(target, f"file://{tmp_path}/a/jobs/origin/chk-00000005/", check)
+    assert seen == [{"blocks": [["generate"]]}] and target.backend.list("jobs/") == []
 
 
 @pytest.mark.parametrize("text, parsed", [

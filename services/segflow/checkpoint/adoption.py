@@ -6,16 +6,20 @@ rescaling one too, reads only the job's own checkpoints. Both jobs need the same
 (``SEGFLOW_STATE_KEY``; one local key file serves every local job)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from ..errors import SegflowError
 from ..state import open_backend
 from .catalog import Catalog
 from .layout import parse_location
 
 
-def restore_point(catalog: Catalog, restore: str, s3_endpoint: str = "") -> str:
+def restore_point(catalog: Catalog, restore: str, check: Callable[[dict | None, str], None],
+                  s3_endpoint: str = "") -> str:
     """``restore`` as this job's catalog resolves it: a location of another job's
     checkpoint becomes its id here, once copied (again on a restart: nothing is copied
-    twice); anything else is returned as it is."""
+    twice); anything else is returned as it is. ``check(layout, what)`` sees the other
+    job's checkpoint's layout before anything is copied, and may refuse it by raising."""
     located = parse_location(restore)
     if located is None:
         return restore
@@ -32,5 +36,6 @@ def restore_point(catalog: Catalog, restore: str, s3_endpoint: str = "") -> str:
                            f"restore {job!r}'s checkpoint {checkpoint_id} into a job of its own (--job-name)")
     source = Catalog(open_backend(store, s3_endpoint or None), job)
     source.resolve(str(checkpoint_id))
+    check((source.metadata(checkpoint_id) or {}).get("layout"), f"checkpoint {checkpoint_id} of job {job!r}")
     catalog.adopt(source, checkpoint_id)
     return str(checkpoint_id)

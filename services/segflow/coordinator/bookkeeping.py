@@ -107,24 +107,26 @@ class CheckpointBookkeeping:
         if self.uncoordinated:
             self._choose_stable_line()
             return
-        restore = restore_point(self.catalog, settings.restore, settings.s3_endpoint)
+        restore = restore_point(self.catalog, settings.restore, self._refuse_other_layout, settings.s3_endpoint)
         self.restore_id = self.catalog.resolve(restore) if restore else 0
         self._same_layout(self.restore_id)
 
-    def _same_layout(self, checkpoint_id: int, stored: dict | None = None) -> None:
-        """Refuse to restore checkpoint ``checkpoint_id`` (0: none; or the stored stable
-        line, whose layout is ``stored``) if the pipeline that took it was laid out
-        otherwise: its states would be handed to the wrong operators. Checkpoints taken
-        before layouts were recorded restore as before."""
+    def _same_layout(self, checkpoint_id: int) -> None:
+        """Refuse to restore this job's checkpoint ``checkpoint_id`` (0: none) if another
+        pipeline took it."""
         if checkpoint_id:
-            stored = (self.catalog.metadata(checkpoint_id) or {}).get("layout")
+            self._refuse_other_layout((self.catalog.metadata(checkpoint_id) or {}).get("layout"),
+                                      f"checkpoint {checkpoint_id} of job {self.settings.job_name!r}")
+
+    def _refuse_other_layout(self, stored: dict | None, what: str) -> None:
+        """Refuse to restore ``what``, taken by a pipeline laid out as ``stored``, if this
+        pipeline is laid out otherwise: its states would be handed to the wrong operators.
+        Checkpoints taken before layouts were recorded (``None``) restore as before."""
         difference = layout_difference(stored, self.layout) if stored else ""
         if difference:
-            what = f"checkpoint {checkpoint_id}" if checkpoint_id else "the stored stable line"
-            raise SegflowError(f"{what} of job {self.settings.job_name!r} was taken by a pipeline laid out "
-                               f"differently ({difference}): its states would go to other operators. Restore it "
-                               "with the pipeline that took it, or run this one afresh (without --restore; a "
-                               "StreamJob: upgradeMode stateless)")
+            raise SegflowError(f"{what} was taken by a pipeline laid out differently ({difference}): its states "
+                               "would go to other operators. Restore it with the pipeline that took it, or run "
+                               "this one afresh (without --restore; a StreamJob: upgradeMode stateless)")
 
     def _choose_stable_line(self) -> None:
         """The uncoordinated protocols restore the whole job from the stable line the
@@ -147,7 +149,7 @@ class CheckpointBookkeeping:
         except ValueError as exc:
             raise SegflowError(f"the stored stable line of job {settings.job_name!r} cannot be read ({exc}): "
                                "restart the job without --restore") from exc
-        self._same_layout(0, self.stored_line.layout)
+        self._refuse_other_layout(self.stored_line.layout, f"the stored stable line of job {settings.job_name!r}")
         event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line.line},
               job=settings.job_name)
 
