@@ -75,6 +75,30 @@ def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
     assert '"msg": "restor' in stderr, stderr[-2000:]
 
 
+@pytest.mark.parametrize("took, restores, held", [
+    ("aligned", "cic", "the store holds complete checkpoints of it"),
+    ("cic", "aligned", "the store holds a stable line of its local checkpoints"),
+])
+def test_a_restore_under_a_protocol_of_the_other_kind_says_what_the_store_holds(tmp_path, took, restores, held):
+    """Complete checkpoints restore only under aligned/unaligned/segment, a stable line only
+    under uncoordinated/cic: latest names what is there, auto starts afresh and says so."""
+    output, state_dir = tmp_path / "out", tmp_path / "state"
+    run = start(output, f"file://{state_dir}", protocol=took)
+    try:
+        assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 2
+                        or (state_dir / "jobs/windowed_counts/unc/_STABLE").exists(), timeout=30), "nothing stored"
+    finally:
+        kill_tree(run)
+    refused = start(output, f"file://{state_dir}", "--restore", "latest", protocol=restores)
+    _, stderr = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and held in stderr and "Traceback" not in stderr, stderr[-2000:]
+    afresh = start(output, f"file://{state_dir}", "--restore", "auto", protocol=restores, events="3000")
+    _, stderr = afresh.communicate(timeout=120)
+    assert afresh.returncode == 0, stderr[-3000:]
+    assert '"msg": "starting afresh"' in stderr and held in stderr
+    assert collections.Counter(read_lines(output)) == expected_lines(3000)
+
+
 def files_in(directory):
     return sorted((str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns)
                   for p in directory.rglob("*") if p.is_file())

@@ -96,9 +96,9 @@ class CheckpointBookkeeping:
                                f"aligned and unaligned protocols, not {settings.protocol.value}")
         if settings.protocol.segment_backup:
             self.segment = SegmentBackup(self.graph, settings.connectors, self.catalog, self.cleanup)
-            if settings.restore == "latest" and not self.segment.has_state():
-                raise SegflowError(f"no checkpoint of job {settings.job_name!r} in {settings.state_url} to "
-                                   "restore (use --restore auto to start afresh when there is none)")
+            if settings.restore in ("latest", "auto") and not self.segment.has_state():
+                self._nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
+                                               f"{settings.state_url} to restore")
             if settings.restore not in ("", "latest", "auto"):
                 self._same_layout(self.catalog.resolve(settings.restore))   # a complete checkpoint, or a clear error
             elif settings.restore and self.segment.has_state():
@@ -108,8 +108,38 @@ class CheckpointBookkeeping:
             self._choose_stable_line()
             return
         restore = restore_point(self.catalog, settings.restore, self._refuse_other_layout, settings.s3_endpoint)
-        self.restore_id = self.catalog.resolve(restore) if restore else 0
+        try:
+            self.restore_id = self.catalog.resolve(restore) if restore else 0
+        except SegflowError as exc:
+            held = self._held_by_other_protocols()
+            raise SegflowError(f"{exc}; {held}" if held else str(exc)) from None
+        if restore == "auto" and not self.restore_id:
+            self._nothing_of_this_protocol("")
         self._same_layout(self.restore_id)
+
+    def _held_by_other_protocols(self) -> str:
+        """What the store holds of this job that only protocols of the other kind restore
+        (empty: nothing), for a restore that found nothing of its own protocol's."""
+        if self.uncoordinated:
+            complete = self.catalog.complete_ids()
+            return (f"the store holds complete checkpoints of it ({', '.join(map(str, complete[-3:]))}), which "
+                    "only the aligned, unaligned and segment protocols restore" if complete else "")
+        if self.catalog.backend.get(self.catalog.stable_line_key()) is None:
+            return ""
+        return "the store holds a stable line of its local checkpoints, which only the uncoordinated and cic " \
+               "protocols restore"
+
+    def _nothing_of_this_protocol(self, refusal: str) -> None:
+        """A restore found nothing this protocol restores: ``--restore latest`` is refused
+        with ``refusal`` (empty: ``auto``, which starts afresh), saying what the store holds
+        that another protocol restores; ``auto`` warns of it."""
+        held = self._held_by_other_protocols()
+        if self.settings.restore == "latest":
+            raise SegflowError(f"{refusal}{'; ' + held if held else ''} (use --restore auto to start afresh when "
+                               "there is none)")
+        if held:
+            event(log, logging.WARNING, "starting afresh", job=self.settings.job_name,
+                  protocol=self.settings.protocol.value, reason=held)
 
     def _same_layout(self, checkpoint_id: int) -> None:
         """Refuse to restore this job's checkpoint ``checkpoint_id`` (0: none) if another
@@ -135,13 +165,15 @@ class CheckpointBookkeeping:
         settings = self.settings
         if settings.restore not in ("", "latest", "auto"):
             raise SegflowError(f"--restore {settings.restore}: the {settings.protocol.value} protocol restores the "
-                               "job's newest stable line of local checkpoints: use --restore latest (or auto)")
+                               "job's newest stable line of local checkpoints: use --restore latest (or auto); "
+                               "complete checkpoints and savepoints restore with the protocol that took them "
+                               "(aligned, unaligned or segment)")
         data = self.catalog.read_stable_line() if settings.restore else None
         if data is None:
-            if settings.restore == "latest":
-                raise SegflowError(f"no stable line of job {settings.job_name!r} in {redact_url(settings.state_url)} "
-                                   "to restore: no local checkpoint of every replica was stored yet (use --restore "
-                                   "auto to start afresh when there is none)")
+            if settings.restore:
+                self._nothing_of_this_protocol(f"no stable line of job {settings.job_name!r} in "
+                                               f"{redact_url(settings.state_url)} to restore: no local checkpoint of "
+                                               "every replica was stored yet")
             self.catalog.clear_local()
             return
         try:
