@@ -25,7 +25,7 @@ from ..errors import SegflowError
 from ..observability.history import CheckpointEntry, JobHistory
 from ..observability.logs import event
 from ..plan.placement import Worker, pinned_blocks, plan
-from ..plan.signature import layout, layout_difference
+from ..plan.signature import layout
 from ..redaction import redact, redact_url
 from ..runtime.elements import FINAL_CHECKPOINT
 from ..settings import CheckpointSettings
@@ -33,6 +33,7 @@ from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
 from .checkpoints import BlockDelays, CheckpointTracker, Outcome, first_checkpoint_id
 from .cleanup import StoreCleanup
+from .restore_checks import RestoreChecks
 from .segment_backup import SegmentBackup
 
 log = logging.getLogger("segflow.coordinator")
@@ -80,6 +81,7 @@ class CheckpointBookkeeping:
         self.attempt = 0
         self.savepoints: dict[int, PendingSavepoint] = {}
         self.layout = layout(graph)
+        self.checks = RestoreChecks(self.catalog, settings, self.layout)
         self.last_savepoint = 0
         self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
         self._choose_restore()
@@ -97,66 +99,26 @@ class CheckpointBookkeeping:
         if settings.protocol.segment_backup:
             self.segment = SegmentBackup(self.graph, settings.connectors, self.catalog, self.cleanup)
             if settings.restore in ("latest", "auto") and not self.segment.has_state():
-                self._nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
-                                               f"{settings.state_url} to restore")
+                self.checks.nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
+                                                     f"{settings.state_url} to restore")
             if settings.restore not in ("", "latest", "auto"):
-                self._same_layout(self.catalog.resolve(settings.restore))   # a complete checkpoint, or a clear error
+                self.checks.same_layout(self.catalog.resolve(settings.restore))   # complete, or a clear error
             elif settings.restore and self.segment.has_state():
-                self._same_layout(max(self.catalog.complete_ids(), default=0))
+                self.checks.same_layout(max(self.catalog.complete_ids(), default=0))
             return
         if self.uncoordinated:
             self._choose_stable_line()
             return
-        restore = restore_point(self.catalog, settings.restore, self._refuse_other_layout, settings.s3_endpoint)
+        restore = restore_point(self.catalog, settings.restore, self.checks.refuse_other_layout,
+                                settings.s3_endpoint)
         try:
             self.restore_id = self.catalog.resolve(restore) if restore else 0
         except SegflowError as exc:
-            held = self._held_by_other_protocols()
+            held = self.checks.held_by_other_protocols()
             raise SegflowError(f"{exc}; {held}" if held else str(exc)) from None
         if restore == "auto" and not self.restore_id:
-            self._nothing_of_this_protocol("")
-        self._same_layout(self.restore_id)
-
-    def _held_by_other_protocols(self) -> str:
-        """What the store holds of this job that only protocols of the other kind restore
-        (empty: nothing), for a restore that found nothing of its own protocol's."""
-        if self.uncoordinated:
-            complete = self.catalog.complete_ids()
-            return (f"the store holds complete checkpoints of it ({', '.join(map(str, complete[-3:]))}), which "
-                    "only the aligned, unaligned and segment protocols restore" if complete else "")
-        if self.catalog.backend.get(self.catalog.stable_line_key()) is None:
-            return ""
-        return "the store holds a stable line of its local checkpoints, which only the uncoordinated and cic " \
-               "protocols restore"
-
-    def _nothing_of_this_protocol(self, refusal: str) -> None:
-        """A restore found nothing this protocol restores: ``--restore latest`` is refused
-        with ``refusal`` (empty: ``auto``, which starts afresh), saying what the store holds
-        that another protocol restores; ``auto`` warns of it."""
-        held = self._held_by_other_protocols()
-        if self.settings.restore == "latest":
-            raise SegflowError(f"{refusal}{'; ' + held if held else ''} (use --restore auto to start afresh when "
-                               "there is none)")
-        if held:
-            event(log, logging.WARNING, "starting afresh", job=self.settings.job_name,
-                  protocol=self.settings.protocol.value, reason=held)
-
-    def _same_layout(self, checkpoint_id: int) -> None:
-        """Refuse to restore this job's checkpoint ``checkpoint_id`` (0: none) if another
-        pipeline took it."""
-        if checkpoint_id:
-            self._refuse_other_layout((self.catalog.metadata(checkpoint_id) or {}).get("layout"),
-                                      f"checkpoint {checkpoint_id} of job {self.settings.job_name!r}")
-
-    def _refuse_other_layout(self, stored: dict | None, what: str) -> None:
-        """Refuse to restore ``what``, taken by a pipeline laid out as ``stored``, if this
-        pipeline is laid out otherwise: its states would be handed to the wrong operators.
-        Checkpoints taken before layouts were recorded (``None``) restore as before."""
-        difference = layout_difference(stored, self.layout) if stored else ""
-        if difference:
-            raise SegflowError(f"{what} was taken by a pipeline laid out differently ({difference}): its states "
-                               "would go to other operators. Restore it with the pipeline that took it, or run "
-                               "this one afresh (without --restore; a StreamJob: upgradeMode stateless)")
+            self.checks.nothing_of_this_protocol("")
+        self.checks.same_layout(self.restore_id)
 
     def _choose_stable_line(self) -> None:
         """The uncoordinated protocols restore the whole job from the stable line the
@@ -171,9 +133,9 @@ class CheckpointBookkeeping:
         data = self.catalog.read_stable_line() if settings.restore else None
         if data is None:
             if settings.restore:
-                self._nothing_of_this_protocol(f"no stable line of job {settings.job_name!r} in "
-                                               f"{redact_url(settings.state_url)} to restore: no local checkpoint of "
-                                               "every replica was stored yet")
+                self.checks.nothing_of_this_protocol(f"no stable line of job {settings.job_name!r} in "
+                                                     f"{redact_url(settings.state_url)} to restore: no local "
+                                                     "checkpoint of every replica was stored yet")
             self.catalog.clear_local()
             return
         try:
@@ -181,7 +143,7 @@ class CheckpointBookkeeping:
         except ValueError as exc:
             raise SegflowError(f"the stored stable line of job {settings.job_name!r} cannot be read ({exc}): "
                                "restart the job without --restore") from exc
-        self._refuse_other_layout(self.stored_line.layout, f"the stored stable line of job {settings.job_name!r}")
+        self.checks.refuse_other_layout(self.stored_line.layout, f"the stored stable line of job {settings.job_name!r}")
         event(log, logging.WARNING, "restoring", line={r.process: r.index for r in self.stored_line.line},
               job=settings.job_name)
 
