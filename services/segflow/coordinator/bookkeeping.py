@@ -98,13 +98,13 @@ class CheckpointBookkeeping:
                                f"aligned and unaligned protocols, not {settings.protocol.value}")
         if settings.protocol.segment_backup:
             self.segment = SegmentBackup(self.graph, settings.connectors, self.catalog, self.cleanup)
-            if settings.restore in ("latest", "auto") and not self.segment.has_state():
-                self.checks.nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
-                                                     f"{settings.state_url} to restore")
             if settings.restore not in ("", "latest", "auto"):
                 self.checks.same_layout(self.catalog.resolve(settings.restore))   # complete, or a clear error
             elif settings.restore and self.segment.has_state():
                 self.checks.same_layout(max(self.catalog.complete_ids(), default=0))
+            elif settings.restore:
+                self.checks.nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
+                                                     f"{settings.state_url} to restore")
             return
         if self.uncoordinated:
             self._choose_stable_line()

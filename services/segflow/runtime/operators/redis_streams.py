@@ -242,12 +242,12 @@ class RedisStreamSink(EpochSink):
             if fields:
                 self.redis.client.hdel(self.markers, *fields)
 
-    def _withdraw_after(self, checkpoint_id: int, kept: set[int]) -> None:
+    def _withdraw_after(self, checkpoint_id: int) -> None:
         client = self.redis.client
         with self.redis.failing(f"removing the entries published after checkpoint {checkpoint_id}"):
             for field, ids in client.hgetall(self.markers).items():
                 replica, _, epoch = field.partition(":")
-                if int(replica) != self.ctx.index or int(epoch) <= checkpoint_id or int(epoch) in kept:
+                if int(replica) != self.ctx.index or not self._produced_again(int(epoch), checkpoint_id):
                     continue
                 first, last = ids.split()
                 doomed = [entry_id for entry_id, _ in client.xrange(self.stream, first, last)]

@@ -106,9 +106,9 @@ class EpochSink(Operator):
         """Make a staged epoch visible; doing it twice must change nothing."""
         raise NotImplementedError
 
-    def _withdraw_after(self, checkpoint_id: int, kept: set[int]) -> None:
-        """Remove what was published for epochs after ``checkpoint_id``, except the epochs
-        in ``kept``: the restored state still holds them, so they are not produced again."""
+    def _withdraw_after(self, checkpoint_id: int) -> None:
+        """Remove what was published for the epochs that a restore of ``checkpoint_id``
+        produces again (:meth:`_produced_again`)."""
         raise NotImplementedError
 
     def _finish(self) -> None:
@@ -123,7 +123,13 @@ class EpochSink(Operator):
             self._clear_earlier_runs()
         elif ctx.transactional:
             self._publish_through(ctx.restored_from)
-            self._withdraw_after(ctx.restored_from, set(self.pending))
+            self._withdraw_after(ctx.restored_from)
+
+    def _produced_again(self, epoch: int, checkpoint_id: int) -> bool:
+        """Whether a restore of ``checkpoint_id`` produces ``epoch`` again: an epoch after
+        it, unless the restored state still holds it pending (then it is published again,
+        idempotently, not produced)."""
+        return epoch > checkpoint_id and epoch not in self.pending
 
     def process(self, batch: Batch) -> Output:
         items = batch.items
@@ -356,11 +362,10 @@ class PartSink(EpochSink):
         self._remove([name for name in self._marker_names()
                       if (r := marker_replica(name)) is not None and left_by_earlier_run(self.ctx, r)])
 
-    def _withdraw_after(self, checkpoint_id: int, kept: set[int]) -> None:
+    def _withdraw_after(self, checkpoint_id: int) -> None:
         def later(name: str) -> bool:
             part = published_part(name)
-            return part is not None and part[0] == self.ctx.index and part[1] > checkpoint_id \
-                and part[1] not in kept
+            return part is not None and part[0] == self.ctx.index and self._produced_again(part[1], checkpoint_id)
         self._remove([name for name in self._names() if later(name)])
 
     def render(self, items: list) -> str:
