@@ -154,7 +154,10 @@ def test_merging_topology_with_s3_state(tmp_path, s3_server):
     assert len(restores) == 3 and apart(restores, 0, 4), restores
 
 
-def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_path):
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_path, parallelism):
+    """Fewer replicas than the store holds, or more than its newest complete version shows
+    (before, a restore at 3 found no version every replica held and started afresh)."""
     state = f"file://{tmp_path}/state"
     run = start("linear", tmp_path / "out", state, "", "auto")
     try:
@@ -163,7 +166,8 @@ def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_pat
         kill_tree(run)
     held = sorted(snapshots(state, ""))
     args = [SEGFLOW, "run", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={tmp_path}/out",
-            "--parallelism", "1", "--checkpoint-protocol", "segment", "--state", state, "--restore", "latest", "--quiet"]
+            "--parallelism", str(parallelism), "--checkpoint-protocol", "segment", "--state", state, "--restore",
+            "latest", "--quiet"]
     result = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "segment backup restores at the parallelism the job ran with" in result.stderr, result.stderr[-2000:]

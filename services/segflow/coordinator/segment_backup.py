@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from ..checkpoint.catalog import Catalog
+from ..checkpoint.catalog import Catalog, Holdings
 from ..checkpoint.connectors import segment_topology
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
 from ..checkpoint.segments import AdjustedState, SegmentBackupError, segments
@@ -41,6 +41,26 @@ def _held_by_any(found: dict[tuple[int, int], set[int]]) -> dict[int, set[int]]:
     return held
 
 
+def _same_parallelism(held: Holdings, replicas: dict[int, int]) -> None:
+    """Refuse a restore at another parallelism: windows and snapshots are per replica, and
+    nothing moves a key's state or window to the replica that owns it now. A replica the
+    store holds that this run lacks shows fewer replicas; a block at the newest complete
+    version shows every replica it ran (one missing elsewhere may just never have stored a
+    snapshot, as after a disaster before its first)."""
+    ran: dict[int, int] = {}
+    for block, replica in set(held.snapshots) | set(held.windows):
+        ran[block] = max(ran.get(block, 0), replica + 1)
+    newest = max(held.complete, default=0)
+    complete = {block for (block, _), versions in held.snapshots.items() if newest in versions}
+    for block, count in sorted(ran.items()):
+        now = replicas.get(block, 0)
+        if count > now or (count < now and block in complete):
+            raise SegmentBackupError(
+                f"the stored job state has {count} replica(s) of block {block}, which now runs {now}: "
+                "segment backup restores at the parallelism the job ran with (restore with that "
+                "--parallelism, or run afresh without --restore)")
+
+
 class SegmentBackup:
     def __init__(self, graph: JobGraph, connectors: str, catalog: Catalog, cleanup: StoreCleanup):
         self.topology = segment_topology(graph, connectors)
@@ -68,12 +88,7 @@ class SegmentBackup:
     def _restore(self, replicas: dict[int, int], restore: str) -> dict | None:
         held = self.catalog.holdings()
         found, parts = held.snapshots, held.windows
-        for block, replica in sorted(set(found) | set(parts)):
-            if replica >= replicas.get(block, 0):
-                raise SegmentBackupError(
-                    f"the stored job state has replica {replica} of block {block}, which now runs "
-                    f"{replicas.get(block, 0)} replica(s): segment backup restores at the parallelism the "
-                    "job ran with")
+        _same_parallelism(held, replicas)
         snapshots, windows = _complete(found, replicas), _complete(parts, replicas)
         if restore in ("latest", "auto"):
             state = plan_restore(self.topology, snapshots, windows)
