@@ -3,6 +3,7 @@ savepoint taken on a running job."""
 import collections
 import os
 import subprocess
+import time
 
 import psutil
 import pytest
@@ -75,28 +76,61 @@ def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
     assert '"msg": "restor' in stderr, stderr[-2000:]
 
 
-@pytest.mark.parametrize("took, restores, held", [
-    ("aligned", "cic", "the store holds complete checkpoints of it"),
-    ("cic", "aligned", "the store holds a stable line of its local checkpoints"),
-])
-def test_a_restore_under_a_protocol_of_the_other_kind_says_what_the_store_holds(tmp_path, took, restores, held):
+def stored_state(state_dir, protocol):
+    """A run under ``protocol`` has stored something to restore."""
+    if protocol in ("uncoordinated", "cic"):
+        return (state_dir / "jobs/windowed_counts/unc/_STABLE").exists()
+    return len(complete_checkpoints(state_dir)) >= 2
+
+
+@pytest.mark.parametrize("took, restores", [("aligned", "cic"), ("cic", "aligned")])
+def test_a_restore_under_a_protocol_of_the_other_kind_is_refused_and_changes_nothing(tmp_path, took, restores):
     """Complete checkpoints restore only under aligned/unaligned/segment, a stable line only
-    under uncoordinated/cic: latest names what is there, auto starts afresh and says so."""
+    under uncoordinated/cic: latest and auto name what the job's last run stored (auto used
+    to start afresh, processing the input again). A store from before runs recorded their
+    protocol starts afresh under auto, with a warning naming what it holds."""
     output, state_dir = tmp_path / "out", tmp_path / "state"
     run = start(output, f"file://{state_dir}", protocol=took)
     try:
-        assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 2
-                        or (state_dir / "jobs/windowed_counts/unc/_STABLE").exists(), timeout=30), "nothing stored"
+        assert wait_for(lambda: stored_state(state_dir, took), timeout=30), "nothing stored"
     finally:
         kill_tree(run)
-    refused = start(output, f"file://{state_dir}", "--restore", "latest", protocol=restores)
-    _, stderr = refused.communicate(timeout=60)
-    assert refused.returncode == 1 and held in stderr and "Traceback" not in stderr, stderr[-2000:]
+    stored = files_in(state_dir)
+    for restore in ("latest", "auto"):
+        refused = start(output, f"file://{state_dir}", "--restore", restore, protocol=restores)
+        _, stderr = refused.communicate(timeout=60)
+        assert refused.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
+        assert f"last ran under the {took} protocol" in stderr and "upgradeMode stateless" in stderr, stderr[-2000:]
+        assert files_in(state_dir) == stored, "a refused restore changed the store"
+    (state_dir / "jobs/windowed_counts/_PROTOCOL").unlink()     # as stored before runs recorded it
     afresh = start(output, f"file://{state_dir}", "--restore", "auto", protocol=restores, events="3000")
     _, stderr = afresh.communicate(timeout=120)
     assert afresh.returncode == 0, stderr[-3000:]
-    assert '"msg": "starting afresh"' in stderr and held in stderr
+    assert '"msg": "starting afresh"' in stderr and "which only the" in stderr, stderr[-2000:]
     assert collections.Counter(read_lines(output)) == expected_lines(3000)
+
+
+@pytest.mark.parametrize("first, then", [("aligned", "cic"), ("cic", "aligned")])
+def test_a_restore_never_goes_back_to_the_history_before_a_run_of_the_other_kind(tmp_path, first, then):
+    """``first`` ran and stored state, then a run of ``then`` started afresh and stored its
+    own: ``--restore auto`` under ``first`` found its own older state and restored it (after
+    aligned, cic: checkpoint 2 of the first run, and 210 of 3900 lines were lost). It is
+    refused; ``then`` restores the newest state exactly."""
+    output, state_dir = tmp_path / "out", tmp_path / "state"
+    for protocol in (first, then):
+        run = start(output, f"file://{state_dir}", protocol=protocol)
+        try:
+            assert wait_for(lambda: stored_state(state_dir, protocol), timeout=30), "nothing stored"
+            time.sleep(1.0)
+        finally:
+            kill_tree(run)
+    back = start(output, f"file://{state_dir}", "--restore", "auto", protocol=first)
+    _, stderr = back.communicate(timeout=60)
+    assert back.returncode == 1 and f"last ran under the {then} protocol" in stderr, stderr[-2000:]
+    restored = start(output, f"file://{state_dir}", "--restore", "latest", protocol=then)
+    _, stderr = restored.communicate(timeout=120)
+    assert restored.returncode == 0, stderr[-3000:]
+    assert collections.Counter(read_lines(output)) == expected_lines()
 
 
 def files_in(directory):
@@ -114,8 +148,7 @@ def test_a_restore_into_a_changed_pipeline_is_refused_and_changes_nothing(tmp_pa
     state = f"file://{state_dir}"
     run = start(output, state, protocol=protocol)
     try:
-        assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 2
-                        or (state_dir / "jobs/windowed_counts/unc/_STABLE").exists(), timeout=30), "nothing stored"
+        assert wait_for(lambda: stored_state(state_dir, protocol), timeout=30), "nothing stored"
     finally:
         kill_tree(run)
     source = open(os.path.join(JOBS, "windowed_counts.py")).read()

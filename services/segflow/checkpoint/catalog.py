@@ -232,6 +232,18 @@ class Catalog:
     def read_stable_line(self) -> bytes | None:
         return self._get(self.stable_line_key())
 
+    def protocol_key(self) -> str:
+        return f"jobs/{self.job}/_PROTOCOL"
+
+    def write_protocol(self, protocol: str) -> None:
+        """The protocol whose history the job's state continues: the run starting now's."""
+        self._put(self.protocol_key(), protocol.encode())
+
+    def last_protocol(self) -> str:
+        """The protocol of the job's last run with checkpoints ('' before it was recorded)."""
+        data = self._get(self.protocol_key())
+        return data.decode() if data is not None else ""
+
     def local_indices(self) -> dict[str, tuple[set[int], set[int]]]:
         """Per replica, the indices of its stored local checkpoints and of its log segments."""
         held: dict[str, tuple[set[int], set[int]]] = {}

@@ -85,6 +85,7 @@ class CheckpointBookkeeping:
         self.last_savepoint = 0
         self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
         self._choose_restore()
+        self.catalog.write_protocol(settings.protocol.value)
         self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
                                          first_id=first_checkpoint_id(self.catalog.highest_id(), self.restore_id,
                                                                       settings.revision))
@@ -93,6 +94,8 @@ class CheckpointBookkeeping:
 
     def _choose_restore(self) -> None:
         settings = self.settings
+        if settings.restore in ("latest", "auto"):
+            self.checks.same_history()
         if parse_location(settings.restore) and (settings.protocol.segment_backup or self.uncoordinated):
             raise SegflowError(f"--restore {settings.restore}: restoring another job's checkpoint works with the "
                                f"aligned and unaligned protocols, not {settings.protocol.value}")
