@@ -263,6 +263,27 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
     assert read_lines(tmp_path / "out") == windowed_oracle(events)
 
 
+def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_job_runs_on(operator, tmp_path, state):
+    """aligned to cic: cic cannot restore aligned's savepoints or checkpoints, and the
+    redeploy started the job again from the beginning of its input. The operator refuses
+    it, the running revision goes on; the change undone, the refusal clears."""
+    events = 40000
+    windowed_job_with_a_checkpoint(operator, "switching", tmp_path / "out", events, state)
+    cic = {**state.checkpointing(), "protocol": "cic"}
+    operator.kubectl("patch", "sj", "switching", "-n", NAMESPACE, "--type", "merge", "-p",
+                     json.dumps({"spec": {"checkpointing": cic}}))
+    refused = wait_for(lambda: (s := status(operator, "switching")).get("upgradeRefused") and s, 30, "the refusal")
+    assert "changed from aligned to cic" in refused["upgradeRefused"], refused
+    assert refused["revision"] == 1 and refused["phase"] in ("Running", "Completed"), refused
+    warnings = operator.get("events", "-n", NAMESPACE, "--field-selector", "reason=UpgradeRefused")["items"]
+    assert warnings and warnings[0]["type"] == "Warning"
+    operator.kubectl("patch", "sj", "switching", "-n", NAMESPACE, "--type", "merge", "-p",
+                     json.dumps({"spec": {"checkpointing": state.checkpointing()}}))
+    final = phase_is(operator, "switching", "Completed", "Failed", timeout=120)
+    assert final["phase"] == "Completed" and final["revision"] == 1 and not final.get("upgradeRefused"), final
+    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+
+
 def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path, state):
     apply_job(operator, "saving", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
               checkpointing=state.checkpointing())

@@ -330,3 +330,76 @@ def test_periodic_savepoints_the_coordinator_reports_join_the_history():
 def test_bad_periodic_savepoint_settings_are_refused(savepoints):
     with pytest.raises(InvalidSpec, match="spec.checkpointing"):
         spec(checkpointing={**BASE["checkpointing"], "savepoints": savepoints})
+
+
+def deployed_by_operator(s, **extra):
+    """The status this operator writes when it deploys ``s`` (the protocol, store and
+    parallelism recorded), then running."""
+    return {**decide(s, {}, Observed()).status, "phase": "Running", **extra}
+
+
+SEGMENT = {"protocol": "segment", "stateUrl": "file:///state"}
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ({}, {"checkpointing": UNCOORDINATED}, "changed from aligned to cic: cic restores only its own stored stable line"),
+    ({"checkpointing": UNCOORDINATED}, {}, "changed from cic to aligned: aligned restores only complete checkpoints"),
+    ({}, {"checkpointing": {"protocol": "none"}}, "changed from aligned to none"),
+    ({}, {"checkpointing": {"protocol": "aligned", "stateUrl": "s3://other/jobs"}}, "stateUrl changed"),
+    ({"checkpointing": UNCOORDINATED}, {"checkpointing": UNCOORDINATED, "parallelism": 3},
+     "parallelism changed from 2 to 3: the cic protocol restores at the parallelism the job ran with"),
+    ({"checkpointing": SEGMENT}, {"checkpointing": SEGMENT, "parallelism": 3}, "the segment protocol restores at"),
+])
+def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_running_revision_kept(old, new, why):
+    """Before, aligned to cic redeployed with restore auto and started again from the
+    beginning of the input; cic to aligned asked the cic coordinator for a savepoint at
+    every step; the others failed after the running revision was stopped."""
+    for mode in ("savepoint", "last-state"):
+        status = deployed_by_operator(spec(**old, upgradeMode=mode))
+        wanted = spec(**new, upgradeMode=mode)
+        observed = Observed(pods(), CoordinatorView("RUNNING"))
+        d = decide(wanted, status, observed)
+        assert not any(isinstance(a, (Deploy, Savepoint, DeletePods, CreateWorkers)) for a in d.actions), d.actions
+        assert why in d.status["upgradeRefused"] and "upgradeMode: stateless" in d.status["upgradeRefused"]
+        assert [e.reason for e in d.events] == ["UpgradeRefused"] and d.events[0].warning
+        assert d.status["phase"] == "Running" and d.status["ready"] == "2/2"
+        again = decide(wanted, {**status, **d.status}, observed)
+        assert again.events == [] and again.actions == [] and "upgradeRefused" not in again.status
+        undone = decide(spec(**old, upgradeMode=mode), {**status, **d.status}, observed)
+        assert undone.status["upgradeRefused"] == "" and undone.actions == []
+    stateless = decide(spec(**new, upgradeMode="stateless"), deployed_by_operator(spec(**old)),
+                       Observed(pods(), CoordinatorView("RUNNING")))
+    assert Deploy(2, "") in stateless.actions and not stateless.status.get("upgradeRefused")
+
+
+def test_an_upgrade_that_keeps_the_state_is_not_refused():
+    """aligned rescales and restores under unaligned and segment; a new image changes no state."""
+    for new in ({"parallelism": 3}, {"checkpointing": SEGMENT}, {"image": "segflow/engine:0.2.0"}):
+        d = decide(spec(**new), deployed_by_operator(spec()), Observed(pods(), CoordinatorView("RUNNING")))
+        assert d.actions == [Savepoint("127.9.0.2", "redeploy")] and not d.status.get("upgradeRefused"), new
+
+
+def test_a_suspended_job_whose_resume_would_lose_its_state_stays_suspended():
+    status = deployed_by_operator(spec(), phase="Suspended", resumeFrom="7")
+    d = decide(spec(checkpointing=UNCOORDINATED), status, Observed())
+    assert d.actions == [] and "changed from aligned to cic" in d.status["upgradeRefused"]
+    assert d.status.get("phase", "Suspended") == "Suspended"
+    resumed = decide(spec(image="segflow/engine:0.2.0"), status, Observed())
+    assert resumed.actions == [Deploy(2, "7")]
+
+
+def test_a_savepoint_is_asked_only_of_a_revision_whose_protocol_takes_one():
+    """A job deployed without checkpoints upgraded to aligned: its coordinator has no
+    savepoint to give (it refused every request, one per step), so the new revision starts
+    from its last checkpoint (none: the start)."""
+    d = decide(spec(), deployed_by_operator(spec(checkpointing={"protocol": "none"})),
+               Observed(pods(), CoordinatorView("RUNNING")))
+    assert Deploy(2, "auto") in d.actions and not any(isinstance(a, Savepoint) for a in d.actions)
+
+
+def test_a_refusal_is_cleared_when_the_change_is_undone_after_the_job_finished():
+    status = deployed_by_operator(spec(), phase="Completed")
+    refused = decide(spec(checkpointing=UNCOORDINATED), status, Observed())
+    assert refused.actions == [] and "changed from aligned to cic" in refused.status["upgradeRefused"]
+    undone = decide(spec(), {**status, **refused.status}, Observed())
+    assert undone.actions == [] and undone.status["upgradeRefused"] == ""

@@ -31,6 +31,7 @@ def decide(spec: StreamJobSpec, status: dict, observed: Observed) -> Decision:
         return d
     if savepoints.observe(s, d):
         return d
+    lifecycle.note_refusal(s, d)
     if any(reconciler(s, d) for reconciler in _LIFECYCLE):
         return d
     savepoints.by_nonce(s, d)

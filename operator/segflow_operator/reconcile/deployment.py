@@ -9,6 +9,8 @@ def deploy(d: Decision, spec: StreamJobSpec, revision: int, restore: str, curren
            phase: str = "Deploying") -> None:
     d.actions.append(Deploy(revision, restore))
     d.status.update({"revision": revision, "readyReplicas": 0, "ready": f"0/{spec.parallelism}", "coordinatorIP": "", "lastError": "", "restored": "",
+                     "upgradeRefused": "",
                      "deployed": {"hash": spec.deployment_hash(), "parallelism": spec.parallelism,
-                                  "restoredFrom": restore}})
+                                  "protocol": spec.checkpointing.protocol.value,
+                                  "stateUrl": spec.checkpointing.state_url, "restoredFrom": restore}})
     d.phase(current, phase, message, warning=phase == "Recovering")

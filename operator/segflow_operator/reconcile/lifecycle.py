@@ -2,7 +2,7 @@
 job or end the current one."""
 from __future__ import annotations
 
-from .actions import Decision, Savepoint
+from .actions import Decision, Event, Savepoint
 from .deployment import deploy
 from .disaster import STANDBY, stand_by
 from .savepoints import request
@@ -34,7 +34,7 @@ def suspend(s: Situation, d: Decision) -> bool:
         return True
     if s.savepoint_in_progress:
         return False                       # whichever savepoint runs, suspend after it
-    if spec.takes_savepoints and spec.upgrade_mode != "stateless" and s.running:
+    if s.takes_savepoints and spec.upgrade_mode != "stateless" and s.running:
         request(d, s, Savepoint(s.coordinator.ip, "suspend"))
         return True
     d.delete(s.mine)
@@ -49,8 +49,8 @@ def _no_savepoint(s: Situation) -> str:
         return "the job runs without checkpointing"
     if spec.upgrade_mode == "stateless":
         return "upgradeMode is stateless"
-    if not spec.takes_savepoints:
-        return f"the {spec.checkpointing.protocol.value} protocol takes none: it resumes from its stored stable line"
+    if not s.takes_savepoints:
+        return f"the {s.deployed_protocol.value} protocol takes none: it resumes from its stored stable line"
     return "the job was not running"
 
 
@@ -60,6 +60,8 @@ def start(s: Situation, d: Decision) -> bool:
         return False
     resuming = s.current in ("Suspended", STANDBY)
     restore = str(s.status.get("resumeFrom", "")) if resuming else s.spec.restore_from
+    if s.current == "Suspended" and restore and s.upgrade_refusal:
+        return True                        # stays suspended: resuming would lose the state
     if resuming:
         message = f"resuming from savepoint {restore}" if restore else "resuming from the start"
     else:
@@ -68,13 +70,23 @@ def start(s: Situation, d: Decision) -> bool:
     return True
 
 
+def note_refusal(s: Situation, d: Decision) -> None:
+    """A changed spec whose redeploy would lose the job's state (carry_over) is not
+    deployed: say why once, and clear it once the spec no longer asks for it."""
+    why = s.upgrade_refusal
+    if why and why != s.status.get("upgradeRefused"):
+        d.events.append(Event("UpgradeRefused", why, warning=True))
+    if why != (s.status.get("upgradeRefused") or ""):
+        d.status["upgradeRefused"] = why
+
+
 def upgrade(s: Situation, d: Decision) -> bool:
     """The deployed spec differs from the wanted one: redeploy as upgradeMode says.
     ``savepoint`` needs a running job; otherwise it falls back to the last checkpoint."""
     spec = s.spec
-    if not s.changed or s.savepoint_in_progress:
+    if s.upgrade_refusal or not s.changed or s.savepoint_in_progress:
         return False
-    if spec.takes_savepoints and spec.upgrade_mode == "savepoint" and s.running:
+    if s.takes_savepoints and spec.upgrade_mode == "savepoint" and s.running:
         request(d, s, Savepoint(s.coordinator.ip, "redeploy"))
         return True
     d.delete(s.mine)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from segflow.checkpoint.protocols import CheckpointProtocol
+
 from ..spec import StreamJobSpec
+from .carry_over import refusal
 from .views import CoordinatorView, Observed, PodView
 
 RUNNING_PHASES = ("Deploying", "Running", "Recovering")
@@ -54,9 +57,34 @@ class Situation:
         return update is not None and update.phase == "RUNNING" and self.coordinator.ip != ""
 
     @property
+    def parallelism(self) -> int:
+        """The deployed revision's worker count (a changed spec's is not its own until it is
+        redeployed, and a refused upgrade never is)."""
+        return int((self.status.get("deployed") or {}).get("parallelism") or self.spec.parallelism)
+
+    @property
+    def deployed_protocol(self) -> CheckpointProtocol:
+        """The protocol the deployed revision checkpoints with (the spec's, for a revision
+        deployed before it was recorded): a savepoint is that revision's to take."""
+        recorded = (self.status.get("deployed") or {}).get("protocol")
+        return CheckpointProtocol.parse(recorded) if recorded else self.spec.checkpointing.protocol
+
+    @property
+    def takes_savepoints(self) -> bool:
+        """The deployed revision can be asked for a savepoint (a protocol that cuts complete
+        checkpoints; asking another fails every time it is asked)."""
+        return self.deployed_protocol.takes_savepoints
+
+    @property
     def changed(self) -> bool:
         """The wanted spec differs from the deployed one."""
         return (self.status.get("deployed") or {}).get("hash") != self.spec.deployment_hash()
+
+    @cached_property
+    def upgrade_refusal(self) -> str:
+        """Why the changed spec may not be deployed: its redeploy would lose the job's
+        state ('' when it may, or nothing changed)."""
+        return refusal(self.status.get("deployed") or {}, self.spec) if self.changed else ""
 
     @property
     def savepoint_in_progress(self) -> dict | None:

@@ -46,13 +46,13 @@ def workers(s: Situation, d: Decision) -> None:
     present = {p.index: p for p in s.mine if p.role == "worker"}
     ready = sum(1 for p in present.values() if p.ready)
     d.status["readyReplicas"] = ready
-    d.status["ready"] = f"{ready}/{s.spec.parallelism}"
+    d.status["ready"] = f"{ready}/{s.parallelism}"
     d.status["coordinatorIP"] = s.coordinator.ip
     broken = tuple(p.name for p in present.values()
-                   if p.ended or p.index >= s.spec.parallelism)
+                   if p.ended or p.index >= s.parallelism)
     if broken:
         d.actions.append(DeletePods(broken))
-    missing = tuple(i for i in range(s.spec.parallelism) if i not in present)
+    missing = tuple(i for i in range(s.parallelism) if i not in present)
     if missing and s.coordinator.ip:
         d.actions.append(CreateWorkers(s.revision, missing, s.coordinator.ip))
 
