@@ -21,6 +21,7 @@ from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
+from .reconcile.deployment import revision_spec
 from .reconcile.disaster import dr_status, standby
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
@@ -177,9 +178,10 @@ class JobLoop:
                 elif isinstance(action, Deploy):
                     self._deploy(body, spec, action)
                 elif isinstance(action, CreateWorkers):
+                    deployed = revision_spec({**status, **decision.status}, spec)
                     for index in action.indices:
-                        self._create(manifests.worker_pod(body, spec, action.revision, index, action.coordinator_ip,
-                                                          JOB_METRICS_HOST))
+                        self._create(manifests.worker_pod(body, deployed, action.revision, index,
+                                                          action.coordinator_ip, JOB_METRICS_HOST))
                 elif isinstance(action, Savepoint):
                     requested.append(action)
         except CreateRefused as refused:

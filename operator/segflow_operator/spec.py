@@ -65,6 +65,7 @@ class StreamJobSpec:
     pod_template: dict = field(default_factory=dict)
     disaster_recovery: DisasterRecovery | None = None
     metrics_port: int = DEFAULT_METRICS_PORT
+    raw: dict = field(default_factory=dict, compare=False, repr=False)     # as written, for status.deployed
 
     def deployment_hash(self) -> str:
         """What a running deployment is made of: a change here means a redeploy."""
@@ -202,7 +203,8 @@ def parse(spec: dict) -> StreamJobSpec:
         restart_nonce=_integer(spec.get("restartNonce", 0), "spec.restartNonce"),
         restore_from=restore_from or ("auto" if disaster_recovery else ""),
         pull_policy=spec.get("imagePullPolicy", "IfNotPresent"), batch_stage=batch_stage,
-        pod_template=pod_template, disaster_recovery=disaster_recovery, metrics_port=metrics_port)
+        pod_template=pod_template, disaster_recovery=disaster_recovery, metrics_port=metrics_port,
+        raw=json.loads(json.dumps(spec)))
     if parsed.restore_from and not parsed.stateful:
         raise InvalidSpec("spec.restoreFrom needs checkpointing (a protocol other than none and a stateUrl)")
     return parsed

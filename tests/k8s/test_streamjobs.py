@@ -266,19 +266,28 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
 def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_job_runs_on(operator, tmp_path, state):
     """aligned to cic: cic cannot restore aligned's savepoints or checkpoints, and the
     redeploy started the job again from the beginning of its input. The operator refuses
-    it, the running revision goes on; the change undone, the refusal clears."""
+    it, the running revision goes on (a lost worker comes back with its image, though the
+    changed spec names another); the change undone, the refusal clears."""
     events = 40000
     windowed_job_with_a_checkpoint(operator, "switching", tmp_path / "out", events, state)
     cic = {**state.checkpointing(), "protocol": "cic"}
     operator.kubectl("patch", "sj", "switching", "-n", NAMESPACE, "--type", "merge", "-p",
-                     json.dumps({"spec": {"checkpointing": cic}}))
+                     json.dumps({"spec": {"checkpointing": cic, "image": "segflow/engine:9.9.9"}}))
     refused = wait_for(lambda: (s := status(operator, "switching")).get("upgradeRefused") and s, 30, "the refusal")
     assert "changed from aligned to cic" in refused["upgradeRefused"], refused
     assert refused["revision"] == 1 and refused["phase"] in ("Running", "Completed"), refused
     warnings = operator.get("events", "-n", NAMESPACE, "--field-selector", "reason=UpgradeRefused")["items"]
     assert warnings and warnings[0]["type"] == "Warning"
+    # a worker lost meanwhile comes back as the running revision's (its image), not the changed spec's
+    selector = "segflow.io/job=switching,segflow.io/role=worker"
+    lost = operator.get("pods", "-n", NAMESPACE, "-l", selector)["items"][0]
+    operator.kubectl("delete", "pod", lost["metadata"]["name"], "-n", NAMESPACE, "--wait=false")
+    replaced = wait_for(lambda: [p for p in operator.get("pods", "-n", NAMESPACE, "-l", selector)["items"]
+                                 if p["metadata"]["uid"] != lost["metadata"]["uid"]
+                                 and p["metadata"]["name"] == lost["metadata"]["name"]], 60, "the replacement")
+    assert replaced[0]["spec"]["containers"][0]["image"] == "segflow/engine:0.1.0"
     operator.kubectl("patch", "sj", "switching", "-n", NAMESPACE, "--type", "merge", "-p",
-                     json.dumps({"spec": {"checkpointing": state.checkpointing()}}))
+                     json.dumps({"spec": {"checkpointing": state.checkpointing(), "image": "segflow/engine:0.1.0"}}))
     final = phase_is(operator, "switching", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed" and final["revision"] == 1 and not final.get("upgradeRefused"), final
     assert read_lines(tmp_path / "out") == windowed_oracle(events)

@@ -5,6 +5,7 @@ import pytest
 
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
                                         Savepoint, SavepointView, decide)
+from segflow_operator.reconcile.deployment import revision_spec
 from segflow_operator.spec import InvalidSpec, parse
 
 BASE = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount", "parameters": {"input": "/in"}},
@@ -403,3 +404,14 @@ def test_a_refusal_is_cleared_when_the_change_is_undone_after_the_job_finished()
     assert refused.actions == [] and "changed from aligned to cic" in refused.status["upgradeRefused"]
     undone = decide(spec(), {**status, **refused.status}, Observed())
     assert undone.actions == [] and undone.status["upgradeRefused"] == ""
+
+
+def test_pods_of_the_deployed_revision_are_built_from_the_spec_it_was_deployed_from():
+    deployed_spec = spec(podTemplate={"env": [{"name": "MODE", "value": "old"}]})
+    status = deployed_by_operator(deployed_spec)
+    changed = spec(image="segflow/engine:0.2.0", checkpointing=UNCOORDINATED)
+    assert revision_spec(status, changed) == deployed_spec
+    assert revision_spec(status, changed).deployment_hash() == status["deployed"]["hash"]
+    assert revision_spec(deployed(deployed_spec), changed) == changed           # recorded before the spec was
+    garbled = {**status, "deployed": {**status["deployed"], "spec": "{not json"}}
+    assert revision_spec(garbled, changed) == changed
