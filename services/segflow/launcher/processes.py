@@ -16,12 +16,14 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from typing import TYPE_CHECKING, Callable
 
 from ..coordinator.spawner import segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
+from ..redaction import redact_url
 from ..runtime.affinity import pinning_wanted
 from ..security.identities import Role
 from ..security.pki import Authority
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 STARTUP_TIMEOUT = 60.0
 EXIT_TIMEOUT = 15.0       # seconds a coordinator may take to tidy up after the job is over
+ORPHAN_EXIT_TIMEOUT = 20.0    # seconds a coordinator whose segflow run is gone may take to end
 
 
 def registry_path(job_name: str) -> str:
@@ -84,6 +87,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
     pinning_wanted(os.environ)       # a bad value fails here, not in the coordinator's process
     settings = (settings or CheckpointSettings()).named(spec.default_name())
+    _not_running_already(settings)
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
     authority = Authority.create(settings.job_name)
     client = authority.issue(Role.CLIENT, "client")
@@ -100,6 +104,7 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
     try:
         address, web = _read_address(coordinator)
         _register(registry, {"coordinator": address, "pid": coordinator.pid, "job": settings.job_name,
+                             "parent": os.getpid(), "state": redact_url(settings.state_url),
                              "tls": identity_env(client)})
         if web and on_event is not None:
             on_event(f"web view at {web}")
@@ -111,6 +116,25 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         stop_group(coordinator)
         if os.path.exists(registry):
             os.remove(registry)
+
+
+def _not_running_already(settings: CheckpointSettings) -> None:
+    """Refuse a second run of a job against the store where it runs now: each would take
+    the other's checkpoints for its own (retention and the cleanup at its end delete
+    them, a restore mixes them). A coordinator whose ``segflow run`` is gone is ending
+    (``coordinator.parent``): wait for it, as a restore right after a kill does. Local
+    runs only; on Kubernetes the operator runs one revision at a time."""
+    entry = running_jobs().get(settings.job_name)
+    if not settings.protocol.enabled or entry is None or entry.get("state") != redact_url(settings.state_url):
+        return
+    pid, parent = int(entry["pid"]), int(entry.get("parent") or 0)
+    deadline = time.monotonic() + ORPHAN_EXIT_TIMEOUT
+    while parent and not _alive(parent) and _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        raise SegflowError(f"job {settings.job_name!r} already runs against {redact_url(settings.state_url)} "
+                           f"(coordinator pid {pid}): two runs would take each other's checkpoints. Stop it or "
+                           "wait for its end, or give this run another --job-name")
 
 
 def _register(path: str, entry: dict) -> None:
