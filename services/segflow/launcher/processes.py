@@ -124,8 +124,10 @@ def _not_running_already(settings: CheckpointSettings) -> None:
     them, a restore mixes them). A coordinator whose ``segflow run`` is gone is ending
     (``coordinator.parent``): wait for it, as a restore right after a kill does. Local
     runs only; on Kubernetes the operator runs one revision at a time."""
+    if not settings.protocol.enabled:
+        return
     entry = running_jobs().get(settings.job_name)
-    if not settings.protocol.enabled or entry is None or entry.get("state") != redact_url(settings.state_url):
+    if entry is None or entry.get("state") != redact_url(settings.state_url):
         return
     pid, parent = int(entry["pid"]), int(entry.get("parent") or 0)
     deadline = time.monotonic() + ORPHAN_EXIT_TIMEOUT
