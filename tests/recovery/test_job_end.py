@@ -20,9 +20,10 @@ def run(output, state, poison, *extra):
 
 
 def checkpoints(state):
-    """checkpoint directory -> whether it is complete."""
+    """checkpoint directory -> whether it is complete (the job's other records aside)."""
     root = os.path.join(state, "jobs", "poisoned")
-    return {name: os.path.exists(os.path.join(root, name, "_COMPLETE")) for name in sorted(os.listdir(root))}
+    return {name: os.path.exists(os.path.join(root, name, "_COMPLETE")) for name in sorted(os.listdir(root))
+            if name.startswith("chk-")}
 
 
 def test_a_failed_run_leaves_complete_checkpoints_only_and_output_marked_unfinished(tmp_path):
