@@ -240,8 +240,14 @@ class Catalog:
         self._put(self.protocol_key(), protocol.encode())
 
     def last_protocol(self) -> str:
-        """The protocol of the job's last run with checkpoints ('' before it was recorded)."""
-        data = self._get(self.protocol_key())
+        """The protocol of the job's last run with checkpoints ('' before it was recorded,
+        or when the record fails its check: then the checkpoints' own checks decide, and
+        they say why, e.g. another SEGFLOW_STATE_KEY)."""
+        try:
+            data = self._get(self.protocol_key())
+        except TamperedState as exc:
+            self.exclude(exc.key)
+            return ""
         return data.decode() if data is not None else ""
 
     def local_indices(self) -> dict[str, tuple[set[int], set[int]]]:
