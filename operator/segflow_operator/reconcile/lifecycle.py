@@ -74,10 +74,10 @@ def note_refusal(s: Situation, d: Decision) -> None:
     """A changed spec whose redeploy would lose the job's state (carry_over) is not
     deployed: say why once, and clear it once the spec no longer asks for it."""
     why = s.upgrade_refusal
-    if why and why != s.status.get("upgradeRefused"):
-        d.events.append(Event("UpgradeRefused", why, warning=True))
     if why != (s.status.get("upgradeRefused") or ""):
         d.status["upgradeRefused"] = why
+        if why:
+            d.events.append(Event("UpgradeRefused", why, warning=True))
 
 
 def upgrade(s: Situation, d: Decision) -> bool:

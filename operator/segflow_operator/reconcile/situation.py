@@ -57,16 +57,21 @@ class Situation:
         return update is not None and update.phase == "RUNNING" and self.coordinator.ip != ""
 
     @property
+    def deployed(self) -> dict:
+        """What the status records of the deployed revision (``deployment.deploy``)."""
+        return self.status.get("deployed") or {}
+
+    @property
     def parallelism(self) -> int:
         """The deployed revision's worker count (a changed spec's is not its own until it is
         redeployed, and a refused upgrade never is)."""
-        return int((self.status.get("deployed") or {}).get("parallelism") or self.spec.parallelism)
+        return int(self.deployed.get("parallelism") or self.spec.parallelism)
 
     @property
     def deployed_protocol(self) -> CheckpointProtocol:
         """The protocol the deployed revision checkpoints with (the spec's, for a revision
         deployed before it was recorded): a savepoint is that revision's to take."""
-        recorded = (self.status.get("deployed") or {}).get("protocol")
+        recorded = self.deployed.get("protocol")
         return CheckpointProtocol.parse(recorded) if recorded else self.spec.checkpointing.protocol
 
     @property
@@ -78,13 +83,13 @@ class Situation:
     @property
     def changed(self) -> bool:
         """The wanted spec differs from the deployed one."""
-        return (self.status.get("deployed") or {}).get("hash") != self.spec.deployment_hash()
+        return self.deployed.get("hash") != self.spec.deployment_hash()
 
     @cached_property
     def upgrade_refusal(self) -> str:
         """Why the changed spec may not be deployed: its redeploy would lose the job's
         state ('' when it may, or nothing changed)."""
-        return refusal(self.status.get("deployed") or {}, self.spec) if self.changed else ""
+        return refusal(self.deployed, self.spec) if self.changed else ""
 
     @property
     def savepoint_in_progress(self) -> dict | None:
