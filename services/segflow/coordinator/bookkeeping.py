@@ -107,7 +107,7 @@ class CheckpointBookkeeping:
                 self.checks.same_layout(max(self.catalog.complete_ids(), default=0))
             elif settings.restore:
                 self.checks.nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
-                                                     f"{settings.state_url} to restore")
+                                                     f"{redact_url(settings.state_url)} to restore")
             return
         if self.uncoordinated:
             self._choose_stable_line()
