@@ -101,6 +101,7 @@ def test_a_restore_under_a_protocol_of_the_other_kind_is_refused_and_changes_not
         _, stderr = refused.communicate(timeout=60)
         assert refused.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
         assert f"last ran under the {took} protocol" in stderr and "upgradeMode stateless" in stderr, stderr[-2000:]
+        assert "segflow: error: job 'windowed_counts' last ran under" in stderr, "the reason is not said as it is"
         assert files_in(state_dir) == stored, "a refused restore changed the store"
     (state_dir / "jobs/windowed_counts/_PROTOCOL").unlink()     # as stored before runs recorded it
     afresh = start(output, f"file://{state_dir}", "--restore", "auto", protocol=restores, events="3000")

@@ -56,14 +56,14 @@ class RestoreChecks:
         if not last or CheckpointProtocol.parse(last).uncoordinated == protocol.uncoordinated:
             return
         if protocol.uncoordinated:
-            newest, restorers, back = ("its complete checkpoints", "aligned, unaligned or segment",
-                                       "a stable line the store holds is older")
+            taken, restorers, back = ("complete checkpoints", "aligned, unaligned or segment",
+                                      "any stable line the store holds is older than that run")
         else:
-            newest, restorers, back = ("a stable line of local checkpoints", "uncoordinated or cic",
-                                       "its complete checkpoints are older: name one to go back to it "
-                                       "(--restore ID)")
-        raise SegflowError(f"job {self.settings.job_name!r} last ran under the {last} protocol: its newest state "
-                           f"is {newest}, which the {protocol.value} protocol does not restore ({back}). "
+            taken, restorers, back = ("local checkpoints", "uncoordinated or cic",
+                                      "any complete checkpoint the store holds is older than that run: name "
+                                      "one to go back to it (--restore ID)")
+        raise SegflowError(f"job {self.settings.job_name!r} last ran under the {last} protocol, whose {taken} "
+                           f"the {protocol.value} protocol does not restore ({back}). "
                            f"Restore it with --checkpoint-protocol {restorers}, or run afresh without --restore "
                            "(a StreamJob: upgradeMode stateless)")
 

@@ -45,12 +45,16 @@ def registry_path(job_name: str) -> str:
 
 def _read_address(process: subprocess.Popen) -> tuple[str, str]:
     """The coordinator prints where it listens as its first line: (its control address,
-    its web view's URL)."""
+    its web view's URL). A coordinator that refuses the job (a restore it cannot make, a
+    store it cannot use) prints why instead, which is said as it is: the reason, not a
+    start-up failure."""
     box: list[str] = []
     reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)
     reader.start()
     reader.join(STARTUP_TIMEOUT)
     line = box[0] if box else ""
+    if line.startswith("coordinator failed: "):
+        raise JobFailed(line.removeprefix("coordinator failed: ").strip())
     if not line.startswith("coordinator listening on "):
         detail = line.strip() or (f"exit code {process.poll()}" if process.poll() is not None else "no answer")
         raise JobFailed(f"the coordinator did not start: {detail}")
