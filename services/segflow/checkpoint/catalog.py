@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import SegflowError
-from ..runtime.elements import FINAL_CHECKPOINT
+from ..runtime.elements import FINAL_CHECKPOINT, FINAL_NAME
 from ..state.backend import StateBackend
 from ..state.sealing import Sealer, TamperedState
 from .layout import checkpoint_prefix, complete_key, snapshot_key, window_key, window_prefix
@@ -85,6 +85,12 @@ class Catalog:
         the latest if there is one, else 0 (start afresh: a redeploy after a failure)."""
         complete = self.complete_ids()
         where = f"job {self.job!r} in {self.backend.url}"
+        if wanted == FINAL_NAME:
+            if not self.finished():
+                raise SegflowError(f"job {self.job!r} in {self.backend.url} has no final checkpoint: it has not "
+                                   "finished since it last started. Restore its latest checkpoint (--restore "
+                                   "latest) instead")
+            return FINAL_CHECKPOINT
         if wanted in ("auto", "latest"):
             newest = self._newest_intact(complete)
             if newest == 0 and wanted == "latest":
@@ -100,6 +106,25 @@ class Catalog:
             known = ", ".join(map(str, complete[-10:])) or "none"
             raise SegflowError(f"checkpoint {checkpoint_id} of {where} is not complete; complete ones: {known}")
         return checkpoint_id
+
+    def finished(self) -> bool:
+        """Whether the job's last run ended: its final checkpoint (the job's end, taken
+        once every replica had finished) is complete and intact, and no checkpoint of a
+        later run is newer (a run that does not resume from the end removes it:
+        :meth:`forget_end`; the comparison covers stores from before that)."""
+        _, complete = self._listing()
+        if FINAL_CHECKPOINT not in complete or not self._newest_intact([FINAL_CHECKPOINT]):
+            return False
+        numbered = self._newest_intact(sorted(complete - {FINAL_CHECKPOINT} - self._excluded_checkpoints()))
+        if not numbered:
+            return True
+        return float((self.metadata(FINAL_CHECKPOINT) or {}).get("time", 0)) >= \
+            float((self.metadata(numbered) or {}).get("time", 0))
+
+    def forget_end(self) -> None:
+        """A run starts that does not resume from the job's end: the final checkpoint no
+        longer says where the job is."""
+        self.remove(FINAL_CHECKPOINT)
 
     def _newest_intact(self, complete: list[int]) -> int:
         """The newest of ``complete`` whose marker passes its check (0: none)."""

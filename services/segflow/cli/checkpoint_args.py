@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..runtime.elements import FINAL_CHECKPOINT
+from ..runtime.elements import FINAL_CHECKPOINT, FINAL_NAME
 
 
 def add_command(commands) -> None:
@@ -38,7 +38,7 @@ def checkpoint_or_line(text: str) -> int | str:
 
 def checkpoint_id(text: str) -> int:
     """A checkpoint as ``ls`` shows it: its id, or ``final`` (the job's end)."""
-    if text == "final":
+    if text == FINAL_NAME:
         return FINAL_CHECKPOINT
     try:
         return int(text)

@@ -27,7 +27,7 @@ from ..observability.logs import event
 from ..plan.placement import Worker, pinned_blocks, plan
 from ..plan.signature import layout
 from ..redaction import redact, redact_url
-from ..runtime.elements import FINAL_CHECKPOINT
+from ..runtime.elements import FINAL_CHECKPOINT, FINAL_NAME, checkpoint_label
 from ..settings import CheckpointSettings
 from ..state import StateStoreError, open_backend
 from ..v1 import control_pb2 as cpb
@@ -74,6 +74,7 @@ class CheckpointBookkeeping:
         self.local_records = LocalCheckpointRecords(settings.retain)
         self.segment: SegmentBackup | None = None
         self.restore_id = 0
+        self.finished = False       # the job had ended: this run resumes from its end
         self.restore_counts: tuple[int, dict] = (0, {})     # (checkpoint, its replica count per block)
         self.recovery_plan: dict | None = None
         self.stored_line: StoredLine | None = None          # the line a whole-job restart restores
@@ -86,23 +87,38 @@ class CheckpointBookkeeping:
         self.next_savepoint_at = time.monotonic() + settings.savepoint_interval
         self._choose_restore()
         self.catalog.write_protocol(settings.protocol.value)
-        self.tracker = CheckpointTracker(0 if self.uncoordinated else settings.interval, set(),
-                                         first_id=first_checkpoint_id(self.catalog.highest_id(), self.restore_id,
+        if not self.finished:
+            self.catalog.forget_end()
+        self.tracker = CheckpointTracker(0 if self.uncoordinated or self.finished else settings.interval, set(),
+                                         first_id=first_checkpoint_id(self.catalog.highest_id(),
+                                                                      0 if self.finished else self.restore_id,
                                                                       settings.revision))
         if self.restore_id:
             event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
+
+    @property
+    def wanted(self) -> str:
+        """What the first attempt restores: ``--restore``, or the job's end if it had
+        ended (resuming an ended job must not produce its output again)."""
+        return FINAL_NAME if self.finished else self.settings.restore
 
     def _choose_restore(self) -> None:
         settings = self.settings
         if settings.restore in ("latest", "auto"):
             self.checks.same_history()
+            self.finished = not self.uncoordinated and self.catalog.finished()
+            if self.finished:
+                event(log, logging.WARNING, "the job had finished: restoring its end, nothing is processed again",
+                      job=settings.job_name)
+        elif settings.restore == FINAL_NAME:
+            self.finished = not self.uncoordinated     # the catalog refuses it below unless the job had ended
         if parse_location(settings.restore) and (settings.protocol.segment_backup or self.uncoordinated):
             raise SegflowError(f"--restore {settings.restore}: restoring another job's checkpoint works with the "
                                f"aligned and unaligned protocols, not {settings.protocol.value}")
         if settings.protocol.segment_backup:
             self.segment = SegmentBackup(self.graph, settings.connectors, self.catalog, self.cleanup)
-            if settings.restore not in ("", "latest", "auto"):
-                self.checks.same_layout(self.catalog.resolve(settings.restore))   # complete, or a clear error
+            if self.wanted not in ("", "latest", "auto"):
+                self.checks.same_layout(self.catalog.resolve(self.wanted))   # complete, or a clear error
             elif settings.restore and self.segment.has_state():
                 self.checks.same_layout(max(self.catalog.complete_ids(), default=0))
             elif settings.restore:
@@ -112,7 +128,7 @@ class CheckpointBookkeeping:
         if self.uncoordinated:
             self._choose_stable_line()
             return
-        restore = restore_point(self.catalog, settings.restore, self.checks.refuse_other_layout,
+        restore = restore_point(self.catalog, self.wanted, self.checks.refuse_other_layout,
                                 settings.s3_endpoint)
         try:
             self.restore_id = self.catalog.resolve(restore) if restore else 0
@@ -341,7 +357,8 @@ class CheckpointBookkeeping:
         if self.segment is None:
             return []
         replicas = plan(self.graph, workers).replicas
-        self.recovery_plan = self.segment.plan(attempt, replicas, self.settings.restore if attempt == 0 else "latest")
+        again = self.wanted if attempt == 0 or self.finished else "latest"
+        self.recovery_plan = self.segment.plan(attempt, replicas, again)
         return sorted(self.segment.connectors)
 
     def _restore_stable_line(self, workers: list[str]) -> None:
@@ -379,7 +396,7 @@ class CheckpointBookkeeping:
             return "segment backup: each connector's pending window"
         if self.uncoordinated:
             return "the recovery line of local checkpoints"
-        return f"checkpoint {self.restore_id}" if self.restore_id else "the start (no checkpoint yet)"
+        return f"checkpoint {checkpoint_label(self.restore_id)}" if self.restore_id else "the start (no checkpoint yet)"
 
     def restored(self) -> str:
         """What the current attempt restored, for the operator's status."""
@@ -388,7 +405,7 @@ class CheckpointBookkeeping:
             return " ".join(f"b{b}:v{v}" for b, v in sorted(plan["segment"]["versions"].items()))
         if "line" in plan:
             return "recovery line " + " ".join(f"{p}:{i}" for p, i in sorted(plan["line"].items()))
-        return f"checkpoint {self.restore_id}" if self.restore_id else ""
+        return f"checkpoint {checkpoint_label(self.restore_id)}" if self.restore_id else ""
 
     # ------------------------------------------------------------ reports
     def block_delays(self) -> BlockDelays:

@@ -353,6 +353,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if not self.settings.protocol.takes_savepoints:
             return cpb.SavepointReply(error=f"{self.settings.protocol.no_savepoints()}; its stored stable line "
                                             "restores the job: --restore latest")
+        if book.finished:
+            return cpb.SavepointReply(error="the job had finished and this run resumed from its end, which its "
+                                            "final checkpoint keeps: a restore resumes from it (--restore latest)")
         deadline = time.monotonic() + SAVEPOINT_SECONDS
         while True:
             with self.lock:

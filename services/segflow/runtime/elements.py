@@ -77,10 +77,11 @@ class Barrier(Control):
 
 
 FINAL_CHECKPOINT = 2 ** 62         # the barrier id of the job's end: commits whatever is still pending
+FINAL_NAME = "final"               # how users name it (--restore, `segflow checkpoints`)
 
 
 def checkpoint_label(checkpoint_id: int) -> str:
-    return "final" if checkpoint_id == FINAL_CHECKPOINT else str(checkpoint_id)
+    return FINAL_NAME if checkpoint_id == FINAL_CHECKPOINT else str(checkpoint_id)
 
 
 @dataclass(frozen=True, slots=True)
