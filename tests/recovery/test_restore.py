@@ -4,6 +4,7 @@ import collections
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -56,17 +57,23 @@ def test_kill_everything_then_restore_latest(tmp_path):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
-    """``--restore latest`` after the job ended restores its newest checkpoint and redoes the
-    rest. An uncoordinated protocol restores each replica's last local checkpoint, taken at
-    its end, in which the file sink holds its final epoch still pending: the restore
-    withdrew that epoch's published part, whose staged file was gone, and lost it."""
+    """``--restore latest`` after the job ended resumes from its end: the output, its
+    ``_SUCCESS`` too, is left as it was. An uncoordinated protocol restores each replica's
+    last local checkpoint, taken at its end, in which the file sink holds its final epoch
+    still pending: the restore withdrew that epoch's published part, whose staged file was
+    gone, and lost it. The other protocols restored their last numbered checkpoint and
+    wrote the rest again; resumed from the job's final checkpoint, the file sink removed
+    ``_SUCCESS`` after publishing the restored end again (a reader waits for it)."""
     output, state = tmp_path / "out", f"file://{tmp_path}/state"
     catalog = Catalog(open_backend(state), "windowed_counts")
+    written = []
     for extra in ((), ("--restore", "latest")):
         run = start(output, state, *extra, events="4000", rate="4000", protocol=protocol)
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 0, stderr[-3000:]
         assert collections.Counter(read_lines(output)) == expected_lines(4000)
+        written.append({path.relative_to(output): path.read_bytes() for path in output.rglob("*") if path.is_file()})
+        assert Path("_SUCCESS") in written[-1], sorted(written[-1])
         if protocol in ("uncoordinated", "cic") and not extra:
             # every replica's last local checkpoint (at its end) is stored and reported before
             # its snapshot for the job's final checkpoint (one store thread per worker): the
@@ -74,6 +81,7 @@ def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
             line = {r.process: r.index for r in decode_line(catalog.read_stable_line()).line}
             assert line == {p: max(indices) for p, (indices, _) in catalog.local_indices().items()}
     assert '"msg": "restor' in stderr, stderr[-2000:]
+    assert written[1] == written[0], "the restore of the finished job changed its output"
 
 
 def stored_state(state_dir, protocol):

@@ -90,6 +90,10 @@ class EpochSink(Operator):
         """A fresh run: forget or remove what earlier runs of this replica left."""
         raise NotImplementedError
 
+    def _reopening(self) -> None:
+        """A run starts writing (before it publishes what a restored state holds): what
+        the output says of its completeness holds no longer."""
+
     def render(self, items: list) -> Any:
         """The records as the storage writes them (calls the user's formatter)."""
         raise NotImplementedError
@@ -119,6 +123,7 @@ class EpochSink(Operator):
     def open(self, ctx) -> None:
         super().open(ctx)
         self._open_storage()
+        self._reopening()
         if not self.restored:
             self._clear_earlier_runs()
         elif ctx.transactional:
@@ -320,8 +325,7 @@ class PartSink(EpochSink):
         """Remove ``_SUCCESS`` if it is there."""
         raise NotImplementedError
 
-    def open(self, ctx) -> None:
-        super().open(ctx)
+    def _reopening(self) -> None:
         self._remove_success()
 
     def on_end(self) -> Output:
