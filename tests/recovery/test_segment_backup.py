@@ -174,6 +174,33 @@ def test_a_restore_at_another_parallelism_is_refused_and_keeps_the_store(tmp_pat
     assert sorted(snapshots(state, "")) == held, "a refused restore changed the store"
 
 
+def test_a_finished_job_resumes_from_its_end_at_the_parallelism_it_ran_with(tmp_path):
+    """The job's final checkpoint is every replica's end: at another parallelism the
+    restore is refused up front (before, a replica it never had failed the job with
+    "version 4611686018427387904 of replica b0.r2 is missing")."""
+    state, output = f"file://{tmp_path}/state", tmp_path / "out"
+
+    def run(parallelism, *extra):
+        return subprocess.run([SEGFLOW, "run", os.path.join(JOBS, "random_pipeline.py"), "-p", f"output={output}",
+                               "-p", "seed=2", "-p", "events=3000", "-p", "rate=100000", "--parallelism",
+                               str(parallelism), "--checkpoint-protocol", "segment", "--state", state, "--quiet",
+                               *extra], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    def written():
+        return {path: path.read_bytes() for path in output.rglob("*") if path.is_file()}
+
+    ended = run(2)
+    assert ended.returncode == 0, ended.stderr[-3000:]
+    before, stored = written(), sorted((tmp_path / "state").rglob("*"))
+    refused = run(3, "--restore", "latest")
+    assert refused.returncode == 1
+    assert "segment backup restores at the parallelism the job ran with" in refused.stderr, refused.stderr[-2000:]
+    assert written() == before and sorted((tmp_path / "state").rglob("*")) == stored
+    resumed = run(2, "--restore", "latest")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "restoring its end" in resumed.stderr and written() == before
+
+
 def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
     """What the operator's suspend and savepoint upgrade do with a segment-backup job."""
     state = f"file://{tmp_path}/state"

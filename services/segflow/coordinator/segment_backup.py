@@ -55,10 +55,22 @@ def _same_parallelism(held: Holdings, replicas: dict[int, int]) -> None:
     for block, count in sorted(ran.items()):
         now = replicas.get(block, 0)
         if count > now or (count < now and block in complete):
-            raise SegmentBackupError(
-                f"the stored job state has {count} replica(s) of block {block}, which now runs {now}: "
-                "segment backup restores at the parallelism the job ran with (restore with that "
-                "--parallelism, or run afresh without --restore)")
+            _other_parallelism(block, count, now)
+
+
+def _same_parallelism_as(counts: dict[int, int], replicas: dict[int, int]) -> None:
+    """Refuse to restore a checkpoint (``counts``: its replicas per block) at another
+    parallelism: every replica restores its own snapshot of it, as a savepoint does."""
+    for block, count in sorted(counts.items()):
+        if count != replicas.get(block, 0):
+            _other_parallelism(block, count, replicas.get(block, 0))
+
+
+def _other_parallelism(block: int, count: int, now: int) -> None:
+    raise SegmentBackupError(
+        f"the stored job state has {count} replica(s) of block {block}, which now runs {now}: "
+        "segment backup restores at the parallelism the job ran with (restore with that "
+        "--parallelism, or run afresh without --restore)")
 
 
 class SegmentBackup:
@@ -94,6 +106,7 @@ class SegmentBackup:
             state = plan_restore(self.topology, snapshots, windows)
         else:
             checkpoint = self.catalog.resolve(restore)
+            _same_parallelism_as(self.catalog.replica_counts(checkpoint), replicas)
             state = AdjustedState({n: checkpoint for n in self.topology.nodes}, {}, {})
         versions = {block: state.versions.get(block, 0) for block in replicas}
         self.catalog.delete_after(versions, held)
