@@ -51,7 +51,8 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--retain", type=int, default=None, help="complete checkpoints to keep; uncoordinated/cic: stable lines per replica (default: 3)")
     group.add_argument("--restore", default=None, metavar="ID|latest|auto|LOCATION",
                        help="start from this complete checkpoint of the job in --state (auto: the latest if there "
-                            "is one, else from the start; uncoordinated/cic: the stored stable line), or from "
+                            "is one, else from the start; uncoordinated/cic: the stored stable line; a job that "
+                            "finished resumes from its end, which 'final' names), or from "
                             "another job's savepoint at LOCATION (STORE/jobs/JOB/chk-N/, as segflow savepoint "
                             "prints it)")
     group.add_argument("--job-name", default=None, help="names the job's snapshots (default: the module name)")

@@ -402,7 +402,7 @@ class CheckpointBookkeeping:
         """What the current attempt restored, for the operator's status."""
         plan = self.recovery_plan or {}
         if "segment" in plan:
-            return " ".join(f"b{b}:v{v}" for b, v in sorted(plan["segment"]["versions"].items()))
+            return " ".join(f"b{b}:v{checkpoint_label(v)}" for b, v in sorted(plan["segment"]["versions"].items()))
         if "line" in plan:
             return "recovery line " + " ".join(f"{p}:{i}" for p, i in sorted(plan["line"].items()))
         return f"checkpoint {checkpoint_label(self.restore_id)}" if self.restore_id else ""
