@@ -66,6 +66,29 @@ def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
         east.rebuild()
 
 
+def test_a_job_that_completed_before_the_disaster_is_not_run_again_by_the_standby(sites, redis_server):
+    """The standby takes the lease of a job whose primary had completed it, and resumes
+    from the job's end: its output stream is left as it was, entry ids and all (before,
+    it restored the last numbered checkpoint and appended the rest again)."""
+    east, west = sites["east"], sites["west"]
+    run = Scenario("done", redis_server.url, REDIS_PASSWORD, events=4000)
+    try:
+        run.start(east, west, checkpoints=1)
+        done = run.wait_phase(east, "Completed", "Failed", timeout=120)
+        assert done["phase"] == "Completed", done
+        written = run.redis.xrange(run.sink)
+        east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
+        final = run.wait_phase(west, "Completed", "Failed", timeout=120)
+        assert final["phase"] == "Completed", final
+        assert run.redis.xrange(run.sink) == written and run.output() == run.expected()
+        failover = final["disasterRecovery"]["lastFailover"]
+        assert failover["to"] == "west" and "vfinal" in failover.get("restored", ""), failover
+        wait_namespace_gone(east)
+    finally:
+        run.delete(west)
+        east.restore_namespace()
+
+
 def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_the_lease(sites, redis_server,
                                                                                          s3_proxy):
     east, west = sites["east"], sites["west"]
