@@ -87,8 +87,8 @@ class Catalog:
         where = f"job {self.job!r} in {self.backend.url}"
         if wanted == FINAL_NAME:
             if not self.finished():
-                raise SegflowError(f"job {self.job!r} in {self.backend.url} has no final checkpoint: it has not "
-                                   "finished since it last started. Restore its latest checkpoint (--restore "
+                raise SegflowError(f"job {self.job!r} in {self.backend.url} has no final checkpoint: its last run "
+                                   "did not finish, or it never ran. Restore its latest checkpoint (--restore "
                                    "latest) instead")
             return FINAL_CHECKPOINT
         if wanted in ("auto", "latest"):

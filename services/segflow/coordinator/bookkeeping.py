@@ -94,7 +94,8 @@ class CheckpointBookkeeping:
                                                                       0 if self.finished else self.restore_id,
                                                                       settings.revision))
         if self.restore_id:
-            event(log, logging.WARNING, "restoring", checkpoint=self.restore_id, job=settings.job_name)
+            event(log, logging.WARNING, "restoring", checkpoint=checkpoint_label(self.restore_id),
+                  job=settings.job_name)
 
     @property
     def wanted(self) -> str:

@@ -14,6 +14,7 @@ from ..checkpoint.uncoordinated import cut, process_name, size
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..net.control_codec import recovery_plan
+from ..runtime.elements import checkpoint_label
 from ..runtime.rescale import check_blobs, executor_state, finished_after_rescale, rescale_states
 
 if TYPE_CHECKING:
@@ -42,13 +43,13 @@ def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoi
     for rid, executor in attempt.executors.items():
         blob = catalog.read(checkpoint_id, rid.block, rid.index)
         if blob is None:
-            raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica {rid}: "
+            raise SegflowError(f"checkpoint {checkpoint_label(checkpoint_id)} has no snapshot of replica {rid}: "
                                "the state store lost part of it")
         executor.restore(pickle.loads(blob))
         restored.append(str(rid))
         if executor.finished:
             attempt.agent.done.add(rid)
-    event(log, logging.WARNING, "restored", worker=worker, checkpoint=checkpoint_id,
+    event(log, logging.WARNING, "restored", worker=worker, checkpoint=checkpoint_label(checkpoint_id),
           attempt=attempt.assignment.attempt, replicas=restored)
 
 def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int, before: dict,
@@ -64,7 +65,8 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
     def read(block: int, index: int) -> dict:
         blob = catalog.read(checkpoint_id, block, index)
         if blob is None:
-            raise SegflowError(f"checkpoint {checkpoint_id} has no snapshot of replica b{block}.r{index}")
+            raise SegflowError(f"checkpoint {checkpoint_label(checkpoint_id)} has no snapshot of replica "
+                               f"b{block}.r{index}")
         return pickle.loads(blob)
 
     @functools.cache
@@ -88,7 +90,7 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
         closed = {(i, sender) for i, edge in enumerate(inputs) for sender in execution.senders(edge, rid.index)
                   if finished(edge.src, sender)}
         executor.restore_rescaled(op_states, closed, finished(rid.block, rid.index))
-    event(log, logging.WARNING, "restored with rescaling", worker=worker, checkpoint=checkpoint_id,
+    event(log, logging.WARNING, "restored with rescaling", worker=worker, checkpoint=checkpoint_label(checkpoint_id),
           replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
 
 
