@@ -16,6 +16,7 @@ import pytest
 
 from segflow.checkpoint.catalog import Catalog
 from segflow.checkpoint.layout import snapshot_key
+from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import server_fixture, start_redis, start_s3, new_bucket
@@ -86,6 +87,26 @@ def test_damaged_snapshots_are_found_and_the_restore_falls_back(tmp_path, store,
     assert f"{flipped} failed its integrity check" in stderr
     assert f"{cut} failed its integrity check" in stderr
     assert collections.Counter(read_lines(output)) == expected_lines(30000)
+
+
+@pytest.mark.parametrize("protocol", ["aligned", "segment"])
+def test_a_damaged_end_of_a_finished_job_falls_back_to_its_newest_intact_state(tmp_path, protocol):
+    """A finished job resumes from its final checkpoint; a part of it that fails its check
+    sends the restore back to the newest intact checkpoint (and the input after it), as
+    any damaged checkpoint does. Before, segment backup restored the damaged end again on
+    every attempt until it gave up."""
+    url, output = f"file://{tmp_path / 'state'}", tmp_path / "out"
+    backend = open_backend(url)
+    ended = start(output, url, events="4000", rate="4000", protocol=protocol)
+    _, stderr = ended.communicate(timeout=120)
+    assert ended.returncode == 0, stderr[-3000:]
+    end = sorted(k for k in backend.list(f"jobs/{JOB}/chk-{FINAL_CHECKPOINT:08d}/") if not k.endswith("_COMPLETE"))
+    damage(backend, end[0], flip)
+    rerun = start(output, url, "--restore", "latest", events="4000", rate="4000", protocol=protocol)
+    _, stderr = rerun.communicate(timeout=150)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert f"{end[0]} failed its integrity check" in stderr and "restoring its end" in stderr
+    assert collections.Counter(read_lines(output)) == expected_lines(4000)
 
 
 def test_a_store_written_under_another_state_key_is_refused(tmp_path, monkeypatch):

@@ -332,6 +332,8 @@ class CheckpointBookkeeping:
     def exclude(self, key: str) -> None:
         """A restore read ``key`` and it failed its integrity check: restore from older state."""
         self.catalog.exclude(key)
+        if self.finished and not self.catalog.finished():
+            self.finished = False       # the end is damaged: the newest intact state, and what follows it
         local = self.catalog.local_of(key)
         if local is not None:
             self.local_records.forget(*local)
