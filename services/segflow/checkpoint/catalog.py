@@ -110,9 +110,9 @@ class Catalog:
     def finished(self) -> bool:
         """Whether the job's last run ended: its final checkpoint (the job's end, taken
         once every replica had finished) is complete and intact (no part of it failed its
-        check in a restore), and no checkpoint of a
-        later run is newer (a run that does not resume from the end removes it:
-        :meth:`forget_end`; the comparison covers stores from before that)."""
+        check in a restore), and no checkpoint of a later run is newer (a run that does
+        not resume from the end removes it: :meth:`forget_end`; the comparison covers
+        stores from before that)."""
         _, complete = self._listing()
         if FINAL_CHECKPOINT not in complete - self._excluded_checkpoints() or \
                 not self._newest_intact([FINAL_CHECKPOINT]):
