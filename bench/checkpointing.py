@@ -68,7 +68,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -91,17 +91,25 @@ LOCAL = ("uncoordinated", "cic")
 EVENTS = {"q1": 900_000, "q3": 1_000_000, "q8": 120_000, "q12": 300_000, "cyclic": 60_000}
 
 
+def _option(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass(frozen=True)
 class Settings:
-    scale: float = 1.0
-    repeats: int = 2
-    interval: float = 1.0
-    paced_seconds: float = 5.0
-    load: float = 0.5
-    kill_fraction: float = 0.5
-    wordcount_mb: float = 250.0      # about 8 s a run at p2: start-up and the last checkpoint matter less
-    curve_intervals: tuple = (0.25, 0.5, 1.0, 2.0, 4.0)
-    curve_repeats: int = 5
+    """What a run measures; each field is also an option (``--paced-seconds``) over the
+    mode's value."""
+    scale: float = _option(1.0, "input size factor (1 = about 3-5 s unthrottled per run)")
+    repeats: int = _option(2, "interleaved unthrottled rounds per query")
+    interval: float = _option(1.0, "checkpoint interval of the query runs, seconds")
+    paced_seconds: float = _option(5.0, "length of a paced (latency / failure) run")
+    load: float = _option(0.5, "paced rate as a fraction of the unthrottled none throughput")
+    kill_fraction: float = _option(0.5, "when in a paced run the worker is killed, as a fraction of its length")
+    # about 8 s a run at p2: start-up and the last checkpoint matter less
+    wordcount_mb: float = _option(250.0, "corpus size of the ABS curve")
+    curve_intervals: tuple = _option((0.25, 0.5, 1.0, 2.0, 4.0),
+                                     "comma-separated intervals of the ABS curve (1 is always in)")
+    curve_repeats: int = _option(5, "interleaved rounds of the ABS curve")
 
 
 DEFAULT = Settings()
@@ -509,6 +517,13 @@ def _round(value, digits: int = 0):
 
 
 # ---------------------------------------------------------------------------- main
+def _floats(text: str) -> tuple:
+    return tuple(float(x) for x in text.split(","))
+
+
+_PARSE = {"int": int, "float": float, "tuple": _floats}       # by Settings' field types
+
+
 def parse_args(argv=None) -> tuple[Settings, argparse.Namespace]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -516,24 +531,14 @@ def parse_args(argv=None) -> tuple[Settings, argparse.Namespace]:
     parser.add_argument("--queries", default=",".join(QUERIES), help="comma-separated subset of " + ",".join(QUERIES))
     parser.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated subset (none is "
                         "always run: it is the baseline)")
-    parser.add_argument("--scale", type=float, help="input size factor (1 = about 3-5 s unthrottled per run)")
-    parser.add_argument("--repeats", type=int, help="interleaved unthrottled rounds per query")
-    parser.add_argument("--interval", type=float, help="checkpoint interval of the query runs, seconds")
-    parser.add_argument("--paced-seconds", type=float, help="length of a paced (latency / failure) run")
-    parser.add_argument("--load", type=float, help="paced rate as a fraction of the unthrottled none throughput")
-    parser.add_argument("--wordcount-mb", type=float, help="corpus size of the ABS curve")
-    parser.add_argument("--curve-intervals", help="comma-separated intervals of the ABS curve (1 is always in)")
-    parser.add_argument("--curve-repeats", type=int, help="interleaved rounds of the ABS curve")
+    for option in fields(Settings):
+        parser.add_argument("--" + option.name.replace("_", "-"), type=_PARSE[option.type], dest=option.name,
+                            help=option.metadata["help"])
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--skip-curve", action="store_true")
     args = parser.parse_args(argv)
-    settings = QUICK if args.quick else DEFAULT
-    given = {"scale": args.scale, "repeats": args.repeats, "interval": args.interval,
-             "paced_seconds": args.paced_seconds, "load": args.load, "wordcount_mb": args.wordcount_mb,
-             "curve_repeats": args.curve_repeats,
-             "curve_intervals": tuple(float(x) for x in args.curve_intervals.split(",")) if args.curve_intervals
-             else None}
-    settings = replace(settings, **{k: v for k, v in given.items() if v is not None})
+    given = {option.name: getattr(args, option.name) for option in fields(Settings)}
+    settings = replace(QUICK if args.quick else DEFAULT, **{k: v for k, v in given.items() if v is not None})
     for name, allowed in (("queries", QUERIES), ("protocols", PROTOCOLS)):
         unknown = set(getattr(args, name).split(",")) - set(allowed)
         if unknown:

@@ -3,6 +3,7 @@
 Each carries a message that says what went wrong and what to do about it; the CLI
 prints the message without a traceback.
 """
+from dataclasses import dataclass
 
 
 class SegflowError(Exception):
@@ -21,6 +22,7 @@ class JobFailed(SegflowError):
     """The job started but stopped with an error (a user function raised, an I/O error...)."""
 
 
+@dataclass(eq=False, repr=False)
 class UserFunctionError(JobFailed):
     """A user function raised while processing a record.
 
@@ -28,18 +30,19 @@ class UserFunctionError(JobFailed):
     record's position in that replica's input so the user can find the bad record.
     """
 
-    def __init__(self, operator: str, location: str, replica: str, position: int,
-                 record: object, cause: BaseException, context: str = ""):
-        self.operator = operator
-        self.location = location
-        self.replica = replica
-        self.position = position
-        self.record = record
-        self.cause = cause
-        self.context = context
-        shown = repr(record)
+    operator: str
+    location: str
+    replica: str
+    position: int
+    record: object
+    cause: BaseException
+    context: str = ""
+
+    def __post_init__(self) -> None:
+        shown = repr(self.record)
         if len(shown) > 200:
             shown = shown[:197] + "..."
+        within = f" ({self.context})" if self.context else ""
         super().__init__(
-            f"{operator} (defined at {location}) raised {type(cause).__name__}: {cause}\n"
-            f"  on record #{position} of replica {replica}{f' ({context})' if context else ''}: {shown}")
+            f"{self.operator} (defined at {self.location}) raised {type(self.cause).__name__}: {self.cause}\n"
+            f"  on record #{self.position} of replica {self.replica}{within}: {shown}")
