@@ -4,9 +4,10 @@
 
 Every node starts labelled with its own id; in each iteration it takes the smallest label
 among itself and its neighbours (the edges are a side input, replayed every iteration).
-The loop stops when no label changed. Writes ``node<TAB>component`` lines, the component
+The loop stops when no label changed (``until_none_flagged``). Writes ``node<TAB>component`` lines, the component
 being the smallest node id in it.
 """
+from segflow import until_none_flagged
 from segflow.datagen.nexmark import mix
 
 UNSET = float("inf")
@@ -41,20 +42,9 @@ def body(labels, state, edges):
             .map(lambda r: (r[0], r[1][0], r[1][0] < r[1][1])))
 
 
-def count_changes(state, delta):
-    return {"changed": state["changed"] + delta}
-
-
-def any_changed(state):
-    changed, state["changed"] = state["changed"], 0
-    return changed > 0
-
-
 def build(env, output, nodes="400", edges="500", iterations="100"):
     n = int(nodes)
     edge_stream = env.from_iterable(edges_of(n, int(edges)))
     _, last = env.from_iterable([(i, i, True) for i in range(n)]).iterate(
-        int(iterations), {"changed": 0},
-        lambda s, st: body(s, st, edge_stream),
-        local_fold=lambda d, r: d + r[2], global_fold=count_changes, loop_condition=any_changed, delta_init=0)
+        int(iterations), body=lambda s, st: body(s, st, edge_stream), **until_none_flagged(lambda r: r[2]))
     last.write_text(output, lambda r: f"{r[0]}\t{r[1]}")

@@ -6,6 +6,7 @@ The known paths start as the edges; each iteration extends every path by one edg
 edges are a side input), keeps each (from, to) pair once, and marks the new ones. The
 loop stops when an iteration found no new pair. Writes ``from<TAB>to`` lines.
 """
+from segflow import until_none_flagged
 from segflow.datagen.nexmark import mix
 
 
@@ -31,19 +32,9 @@ def body(paths, edges):
             .map(lambda r: (r[0][0], r[0][1], r[1])))
 
 
-def count_new(state, delta):
-    return {"new": state["new"] + delta}
-
-
-def found_new(state):
-    new, state["new"] = state["new"], 0
-    return new > 0
-
-
 def build(env, output, nodes="40", edges="60", iterations="100"):
     graph = edges_of(int(nodes), int(edges))
     edge_stream = env.from_iterable(graph)
     _, last = env.from_iterable([(a, b, True) for a, b in graph]).iterate(
-        int(iterations), {"new": 0}, lambda s, _st: body(s, edge_stream),
-        local_fold=lambda d, r: d + r[2], global_fold=count_new, loop_condition=found_new, delta_init=0)
+        int(iterations), body=lambda s, _st: body(s, edge_stream), **until_none_flagged(lambda r: r[2]))
     last.write_text(output, lambda r: f"{r[0]}\t{r[1]}")

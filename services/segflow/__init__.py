@@ -20,7 +20,7 @@ from .process_runner import install
 
 if TYPE_CHECKING:
     from .api.environment import StreamEnvironment, StreamOutput
-    from .api.iteration import IterationState
+    from .api.iteration import IterationState, until_none_flagged
     from .api.stream import KeyedStream, Stream
     from .api.windowed import KeyedWindowedStream, WindowedStream
     from .api.windows import CountWindow, EventTimeWindow, ProcessingTimeWindow
@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     ".api.environment": ("StreamEnvironment", "StreamOutput"),
-    ".api.iteration": ("IterationState",),
+    ".api.iteration": ("IterationState", "until_none_flagged"),
     ".api.stream": ("KeyedStream", "Stream"),
     ".api.windowed": ("KeyedWindowedStream", "WindowedStream"),
     ".api.windows": ("CountWindow", "EventTimeWindow", "ProcessingTimeWindow"),

@@ -104,3 +104,17 @@ def test_side_inputs_are_replayed_in_every_iteration(parallelism):
             local_fold=lambda d, x: d + 1, global_fold=lambda s, d: s + d, delta_init=0)
         return last
     assert bag(run(build, parallelism)) == bag((i, i * 300) for i in range(5))
+
+
+def test_until_none_flagged_stops_after_the_first_iteration_that_flags_nothing(parallelism):
+    """Counting down to 0 flags a record while it still moves: the largest value, 6, takes
+    six moving iterations, then one flags nothing (the fixed point) and the loop stops
+    there, 20 iterations short of its maximum. Each record counts the iterations it saw."""
+    from segflow import until_none_flagged
+
+    def step(s, _st):
+        return s.map(lambda r: (max(r[0] - 1, 0), r[0] > 0, r[2] + 1))
+    state, last = run(lambda env: list(env.from_iterable([(v, True, 0) for v in (6, 2, 0, 5)]).shuffle().iterate(
+        27, body=step, **until_none_flagged(lambda r: r[1]))), parallelism)
+    assert state == [{"flagged": 0}]
+    assert last == [(0, False, 7)] * 4

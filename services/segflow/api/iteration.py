@@ -25,6 +25,27 @@ class IterationState:
         return iteration_state(self.scope)
 
 
+def until_none_flagged(flag: Callable[[Any], Any]) -> dict[str, Any]:
+    """``iterate``'s state, folds and condition for a loop run to a fixed point: each
+    iteration counts the body's records that ``flag`` marks (a label that changed, a path
+    that is new), and the loop goes on while the last iteration marked any::
+
+        _, last = stream.iterate(100, body=step, **until_none_flagged(lambda r: r[2]))
+    """
+    return {"initial_state": {"flagged": 0}, "local_fold": lambda n, record: n + bool(flag(record)),
+            "global_fold": _add_flagged, "loop_condition": _any_flagged, "delta_init": 0}
+
+
+def _add_flagged(state: dict, flagged: int) -> dict:
+    return {"flagged": state["flagged"] + flagged}
+
+
+def _any_flagged(state: dict) -> bool:
+    """Called once per iteration: it also starts the next iteration's count."""
+    flagged, state["flagged"] = state["flagged"], 0
+    return flagged > 0
+
+
 def build_iteration(stream: "Stream", max_iterations: int, initial_state: Any, body: Callable,
                     local_fold: Callable, global_fold: Callable, loop_condition: Callable | None,
                     delta_init: Any, replay: bool) -> tuple["Stream", "Stream | None"]:

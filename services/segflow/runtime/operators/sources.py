@@ -398,11 +398,8 @@ class GeneratorSource(SourceOperator):
 
     def __init__(self, make: Callable[[int], Any], count: int | None, rate: float | None,
                  catch_up: bool = False, arrivals: str = "steady"):
-        self.make = make
-        self.count = count
-        self.rate = rate
-        self.catch_up = catch_up
-        self.arrivals = arrivals
+        self.make, self.count = make, count
+        self.rate, self.catch_up, self.arrivals = rate, catch_up, arrivals      # the pace
         self.next_index = 0
         self.produced = 0
         self.since: float | None = None
