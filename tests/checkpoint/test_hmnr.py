@@ -136,6 +136,23 @@ def without_consistent_global_checkpoint(r):
     return out
 
 
+def played(n, events):
+    """The replicas' HMNR states after ``events`` (``run``'s grammar; nothing forced or
+    recorded) and the messages sent, in order: for patterns that ask a replica about a
+    message before it is delivered."""
+    states = [HmnrState(k, n) for k in range(n)]
+    sent, queues = [], {}
+    for ev in events:
+        if ev[0] == "ckpt":
+            states[ev[1]].on_checkpoint()
+        elif ev[0] == "send":
+            sent.append(states[ev[1]].on_send(ev[2]))
+            queues.setdefault(ev[1:], deque()).append(sent[-1])
+        else:
+            states[ev[2]].on_deliver(queues[ev[1:]].popleft())
+    return states, sent
+
+
 def useless(r):
     z = on_z_cycle(r)
     assert z == without_consistent_global_checkpoint(r)   # Netzer & Xu, checked both ways
@@ -165,22 +182,14 @@ def test_cycle_detection_no_cycle():
 def test_cycle_detection_causal_cycle_forces():
     # 0 -> 1, 1 checkpoints, 1 -> 0 while 0 is still in the interval it sent from: delivering
     # would put C[1,1] on a Z-cycle (condition C2).
-    s = [HmnrState(k, 2) for k in range(2)]
-    m1 = s[0].on_send(1)
-    s[1].on_deliver(m1)
-    s[1].on_checkpoint()
-    m2 = s[1].on_send(0)
+    s, (_, m2) = played(2, [("send", 0, 1), ("recv", 0, 1), ("ckpt", 1), ("send", 1, 0)])
     assert m2.ckpt[0] == s[0].ckpt[0] and m2.taken[0]
     assert s[0].must_force(m2)
     # Without 1's checkpoint there is no cycle; if 0 checkpointed meanwhile, neither.
-    t = [HmnrState(k, 2) for k in range(2)]
-    t[1].on_deliver(t[0].on_send(1))
-    assert not t[0].must_force(t[1].on_send(0))
-    u = [HmnrState(k, 2) for k in range(2)]
-    u[1].on_deliver(u[0].on_send(1))
-    u[1].on_checkpoint()
-    u[0].on_checkpoint()
-    assert not u[0].must_force(u[1].on_send(0))
+    t, (_, t2) = played(2, [("send", 0, 1), ("recv", 0, 1), ("send", 1, 0)])
+    assert not t[0].must_force(t2)
+    u, (_, u2) = played(2, [("send", 0, 1), ("recv", 0, 1), ("ckpt", 1), ("ckpt", 0), ("send", 1, 0)])
+    assert not u[0].must_force(u2)
 
 
 NONCAUSAL = [("send", 2, 1), ("recv", 2, 1), ("ckpt", 1), ("send", 0, 2), ("send", 1, 0),
@@ -191,12 +200,7 @@ def test_cycle_detection_noncausal_cycle_forces():
     # 2 -> 1 (m4, delivered before C[1,1]); 0 -> 2 (m1); 1 -> 0 (m2, after C[1,1]); m2 reaches 0
     # in the interval m1 was sent from, and m1 reaches 2 in the interval m4 was sent from:
     # the Z-path m2 m1 m4 goes from C[1,1] back to C[1,1] without being causal (condition C1).
-    s = [HmnrState(k, 3) for k in range(3)]
-    m4 = s[2].on_send(1)
-    s[1].on_deliver(m4)
-    s[1].on_checkpoint()
-    m1 = s[0].on_send(2)
-    m2 = s[1].on_send(0)
+    s, (_, m1, m2) = played(3, NONCAUSAL[:5])      # m4, m1, m2 sent; m4 delivered
     assert m2.lc > s[0].lc and s[0].sent_to[2] and m2.greater[2]
     assert not (m2.ckpt[0] == s[0].ckpt[0] and m2.taken[0])          # not a causal cycle
     assert s[0].must_force(m2)
@@ -215,12 +219,7 @@ def test_greater_avoids_a_useless_force():
     # 0 -> 2 (m1); 2 checkpoints and sends to 1, which sends to 0 (m3). m3's clock is higher,
     # and 0 sent to 2 in this interval, but m3 says 2 already has that clock (greater[2] is
     # False): m1 can only be delivered at 2 after C[2,1], so there is no Z-cycle.
-    s = [HmnrState(k, 3) for k in range(3)]
-    s[0].on_send(2)
-    s[2].on_checkpoint()
-    m2 = s[2].on_send(1)
-    s[1].on_deliver(m2)
-    m3 = s[1].on_send(0)
+    s, (_, _, m3) = played(3, GREATER[:5])         # m1, m2, m3 sent; m2 delivered
     assert m3.lc > s[0].lc and s[0].sent_to[2] and not m3.greater[2]
     assert not s[0].must_force(m3)
     assert useless(run(3, GREATER, force=False)) == set()
@@ -228,11 +227,7 @@ def test_greater_avoids_a_useless_force():
 
 
 def test_equal_clock_never_forces_on_c1():
-    s = [HmnrState(k, 3) for k in range(3)]
-    s[0].on_checkpoint()
-    s[1].on_checkpoint()
-    s[0].on_send(2)
-    m = s[1].on_send(0)
+    s, (_, m) = played(3, [("ckpt", 0), ("ckpt", 1), ("send", 0, 2), ("send", 1, 0)])
     assert m.lc == s[0].lc and m.greater[2]
     assert not s[0].must_force(m)
 
