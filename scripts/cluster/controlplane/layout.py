@@ -8,6 +8,7 @@ keeps its ports and pod addresses across restarts.
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import json
 import os
 import re
@@ -65,7 +66,8 @@ class Layout:
 
     @property
     def first_service_ip(self) -> str:
-        return f"10.96.{self.index}.1"
+        """The API server's own service address (kubernetes.default)."""
+        return str(next(ipaddress.ip_network(self.service_network).hosts()))
 
     @property
     def kubeconfig(self) -> str:

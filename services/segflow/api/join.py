@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from .stream import KeyedStream, Stream
 
 
+_SHIPS = {"hash": (Strategy.HASH, Strategy.HASH), "broadcast_right": (Strategy.FORWARD, Strategy.BROADCAST)}
+_LOCALS = {"hash": HashJoin, "sort_merge": SortMergeJoin}
+
+
 class JoinBuilder:
     """``left.join_with(right, key_left, key_right).ship_hash().local_hash().inner()``."""
 
@@ -29,22 +33,23 @@ class JoinBuilder:
 
     def ship_hash(self) -> "JoinBuilder":
         """Both sides are partitioned by key (the default)."""
-        self.ship = "hash"
-        return self
+        return self._choose(ship="hash")
 
     def ship_broadcast_right(self) -> "JoinBuilder":
         """The left side stays where it is; every replica gets the whole right side."""
-        self.ship = "broadcast_right"
-        return self
+        return self._choose(ship="broadcast_right")
 
     def local_hash(self) -> "JoinBuilder":
         """Match with hash tables (the default; inner joins emit as matches appear)."""
-        self.local = "hash"
-        return self
+        return self._choose(local="hash")
 
     def local_sort_merge(self) -> "JoinBuilder":
         """Sort both sides by key at end of stream, then merge (keys must be orderable)."""
-        self.local = "sort_merge"
+        return self._choose(local="sort_merge")
+
+    def _choose(self, ship: str = "", local: str = "") -> "JoinBuilder":
+        """Keys of _SHIPS and _LOCALS; the one not given stays as it was."""
+        self.ship, self.local = ship or self.ship, local or self.local
         return self
 
     def inner(self) -> "KeyedStream":
@@ -63,11 +68,6 @@ class JoinBuilder:
         key_left, key_right = self.key_left, self.key_right
         left = self.left_stream._chain(_named("join.key_left", key_left), lambda: sl.KeyBy(key_left), keyed=True)
         right = self.right_stream._chain(_named("join.key_right", key_right), lambda: sl.KeyBy(key_right), keyed=True)
-        if self.ship == "hash":
-            strategies = [Strategy.HASH, Strategy.HASH]
-        else:
-            strategies = [Strategy.FORWARD, Strategy.BROADCAST]
-        local = HashJoin if self.local == "hash" else SortMergeJoin
-        partitioned = self.ship == "hash"
-        return left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], strategies,
+        local, partitioned = _LOCALS[self.local], self.ship == "hash"
+        return left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], list(_SHIPS[self.ship]),
                                lambda: local(kind, partitioned), keyed=True)  # type: ignore[return-value]
