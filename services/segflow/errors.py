@@ -3,11 +3,28 @@
 Each carries a message that says what went wrong and what to do about it; the CLI
 prints the message without a traceback.
 """
+from __future__ import annotations
+
+import contextlib
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 
 class SegflowError(Exception):
     """Base of every error segflow raises on purpose."""
+
+
+@contextlib.contextmanager
+def explained(error: type[SegflowError], where: str, what: str, caught: type | tuple[type, ...],
+              hint: Callable[[BaseException], str]) -> Iterator[None]:
+    """Raise a failure of ``caught`` inside the block as ``error("{where}: {what} {hint}")``:
+    how the state stores and connectors turn a client library's exceptions into messages
+    that name the store, the operation, and what to do (``hint(exc)``, e.g. "failed: cannot
+    reach the endpoint ...; is the S3 server up?")."""
+    try:
+        yield
+    except caught as exc:
+        raise error(f"{where}: {what} {hint(exc)}") from exc
 
 
 class PipelineError(SegflowError):

@@ -302,3 +302,18 @@ def test_a_failing_window_function_names_its_window_and_key(build, where):
     error = failure(build)
     assert error.context == where and f"({where})" in str(error)
     assert isinstance(error.cause, ZeroDivisionError)
+
+
+def test_explained_names_the_store_the_operation_and_what_to_do_and_lets_the_rest_through():
+    from segflow.errors import explained
+    from segflow.state import StateStoreError
+
+    cause = ConnectionRefusedError("refused")
+    with pytest.raises(StateStoreError) as caught:
+        with explained(StateStoreError, "store s3://b", "reading 'k'", OSError, lambda exc: f"failed: {exc}; start it"):
+            raise cause
+    assert str(caught.value) == "store s3://b: reading 'k' failed: refused; start it"
+    assert caught.value.__cause__ is cause
+    with pytest.raises(KeyError):
+        with explained(StateStoreError, "store", "reading", OSError, str):
+            raise KeyError("not an OSError")

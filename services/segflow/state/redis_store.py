@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Iterable, Iterator
+from typing import Iterable
 from urllib.parse import urlparse
 
 import redis
@@ -37,7 +37,7 @@ from redis.exceptions import (AuthenticationError, AuthorizationError, Connectio
                               RedisError, ResponseError, TimeoutError as RedisTimeoutError)
 from redis.retry import Retry
 
-from ..errors import SegflowError
+from ..errors import SegflowError, explained
 from ..redaction import redact_url
 from .backend import StateBackend, StateStoreError
 
@@ -53,26 +53,28 @@ def escape_glob(text: str) -> str:
 
 
 def failing_fast_client(url: str, connect_timeout: float, timeout: float, decode_responses: bool,
-                        protocol: int | None) -> redis.Redis:
+                        protocol: int | None, error: type[SegflowError], where: str) -> redis.Redis:
     """A client that never retries on its own (redis-py retries by default), so that an
     outage surfaces at once and the caller decides: the state store fails the checkpoint,
     the Redis Streams connectors defer a commit or fail a replica. ``protocol``: the RESP
     version (None: redis-py's default). Credentials missing from the URL come from
-    ``SEGFLOW_REDIS_USERNAME`` / ``SEGFLOW_REDIS_PASSWORD``. Raises what ``redis.Redis.from_url`` raises for a
-    bad URL (ValueError, RedisError)."""
-    return redis.Redis.from_url(
-        url,
-        username=os.environ.get(USERNAME_ENV) or None,      # the URL's own credentials win
-        password=os.environ.get(PASSWORD_ENV) or None,
-        socket_connect_timeout=connect_timeout,
-        socket_timeout=timeout,
-        retry=Retry(NoBackoff(), 0),
-        retry_on_error=[],
-        protocol=protocol,
-        decode_responses=decode_responses,
-        health_check_interval=0,
-        driver_info=None,  # no CLIENT SETINFO round trip on every connect
-    )
+    ``SEGFLOW_REDIS_USERNAME`` / ``SEGFLOW_REDIS_PASSWORD``. A URL redis-py cannot take
+    raises ``error`` naming the caller (``where``)."""
+    with explained(error, where, "the URL", (ValueError, RedisError),
+                   lambda exc: f"cannot be used: {exc}; Redis URLs look like redis://[user:password@]host:port/db"):
+        return redis.Redis.from_url(
+            url,
+            username=os.environ.get(USERNAME_ENV) or None,      # the URL's own credentials win
+            password=os.environ.get(PASSWORD_ENV) or None,
+            socket_connect_timeout=connect_timeout,
+            socket_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+            retry_on_error=[],
+            protocol=protocol,
+            decode_responses=decode_responses,
+            health_check_interval=0,
+            driver_info=None,  # no CLIENT SETINFO round trip on every connect
+        )
 
 
 class RedisBackend(StateBackend):
@@ -101,41 +103,30 @@ class RedisBackend(StateBackend):
             self.connect_timeout = connect_timeout
         if timeout is not None:
             self.timeout = timeout
-        try:
-            self._client = failing_fast_client(url, self.connect_timeout, self.timeout,
-                                               decode_responses=False, protocol=2)
-        except (ValueError, RedisError) as exc:
-            raise SegflowError(f"bad Redis state URL {self._shown!r}: {exc}") from exc
+        self._where = f"Redis state store {self._shown}"
+        self._client = failing_fast_client(url, self.connect_timeout, self.timeout, decode_responses=False,
+                                           protocol=2, error=SegflowError, where=self._where)
 
     # -- errors ---------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _failing(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (AuthenticationError, AuthorizationError) as exc:
-            raise StateStoreError(
-                f"Redis state store {self._shown}: {what} failed: the server refused the credentials "
-                f"({exc}); check the user/password in the URL and the server's ACLs") from exc
-        except RedisTimeoutError as exc:
-            raise StateStoreError(
-                f"Redis state store {self._shown}: {what} timed out after {self.timeout:g} s ({exc}); "
-                f"is redis-server at {self.address} overloaded or paused? The next operation "
-                "reconnects by itself") from exc
-        except RedisConnectionError as exc:
-            raise StateStoreError(
-                f"Redis state store {self._shown}: {what} failed: cannot talk to the server ({exc}); "
-                f"is redis-server running at {self.address} and reachable from here? Start it or fix "
-                "the state URL; the next operation reconnects by itself") from exc
-        except ResponseError as exc:
-            raise StateStoreError(
-                f"Redis state store {self._shown}: {what} was refused by the server: {exc}; check that "
-                f"database {self.db} exists, that the server is not a read-only replica or out of memory "
-                "(maxmemory), and that nothing else writes keys under 'segflow:'") from exc
-        except (RedisError, OSError) as exc:
-            raise StateStoreError(
-                f"Redis state store {self._shown}: {what} failed: {type(exc).__name__}: {exc}; "
-                f"check redis-server at {self.address}") from exc
+    def _failing(self, what: str) -> contextlib.AbstractContextManager[None]:
+        return explained(StateStoreError, self._where, what, (RedisError, OSError), self._explain)
+
+    def _explain(self, exc: BaseException) -> str:
+        if isinstance(exc, (AuthenticationError, AuthorizationError)):
+            return (f"failed: the server refused the credentials ({exc}); check the user/password in the URL "
+                    "and the server's ACLs")
+        if isinstance(exc, RedisTimeoutError):
+            return (f"timed out after {self.timeout:g} s ({exc}); is redis-server at {self.address} overloaded "
+                    "or paused? The next operation reconnects by itself")
+        if isinstance(exc, RedisConnectionError):
+            return (f"failed: cannot talk to the server ({exc}); is redis-server running at {self.address} and "
+                    "reachable from here? Start it or fix the state URL; the next operation reconnects by itself")
+        if isinstance(exc, ResponseError):
+            return (f"was refused by the server: {exc}; check that database {self.db} exists, that the server "
+                    "is not a read-only replica or out of memory (maxmemory), and that nothing else writes keys "
+                    "under 'segflow:'")
+        return f"failed: {type(exc).__name__}: {exc}; check redis-server at {self.address}"
 
     # -- operations -----------------------------------------------------------------------
 

@@ -18,14 +18,14 @@ URL: ``s3://bucket/prefix``; key ``jobs/j1/chk-00000012/b3.r1`` is stored as the
 * The bucket is created on first use if it is missing. If that fails (store down), the next
   operation tries again: a backend never stays broken.
 
-Every boto3/botocore failure surfaces as :class:`StateStoreError`.
+Every boto3/botocore failure surfaces as :class:`StateStoreError` (``error``).
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
-from typing import Iterable, Iterator
+from typing import Iterable
 from urllib.parse import urlparse
 
 import boto3
@@ -33,7 +33,7 @@ from botocore.config import Config
 from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError,
                                  NoCredentialsError, PartialCredentialsError, ReadTimeoutError)
 
-from ..errors import SegflowError
+from ..errors import SegflowError, explained
 from .backend import StateBackend, StateStoreError, WriteConflict
 
 _CREDENTIAL_SOURCES = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
@@ -59,6 +59,7 @@ def _credentials_configured() -> bool:
 
 
 class S3Backend(StateBackend):
+    error: type[SegflowError] = StateStoreError      # what its failures raise
     page_size = 1000      # list_objects_v2 MaxKeys
     delete_chunk = 1000   # delete_objects accepts at most 1000 keys a call
 
@@ -101,37 +102,28 @@ class S3Backend(StateBackend):
     def _where(self) -> str:
         return f"S3 state store {self.url} (endpoint {self.endpoint or 'AWS default for ' + self.region})"
 
-    @contextlib.contextmanager
-    def _failing(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (EndpointConnectionError, ConnectTimeoutError) as exc:
-            raise StateStoreError(
-                f"{self._where()}: {what} failed: cannot reach the endpoint ({exc}); is the S3 server up "
-                "and reachable from here? Set it with s3_endpoint or AWS_ENDPOINT_URL") from exc
-        except ReadTimeoutError as exc:
-            raise StateStoreError(
-                f"{self._where()}: {what} timed out ({exc}); the S3 server is overloaded or "
-                "unreachable") from exc
-        except (NoCredentialsError, PartialCredentialsError) as exc:
-            raise StateStoreError(
-                f"{self._where()}: {what} failed: {exc}; set AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY (or an AWS profile)") from exc
-        except ClientError as exc:
+    def _failing(self, what: str) -> contextlib.AbstractContextManager[None]:
+        return explained(self.error, self._where(), what, (BotoCoreError, ClientError, OSError), self._explain)
+
+    def _explain(self, exc: BaseException) -> str:
+        """What went wrong and what to do; a bucket found missing is created again on next use."""
+        if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError)):
+            return (f"failed: cannot reach the endpoint ({exc}); is the S3 server up and reachable from here? "
+                    "Set it with s3_endpoint or AWS_ENDPOINT_URL")
+        if isinstance(exc, ReadTimeoutError):
+            return f"timed out ({exc}); the S3 server is overloaded or unreachable"
+        if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
+            return f"failed: {exc}; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile)"
+        if isinstance(exc, ClientError):
             code = exc.response.get("Error", {}).get("Code", "")
             if code == "NoSuchBucket":
                 self._bucket_ready = False  # deleted behind our back: recreate on next use
-                hint = f"the bucket {self.bucket!r} does not exist (any more); it is recreated on next use"
-            elif code in _CREDENTIAL_CODES:
-                hint = ("access denied: check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the bucket "
-                        f"policy for {self.bucket!r}")
-            else:
-                hint = "the S3 server refused the request"
-            raise StateStoreError(f"{self._where()}: {what} failed: {exc}; {hint}") from exc
-        except (BotoCoreError, OSError) as exc:
-            raise StateStoreError(
-                f"{self._where()}: {what} failed: {type(exc).__name__}: {exc}; check the S3 server and "
-                "the state URL") from exc
+                return f"failed: {exc}; the bucket {self.bucket!r} does not exist (any more); it is recreated on next use"
+            if code in _CREDENTIAL_CODES:
+                return (f"failed: {exc}; access denied: check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the "
+                        f"bucket policy for {self.bucket!r}")
+            return f"failed: {exc}; the S3 server refused the request"
+        return f"failed: {type(exc).__name__}: {exc}; check the S3 server and the state URL"
 
     def _ensure_bucket(self) -> None:
         if self._bucket_ready:
@@ -159,7 +151,7 @@ class S3Backend(StateBackend):
             if code == "BucketAlreadyOwnedByYou":
                 return
             if code == "BucketAlreadyExists":
-                raise StateStoreError(
+                raise self.error(
                     f"{self._where()}: the bucket {self.bucket!r} belongs to another account; "
                     "choose another bucket name in the state URL") from exc
             raise
@@ -230,7 +222,7 @@ class S3Backend(StateBackend):
                 errors = [e for e in response.get("Errors", ()) if e.get("Code") != "NoSuchKey"]
                 if errors:
                     first = errors[0]
-                    raise StateStoreError(
+                    raise self.error(
                         f"{self._where()}: deleting {len(errors)} of {len(chunk)} keys failed, first "
                         f"{first.get('Key')!r}: {first.get('Code')} {first.get('Message')}")
 

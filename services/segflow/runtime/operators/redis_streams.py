@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 from urllib.parse import urlparse
 
-from ...errors import PipelineError
+from ...errors import PipelineError, explained
 from ...extras import require
 from ...redaction import redact_url
 from ..elements import Batch
@@ -99,41 +99,32 @@ class RedisStreams:
 
     def __init__(self, url: str, role: str):
         require("redis", "Redis stream connectors")
-        from redis.exceptions import RedisError
-
         from ...state.redis_store import failing_fast_client
 
         parsed = urlparse(url)
         self.where = f"{role} at {redact_url(url)}"
         self.address = f"{parsed.hostname}:{parsed.port or 6379}"
-        try:
-            self.client = failing_fast_client(url, self.connect_timeout, self.timeout,
-                                              decode_responses=True, protocol=None)
-        except (ValueError, RedisError) as exc:
-            raise ConnectorError(f"{self.where}: bad Redis URL: {exc}") from exc
+        self.client = failing_fast_client(url, self.connect_timeout, self.timeout, decode_responses=True,
+                                          protocol=None, error=ConnectorError, where=self.where)
 
-    @contextlib.contextmanager
-    def failing(self, what: str) -> Iterator[None]:
+    def failing(self, what: str) -> contextlib.AbstractContextManager[None]:
         from redis.exceptions import RedisError
 
-        try:
-            yield
-        except RedisError as exc:
-            raise ConnectorError(f"{self.where}: {what} failed: {self._hint(exc)}") from exc
+        return explained(ConnectorError, self.where, what, RedisError, self._explain)
 
-    def _hint(self, exc: Exception) -> str:
+    def _explain(self, exc: BaseException) -> str:
         from redis.exceptions import (AuthenticationError, AuthorizationError,
                                       ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError)
 
         if isinstance(exc, (AuthenticationError, AuthorizationError)):
-            return (f"the server refused the credentials ({exc}); check the user and password in the URL "
+            return (f"failed: the server refused the credentials ({exc}); check the user and password in the URL "
                     "and the server's ACLs")
         if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
-            return (f"cannot talk to the server ({exc}); is redis-server running at {self.address} and "
+            return (f"failed: cannot talk to the server ({exc}); is redis-server running at {self.address} and "
                     "reachable from here?")
         if str(exc).startswith("WRONGTYPE"):
-            return "the key holds something other than a stream; choose another stream name"
-        return f"{type(exc).__name__}: {exc}"
+            return "failed: the key holds something other than a stream; choose another stream name"
+        return f"failed: {type(exc).__name__}: {exc}"
 
     def close(self) -> None:
         self.client.close()

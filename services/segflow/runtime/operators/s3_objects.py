@@ -8,10 +8,6 @@ tenths of a second that a worker would otherwise spend before it reports to the 
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator
-
-from ...state.backend import StateStoreError
 from ...state.s3 import S3Backend
 from .two_phase import ConnectorError
 
@@ -19,16 +15,10 @@ from .two_phase import ConnectorError
 class S3Objects(S3Backend):
     """Objects under ``s3://bucket/prefix`` for a sink (see the module's doc)."""
 
+    error = ConnectorError
+
     def _where(self) -> str:
         return f"S3 sink {self.url} (endpoint {self.endpoint or 'AWS default for ' + self.region})"
-
-    @contextlib.contextmanager
-    def _failing(self, what: str) -> Iterator[None]:
-        try:
-            with super()._failing(what):
-                yield
-        except StateStoreError as exc:
-            raise ConnectorError(str(exc)) from exc.__cause__
 
     def start_upload(self, name: str) -> str:
         self._ensure_bucket()
