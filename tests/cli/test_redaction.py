@@ -15,12 +15,14 @@ S3_SECRET = "s3-secret-e81b44d0"
 
 
 @pytest.mark.parametrize("url,shown", [
-    ("redis://user:hunter22@host:6379/0", "redis://user:***@host:6379/0"),
-    ("rediss://:hunter22@host:6380/1", "rediss://:***@host:6380/1"),
-    ("s3://bucket/prefix?X-Amz-Signature=abc&X-Amz-Credential=AKIA", "s3://bucket/prefix?X-Amz-Signature=***&X-Amz-Credential=***"),
-    ("https://u:p@example.com/a?token=t#frag", "https://u:***@example.com/a?token=***#frag"),
-    ("file:///tmp/state", "file:///tmp/state"),
-    ("redis://host:6379/0", "redis://host:6379/0"),
+    pytest.param("redis://user:hunter22@host:6379/0", "redis://user:***@host:6379/0", id="user and password"),
+    pytest.param("rediss://:hunter22@host:6380/1", "rediss://:***@host:6380/1", id="password alone"),
+    pytest.param("s3://bucket/prefix?X-Amz-Signature=abc&X-Amz-Credential=AKIA",
+                 "s3://bucket/prefix?X-Amz-Signature=***&X-Amz-Credential=***", id="presigned query"),
+    pytest.param("https://u:p@example.com/a?token=t#frag", "https://u:***@example.com/a?token=***#frag",
+                 id="password, query and fragment"),
+    pytest.param("file:///tmp/state", "file:///tmp/state", id="no secrets: a path"),
+    pytest.param("redis://host:6379/0", "redis://host:6379/0", id="no secrets: a server"),
 ])
 def test_urls_lose_passwords_and_query_values(url, shown):
     assert redact_url(url) == shown

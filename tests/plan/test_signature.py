@@ -21,11 +21,11 @@ def counts(env, size=100, extra=lambda s: s, sink="/tmp/a"):
 
 
 @pytest.mark.parametrize("name, kind", [
-    ("event_time_window(100, 100).count", "event_time_window.count"),
-    ("add_timestamps(build.<lambda>)", "add_timestamps"),
-    ("map(f(g(x)))", "map"),
-    ("group_by_count pre-aggregate", "group_by_count pre-aggregate"),
-    ("generate", "generate"),
+    pytest.param("event_time_window(100, 100).count", "event_time_window.count", id="a window's sizes"),
+    pytest.param("add_timestamps(build.<lambda>)", "add_timestamps", id="a function"),
+    pytest.param("map(f(g(x)))", "map", id="nested calls"),
+    pytest.param("group_by_count pre-aggregate", "group_by_count pre-aggregate", id="a pre-aggregate"),
+    pytest.param("generate", "generate", id="no arguments"),
 ])
 def test_an_operators_kind_leaves_out_its_arguments(name, kind):
     assert operator_kind(name) == kind

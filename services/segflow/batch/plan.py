@@ -25,13 +25,13 @@ class EpochRange:
     first: int
     last: int
 
+    def __contains__(self, epoch: int) -> bool:
+        return self.first <= epoch <= self.last
+
     @property
     def label(self) -> str:
         """``3-7``, ``8-end``: names the range's Parquet partition and log lines."""
         return f"{self.first}-{'end' if self.last == FINAL_CHECKPOINT else self.last}"
-
-    def __contains__(self, epoch: int) -> bool:
-        return self.first <= epoch <= self.last
 
 
 def next_range(committed: int, processed: int) -> EpochRange | None:
