@@ -4,8 +4,8 @@
 
 Every node starts labelled with its own id; in each iteration it takes the smallest label
 among itself and its neighbours (the edges are a side input, replayed every iteration).
-The loop stops when no label changed (``until_none_flagged``). Writes ``node<TAB>component`` lines, the component
-being the smallest node id in it.
+The loop stops when no label changed (``until_none_flagged``). Writes ``node<TAB>component``
+lines, the component being the smallest node id in it.
 """
 from segflow import until_none_flagged
 from segflow.datagen.nexmark import mix
