@@ -25,8 +25,9 @@ seconds. Measured per node, from the probe lines the bolts write:
 
 * recovery delay (Definition 1): from the restart command to the first tuple the node
   operates on that is newer than anything it saw before the failure;
-* processing time of normal tuples (tuples x measured seconds per tuple); the time spent
-  on barriers is not observable from user code and is not reported;
+* processing time of normal tuples (tuples x measured seconds per tuple) and of barriers
+  (the engine's own count, ``barrier_seconds`` in the web view: snapshots, forwarding the
+  barrier, a connector's window part), each as a share of the run;
 * overhead storage: bytes (and tuples) of each connector's pending window in the store at
   the moment of the failure, the window's mean over the run before it (the coordinator's
   web view sampled every 20 ms: the long-run average that equation 4.7 predicts, and what
@@ -171,6 +172,7 @@ class WindowSampler:
         self.samples: dict[int, list[int]] = collections.defaultdict(list)
         self.start_delays: dict[int, list[float]] = collections.defaultdict(list)     # block -> seconds
         self.persist: dict[int, list[float]] = collections.defaultdict(list)          # block -> seconds
+        self.barrier_seconds: dict[int, float] = {}           # block -> its replicas' time on barriers so far
         self.every = every
         threading.Thread(target=self._run, args=(process,), daemon=True).start()
 
@@ -192,6 +194,7 @@ class WindowSampler:
                 for block in job["blocks"]:
                     if block["window"] is not None:
                         self.samples[block["id"]].append(block["window"]["records"])
+                    self.barrier_seconds[block["id"]] = block["barrier_seconds"]
                     start, ack = block["checkpoint_start_delay_ms"], block["checkpoint_ack_delay_ms"]
                     if start is not None:
                         self.start_delays[block["id"]].append(start / 1000)
@@ -305,6 +308,7 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
             "restart": min(first_run.values()) - restarted_at,
             "replayed": {n: sum(1 for node, i, _ in after if node == n and i <= seen[n]) for n in range(2, NODES + 1)},
             "busy": {n: counts[n] * rates.service / run_s for n in range(2, NODES + 1)},
+            "barriers": {n: sampler.barrier_seconds.get(block_of(n), 0.0) / run_s for n in range(1, NODES + 1)},
             "hops": {n: mean(d) for n, d in hop_delays(before).items() if d},
             "barrier_hops": sampler.barrier_hops(), "persist": sampler.persist_times(),
             "windows": windows, "snapshots": snapshots, "mean_windows": sampler.means()}
@@ -400,7 +404,7 @@ def main() -> None:
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
             results[name].append(one_round(rates, name, args.run, args.after))
     summary, window_errors, versioned_errors, delay_errors = {}, [], [], []
-    print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} "
+    print(f"{'config':6} {'node':>4} {'recovery s':>10} {'model s':>8} {'replayed':>8} {'busy %':>7} {'barrier %':>9} "
           f"{'window KiB':>10} {'window tuples':>13} {'mean tuples':>11} {'model tuples':>12} {'versioned':>9}")
     every_round = [r for rounds in results.values() for r in rounds]
     edge, barrier_edge = edge_delay(rates, every_round, "hops"), edge_delay(rates, every_round, "barrier_hops")
@@ -425,8 +429,9 @@ def main() -> None:
             delay = f"{per_node[n]:.2f}" if n in per_node else "spout"
             replayed = f"{mean([r['replayed'][n] for r in rounds]):.0f}" if n in per_node else ""
             busy = f"{100 * mean([r['busy'][n] for r in rounds]):.1f}" if n in per_node else ""
+            barriers = 100 * mean([r["barriers"][n] for r in rounds])
             print(f"{name:6} {n:>4} {delay:>10} {'' if n != NODES else f'{model_delay:.2f}':>8} {replayed:>8} "
-                  f"{busy:>7} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
+                  f"{busy:>7} {barriers:>9.2f} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
                   f" {'' if versioned is None else f'{versioned:.1f}':>9}")
             if model is not None and model > 0:
                 window_errors.append(abs(sampled - model) / model)
@@ -438,7 +443,9 @@ def main() -> None:
         summary[name] = {"recovery_delay_s": round(total, 3), "restart_s": round(restart, 3),
                          "model_recovery_delay_s": round(model_delay, 3),
                          "snapshot_kib": round(mean([r["snapshots"] for r in rounds]) / 1024, 1),
-                         "spout_window_tuples": round(spout_window, 1)}
+                         "spout_window_tuples": round(spout_window, 1),
+                         "barrier_percent": {str(n): round(100 * mean([r["barriers"][n] for r in rounds]), 3)
+                                             for n in range(1, NODES + 1)}}
         print(f"{name:6} total recovery {total:.2f} s (restart until the first node runs {restart:.2f} s); "
               f"snapshots {summary[name]['snapshot_kib']} KiB", file=sys.stderr)
     abs_delay = summary["abs"]["recovery_delay_s"]

@@ -22,6 +22,7 @@ class LoopHead:
         self.finished = False
         self.records = 0
         self.forwarded: list[int] = []
+        self.barrier_seconds = 0.0
 
     def input_channels(self) -> list:
         return [OUTER_A, OUTER_B, BACK]

@@ -309,7 +309,7 @@ def test_worker_serves_health_and_prometheus_metrics(tmp_path, spawn):
     body = wait_for(scrape, timeout=20, every=0.5)
     assert body, "no records counted in the worker's metrics"
     assert "segflow_end_to_end_latency_seconds_bucket" in body
-    assert "segflow_backpressure_seconds_total" in body
+    assert "segflow_backpressure_seconds_total" in body and "segflow_barrier_seconds_total" in body
     data_port = next(p for p in ports if _is_grpc(p))
     with certs.channel(f"127.0.0.7:{data_port}", Role.WORKER) as channel:
         status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5).status

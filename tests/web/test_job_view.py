@@ -37,8 +37,8 @@ def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
     history = JobHistory()
     first = view.render(_live({(0, 0): 100, (0, 1): 100, (1, 0): 50, (1, 1): 50}), history, now=10.0)
     assert [b["rate_in"] for b in first["blocks"]] == [0.0, 0.0]      # one sample: no rate yet
-    loads = {(0, 0): ReplicaReport(records_out=700, inbox=0, blocked_seconds=0.5),
-             (0, 1): ReplicaReport(records_out=900, inbox=0, blocked_seconds=0.25),
+    loads = {(0, 0): ReplicaReport(records_out=700, inbox=0, blocked_seconds=0.5, barrier_seconds=0.125),
+             (0, 1): ReplicaReport(records_out=900, inbox=0, blocked_seconds=0.25, barrier_seconds=0.0625),
              (1, 0): ReplicaReport(inbox=30, latency_seconds=0.02),
              (1, 1): ReplicaReport(inbox=2, latency_seconds=0.05)}
     later = view.render(_live({(0, 0): 600, (0, 1): 800, (1, 0): 450, (1, 1): 550}, loads,
@@ -47,6 +47,7 @@ def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
     assert (source["records_in"], source["rate_in"], source["replicas"]) == (1400, 600.0, 2)
     assert (fold["records_in"], fold["rate_in"]) == (1000, 450.0)
     assert source["records_out"] == 1600 and source["blocked_seconds"] == 0.75
+    assert source["barrier_seconds"] == 0.1875 and fold["barrier_seconds"] == 0
     assert fold["inbox"] == 32 and fold["latency_ms"] == 50.0 and source["latency_ms"] is None
     assert source["connector"] and source["window"] == {"versions": 3, "bytes": 4096, "records": 120,
                                                         "truncation_lag": 1}

@@ -95,9 +95,11 @@ class AlignedSnapshots(ReplicaCheckpointing):
         book = self.book
         executor = self.executor
         if not cp.snapshotted and not cp.waiting_aligned:
+            began = time.perf_counter()
             cp.alignment = time.monotonic() - cp.started
             cp.state = executor.capture(cp.checkpoint_id)
             executor.forward(Barrier(cp.checkpoint_id))
+            executor.barrier_seconds += time.perf_counter() - began
             for channel in sorted(book.blocked):
                 executor.replay(self.stash.pop(channel, []))
             book.blocked.clear()

@@ -8,6 +8,7 @@ capture the replica's state, forward a barrier and replay held-back messages.
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..runtime.elements import Barrier
@@ -54,10 +55,13 @@ class ReplicaCheckpointing:
 
     def report(self, checkpoint_id: int, state: bytes, channels: dict, timing: BarrierTiming,
                finished: bool) -> None:
-        """Hand a finished snapshot to the worker, with whatever the protocol keeps beside it."""
+        """Hand a finished snapshot to the worker, with whatever the protocol keeps beside it
+        (its time counts as the replica's time on barriers)."""
+        began = time.perf_counter()
         ctx = self.executor.ctx
         self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, timing, finished,
                                 self.window_part())
+        self.executor.barrier_seconds += time.perf_counter() - began
 
     def window_part(self) -> Any:
         """What this replica sent since its previous snapshot, if the protocol keeps it

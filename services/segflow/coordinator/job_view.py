@@ -55,13 +55,14 @@ class JobView:
         """The JSON the page polls; ``now``: a monotonic time, for the rates."""
         replicas = Counter(block for block, _ in live.owners)
         records_in, records_out = Counter(), Counter()
-        inbox, blocked, latency = Counter(), Counter(), {}
+        inbox, blocked, barriers, latency = Counter(), Counter(), Counter(), {}
         for (block, replica), n in live.records_in.items():
             records_in[block] += n
         for (block, _replica), load in live.loads.items():
             records_out[block] += load.records_out
             inbox[block] += load.inbox
             blocked[block] += load.blocked_seconds
+            barriers[block] += load.barrier_seconds
             latency[block] = max(latency.get(block, 0.0), load.latency_seconds)
         ids = [b["id"] for b in self.blocks]
         rates_in = self.rates_in.add(now, {b: records_in[b] for b in ids})
@@ -73,7 +74,7 @@ class JobView:
             blocks.append({**block, "replicas": replicas[b], "records_in": records_in[b],
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
-                           "blocked_seconds": round(blocked[b], 3),
+                           "blocked_seconds": round(blocked[b], 3), "barrier_seconds": round(barriers[b], 4),
                            "checkpoint_start_delay_ms": milliseconds(live.delays.start.get(b)),
                            "checkpoint_ack_delay_ms": milliseconds(live.delays.ack.get(b)),
                            "latency_ms": round(latency.get(b, 0.0) * 1000, 2) if block["final"] else None,

@@ -253,7 +253,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                         refuse(context, f"a heartbeat stream of {name_box[0]!r} spoke for {status.worker!r}")
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
                     load = {(r.block, r.replica): ReplicaReport(r.records_out, r.inbox, r.blocked_seconds,
-                                                                r.latency_seconds) for r in status.replicas}
+                                                                r.latency_seconds, r.barrier_seconds)
+                            for r in status.replicas}
                     with self.lock:
                         self.state.heartbeat(status.worker, counters, time.monotonic(), load)
             except grpc.RpcError:

@@ -25,6 +25,7 @@ class ReplicaReport:
     inbox: int = 0
     blocked_seconds: float = 0.0
     latency_seconds: float = 0.0
+    barrier_seconds: float = 0.0
 
 
 @dataclass

@@ -34,17 +34,21 @@ class ExecutorCollector:
         queued = GaugeMetricFamily("segflow_inbox_depth", "Elements waiting in a replica's inbox", labels=labels)
         blocked = CounterMetricFamily("segflow_backpressure_seconds",
                                       "Time a replica's sends spent blocked on full channels", labels=labels)
+        barriers = CounterMetricFamily("segflow_barrier_seconds",
+                                       "Time a replica spent on checkpoint barriers (snapshots, forwarding, "
+                                       "window parts)", labels=labels)
         for row in self.snapshot():
             replica = [str(row["block"]), row["operator"], str(row["replica"])]
             records_in.add_metric(replica, row["records_in"])
             queued.add_metric(replica, row["inbox"])
             blocked.add_metric(replica, row["blocked_seconds"])
+            barriers.add_metric(replica, row["barrier_seconds"])
             for edge in row["edges"]:
                 edge_label = replica + [str(edge["to_block"])]
                 records_out.add_metric(edge_label, edge["records"])
                 batches_out.add_metric(edge_label, edge["batches"])
                 bytes_out.add_metric(edge_label, edge["bytes"])
-        yield from (records_in, records_out, batches_out, bytes_out, queued, blocked)
+        yield from (records_in, records_out, batches_out, bytes_out, queued, blocked, barriers)
 
 
 class ReplicaLoad:

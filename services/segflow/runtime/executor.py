@@ -81,6 +81,7 @@ class ReplicaExecutor:
         self.iteration_values: dict[int, Any] = {}   # the loop state each body replica reads
         self.records_in = 0
         self.cpu_seconds = 0.0              # the replica thread's CPU time, once it has ended
+        self.barrier_seconds = 0.0          # time spent on barriers: snapshots, forwarding, window parts
         self.born: float | None = None
         self.on_sink_batch: Any = None      # observes batch latency where the job ends
         self.finished = False

@@ -201,7 +201,7 @@ class Assignment(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
-    __slots__ = ("block", "replica", "records_in", "records_out", "inbox", "blocked_seconds", "latency_seconds")
+    __slots__ = ("block", "replica", "records_in", "records_out", "inbox", "blocked_seconds", "latency_seconds", "barrier_seconds")
     BLOCK_FIELD_NUMBER: _ClassVar[int]
     REPLICA_FIELD_NUMBER: _ClassVar[int]
     RECORDS_IN_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +209,7 @@ class ReplicaCounters(_message.Message):
     INBOX_FIELD_NUMBER: _ClassVar[int]
     BLOCKED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     LATENCY_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    BARRIER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     block: int
     replica: int
     records_in: int
@@ -216,7 +217,8 @@ class ReplicaCounters(_message.Message):
     inbox: int
     blocked_seconds: float
     latency_seconds: float
-    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., records_in: _Optional[int] = ..., records_out: _Optional[int] = ..., inbox: _Optional[int] = ..., blocked_seconds: _Optional[float] = ..., latency_seconds: _Optional[float] = ...) -> None: ...
+    barrier_seconds: float
+    def __init__(self, block: _Optional[int] = ..., replica: _Optional[int] = ..., records_in: _Optional[int] = ..., records_out: _Optional[int] = ..., inbox: _Optional[int] = ..., blocked_seconds: _Optional[float] = ..., latency_seconds: _Optional[float] = ..., barrier_seconds: _Optional[float] = ...) -> None: ...
 
 class WorkerStatus(_message.Message):
     __slots__ = ("worker", "replicas", "last_checkpoint")

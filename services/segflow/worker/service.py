@@ -361,7 +361,8 @@ class WorkerService:
             replicas.append(cpb.ReplicaCounters(block=r.block, replica=r.index, records_in=ex.records_in,
                                                 records_out=ex.router.records_out, inbox=attempt.inbox_depth(r),
                                                 blocked_seconds=load.blocked_seconds,
-                                                latency_seconds=load.latency_seconds))
+                                                latency_seconds=load.latency_seconds,
+                                                barrier_seconds=ex.barrier_seconds))
         return cpb.WorkerStatus(worker=self.name, replicas=replicas)
 
     def _heartbeat(self, attempt: Attempt) -> None:
@@ -417,6 +418,7 @@ class WorkerService:
             yield {
                 "block": r.block, "operator": load.operator, "replica": r.index,
                 "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds, "inbox": attempt.inbox_depth(r),
+                "barrier_seconds": ex.barrier_seconds,
                 "edges": [{"to_block": to_block, "records": s.records_out, "batches": s.batches_out,
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}
                           for to_block, s in ex.router.by_destination()],
