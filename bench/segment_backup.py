@@ -420,6 +420,7 @@ def main() -> None:
             model_windows = predicted_windows(rates, name, barrier_edge, acks[name])
             versioned_windows = predicted_windows(rates, name, queued_edge, acks[name], versioned_pending_window)
         per_node = {n: mean([r["delay"].get(n, float("nan")) for r in rounds]) for n in range(2, NODES + 1)}
+        barrier_percent = {n: 100 * mean([r["barriers"][n] for r in rounds]) for n in range(1, NODES + 1)}
         for n in range(1, NODES + 1):
             block = block_of(n)
             kib = mean([r["windows"].get(block, (0, 0))[0] for r in rounds]) / 1024
@@ -429,9 +430,8 @@ def main() -> None:
             delay = f"{per_node[n]:.2f}" if n in per_node else "spout"
             replayed = f"{mean([r['replayed'][n] for r in rounds]):.0f}" if n in per_node else ""
             busy = f"{100 * mean([r['busy'][n] for r in rounds]):.1f}" if n in per_node else ""
-            barriers = 100 * mean([r["barriers"][n] for r in rounds])
             print(f"{name:6} {n:>4} {delay:>10} {'' if n != NODES else f'{model_delay:.2f}':>8} {replayed:>8} "
-                  f"{busy:>7} {barriers:>9.2f} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
+                  f"{busy:>7} {barrier_percent[n]:>9.2f} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
                   f" {'' if versioned is None else f'{versioned:.1f}':>9}")
             if model is not None and model > 0:
                 window_errors.append(abs(sampled - model) / model)
@@ -444,8 +444,7 @@ def main() -> None:
                          "model_recovery_delay_s": round(model_delay, 3),
                          "snapshot_kib": round(mean([r["snapshots"] for r in rounds]) / 1024, 1),
                          "spout_window_tuples": round(spout_window, 1),
-                         "barrier_percent": {str(n): round(100 * mean([r["barriers"][n] for r in rounds]), 3)
-                                             for n in range(1, NODES + 1)}}
+                         "barrier_percent": {str(n): round(share, 3) for n, share in barrier_percent.items()}}
         print(f"{name:6} total recovery {total:.2f} s (restart until the first node runs {restart:.2f} s); "
               f"snapshots {summary[name]['snapshot_kib']} KiB", file=sys.stderr)
     abs_delay = summary["abs"]["recovery_delay_s"]
