@@ -11,7 +11,7 @@ from conftest import bag, run
 from hypothesis import given, settings, strategies as st
 
 import segflow.runtime.operators.sources as sources
-from segflow.runtime.operators.sources import BadInputLine, LineReader, plain_rows
+from segflow.runtime.operators.sources import BadInputLine, LineReader, plain_lines, split_rows
 
 
 def lines_of(text):
@@ -102,18 +102,19 @@ def test_csv_without_header_and_with_another_delimiter(tmp_path, parallelism):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet='ab ,;\t"\r\x00é', max_size=12), min_size=1, max_size=6),
        st.sampled_from([",", ";", "\t", ";;"]))
-def test_plain_rows_are_the_csv_modules_rows_or_nothing(lines, delimiter):
+def test_plain_lines_are_those_the_csv_module_splits_as_str_split_does(lines, delimiter):
     """The fast path splits only what csv.reader would split the same way."""
-    rows = plain_rows(lines, delimiter)
-    if rows is not None:
-        assert rows == list(csv.reader(lines, delimiter=delimiter))
+    if plain_lines(lines, delimiter):
+        assert list(split_rows(lines, delimiter)) == list(csv.reader(lines, delimiter=delimiter))
 
 
-def test_plain_rows_take_plain_lines_and_leave_quoted_ones_to_the_csv_module():
-    assert plain_rows(["1,2,x", "3,,y "], ",") == [["1", "2", "x"], ["3", "", "y "]]
-    assert plain_rows(['1,"2,3"'], ",") is None
-    assert plain_rows(["1,2\r"], ",") is None
-    assert plain_rows(["1" * (csv.field_size_limit() + 1)], ",") is None
+def test_plain_lines_take_plain_lines_and_leave_quoted_ones_to_the_csv_module():
+    assert plain_lines(["1,2,x", "3,,y "], ",")
+    assert list(split_rows(["1,2,x", "3,,y "], ",")) == [["1", "2", "x"], ["3", "", "y "]]
+    for line in ['1,"2,3"', "1,2\r", "1,\x002", "1" * (csv.field_size_limit() + 1)]:
+        assert not plain_lines(["1,2", line], ","), line
+    assert not plain_lines(["1,2", ""], ",")
+    assert not plain_lines(["1;;2"], ";;")
 
 
 def test_csv_rows_mostly_plain_and_some_quoted_read_as_the_csv_module_reads_them(tmp_path, parallelism):

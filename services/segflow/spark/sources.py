@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import TYPE_CHECKING, Callable, Iterator
+from functools import partial
+from itertools import islice
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
 from ..runtime.operators.columnar import ArrowCsvSource, CsvColumns, csv_record_batches
-from ..runtime.operators.csv_records import record_maker
+from ..runtime.operators.csv_records import record_maker, records
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
+
+ROWS_AT_A_TIME = 1024
 
 
 def read_lines(path: str, index: int, replicas: int) -> Iterator[str]:
@@ -67,14 +71,12 @@ def read_csv(path: str, delimiter: str, has_headers: bool, index: int, replicas:
     return _records(record_maker(header), header, csv.reader(lines, delimiter=delimiter))
 
 
-def _records(make: Callable[..., dict], header: list[str], rows: Iterator[list[str]]) -> Iterator[dict]:
-    """Each row as the engine's CSV source makes it: by the header's compiled maker, a
-    row longer or shorter than the header zipped."""
-    for row in rows:
-        try:
-            yield make(*row)
-        except TypeError:
-            yield dict(zip(header, row))
+def _records(make: Callable[[Iterable[list[str]]], list[dict]], header: list[str],
+             rows: Iterator[list[str]]) -> Iterator[dict]:
+    """Each row as the engine's CSV source makes it (``records``: by the header's compiled
+    maker, a row longer or shorter than the header zipped), a batch of rows at a time."""
+    while batch := list(islice(rows, ROWS_AT_A_TIME)):
+        yield from records(make, header, partial(iter, batch))
 
 
 def source_rdd(sc: "SparkContext", op: Operator, replicas: int) -> "RDD":

@@ -6,8 +6,8 @@ import csv
 import json
 import os
 import random
-import re
 import time
+from functools import partial
 from itertools import islice, repeat
 from typing import Any, Callable, Iterable, Iterator
 
@@ -247,21 +247,23 @@ class JsonLinesSource(TextFileSource):
         return Batch(list(parse_json_lines(self.path, batch.items, lambda i: self._line_offset(first + i))))
 
 
-_NEEDS_THE_CSV_MODULE = re.compile('["\r\n\x00]')
+def plain_lines(lines: list[str], delimiter: str) -> bool:
+    """Whether ``csv.reader`` gives exactly ``line.split(delimiter)`` for every line: no
+    quote, carriage return or NUL in any line, no empty line (no row for the csv module), a
+    one-character delimiter, no line longer than the csv module's field size limit (which
+    it refuses). Most CSV files are such, and ``str.split`` parses them in two thirds of the
+    time. Each character is looked for with ``in`` (a memchr over the batch's text): a
+    regular expression's character class took 0.19 s per two million bids, ``in`` 0.01 s."""
+    if len(delimiter) != 1 or "" in lines:
+        return False
+    text = "".join(lines)
+    if '"' in text or "\r" in text or "\x00" in text:
+        return False
+    return not lines or max(map(len, lines)) <= csv.field_size_limit()
 
 
-def plain_rows(lines: list[str], delimiter: str) -> list[list[str]] | None:
-    """The rows of ``lines`` split at ``delimiter``, when that is exactly what
-    ``csv.reader`` would give: no quote, carriage return or NUL in any line, no empty line
-    (no row for the csv module), a one-character delimiter, no line longer than the csv
-    module's field size limit (which it refuses); else None. Most CSV files are such, and
-    ``str.split`` parses them in two thirds of the time (the bid aggregate's rows: 0.71 ->
-    0.49 s per million with their dicts)."""
-    if len(delimiter) != 1 or _NEEDS_THE_CSV_MODULE.search("".join(lines)):
-        return None
-    if "" in lines or (lines and max(map(len, lines)) > csv.field_size_limit()):
-        return None
-    return list(map(str.split, lines, repeat(delimiter)))
+def split_rows(lines: list[str], delimiter: str) -> Iterator[list[str]]:
+    return map(str.split, lines, repeat(delimiter))
 
 
 class CsvSource(TextFileSource):
@@ -275,7 +277,7 @@ class CsvSource(TextFileSource):
         self.delimiter = delimiter
         self.has_headers = has_headers
         self.header: list[str] | None = None
-        self.make_record: Callable[..., dict] | None = None
+        self.make_record: Callable[[Iterable[list[str]]], list[dict]] | None = None
         self.skip_first = False
         self.restored = False
 
@@ -297,15 +299,19 @@ class CsvSource(TextFileSource):
         if self.skip_first and lines:
             lines = lines[1:]
             self.skip_first = False
-        rows = plain_rows(lines, self.delimiter)
-        if rows is None:
-            try:
-                rows = list(csv.reader(lines, delimiter=self.delimiter))
-            except csv.Error as exc:
-                raise self._bad_row(first, batch.items, exc) from exc
-        if self.header is not None:
-            rows = records(self.make_record, self.header, rows)
-        return Batch(rows)
+        if plain_lines(lines, self.delimiter):
+            rows = partial(split_rows, lines, self.delimiter)     # lazy: no list of rows in between
+        else:
+            rows = partial(iter, self._csv_module_rows(first, batch.items, lines))
+        if self.header is None:
+            return Batch(list(rows()))
+        return Batch(records(self.make_record, self.header, rows))
+
+    def _csv_module_rows(self, first: int, items: list[str], lines: list[str]) -> list[list[str]]:
+        try:
+            return list(csv.reader(lines, delimiter=self.delimiter))
+        except csv.Error as exc:
+            raise self._bad_row(first, items, exc) from exc
 
     def _bad_row(self, first: int, lines: list[str], cause: csv.Error) -> BadInputLine:
         """The line of ``lines`` (from ``pending[first]``) that the CSV reader refuses."""
