@@ -26,27 +26,6 @@ def test_a_raising_function_names_operator_place_replica_position_and_record():
     assert "ZeroDivisionError" in text and "record #2500" in text and error.location in text
 
 
-@pytest.mark.parametrize("fails,operator,record", [
-    ("map", "map(", 2500), ("key", "group_by_fold(", ("k", 2500)), ("fold", "group_by_fold(", ("k", 2500))])
-def test_a_map_that_a_pre_aggregate_runs_in_its_loop_keeps_its_own_errors(fails, operator, record):
-    """The pre-aggregate maps, keys and folds each record at once: a failure still names
-    the operator whose function failed, the record it failed on and its position across
-    batches."""
-    def to_pair(x):
-        return ("k", x) if fails != "map" or x != 2500 else 1 // 0
-
-    def key(pair):
-        return pair[0] if fails != "key" or pair[1] != 2500 else 1 // 0
-
-    def add(acc, pair):
-        return acc + pair[1] if fails != "fold" or pair[1] != 2500 else 1 // 0
-
-    error = failure(lambda env: env.from_iterable(range(3000)).map(to_pair)
-                    .group_by_fold(key, 0, add, lambda a, b: a + b))
-    assert error.operator.startswith(operator) and HERE in error.location
-    assert error.record == record and error.position == 2500 and isinstance(error.cause, ZeroDivisionError)
-
-
 @pytest.mark.parametrize("build,operator,record", [
     (lambda env: env.from_iterable([("a", 1), ("b", 0)]).group_by(lambda r: r[0]).map(lambda k, r: 1 // r[1]),
      "map", ("b", ("b", 0))),

@@ -74,8 +74,6 @@ class ReplicaExecutor:
             self.ops.append(op)
         if not self.ops:
             self.ops.append(Operator())
-        for previous, op in zip(self.ops, self.ops[1:]):
-            op.absorb(previous)
         self.head = self.ops[0]
         self.custom_control = getattr(self.head, "handles_control", False)
         self.tickers = [(i, op) for i, op in enumerate(self.ops) if hasattr(op, "on_tick")]

@@ -78,12 +78,6 @@ class Operator:
     def process_input(self, input_index: int, batch: Batch) -> Output:
         return self.process(batch)
 
-    def absorb(self, previous: "Operator") -> None:
-        """Called once with the operator before this one in the chain, before anything
-        runs: an operator that can do ``previous``'s per-record work in its own loop takes
-        it over here (``previous`` then passes batches through untouched)."""
-        return None
-
     def on_watermark(self, ts: Any) -> Output:
         return None
 

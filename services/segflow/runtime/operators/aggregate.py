@@ -10,13 +10,12 @@ import copy
 import functools
 import operator
 from collections import Counter
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable
 
 from ..elements import Batch
 from ..operator import Delegating, Operator, Output, UserCall
 from ..rescale import split_by_key
 from ..sentinels import NOTHING
-from .stateless import Map
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
 
@@ -107,11 +106,10 @@ class KeyedFold(Operator):
         self.fold(batch.items)
         return None
 
-    def fold(self, items: list, key: Callable | None = None, mapped: Map | None = None) -> None:
+    def fold(self, items: list, key: Callable | None = None) -> None:
         """Folds ``(key, value)`` pairs or, given ``key``, the records themselves under
         ``key(record)``: the local stage of group_by_fold keys and folds in one loop, with
-        no list of pairs in between; given ``mapped``, the map before it in the chain
-        (absorbed), it maps each record in the same loop."""
+        no list of pairs in between."""
         fn, acc, first = self.fn, self.acc, self._first
         get = acc.get
         i = 0
@@ -120,33 +118,14 @@ class KeyedFold(Operator):
                 for i, (k, v) in enumerate(items):
                     held = get(k, NOTHING)
                     acc[k] = first(v) if held is NOTHING else fn(held, v)
-            elif mapped is None:
+            else:
                 for i, v in enumerate(items):
                     k = key(v)
                     held = get(k, NOTHING)
                     acc[k] = first(v) if held is NOTHING else fn(held, v)
-            else:
-                to = mapped.fn
-                for i, x in enumerate(items):
-                    v = to(x)
-                    k = key(v)
-                    held = get(k, NOTHING)
-                    acc[k] = first(v) if held is NOTHING else fn(held, v)
         except Exception as exc:
-            self._fail(exc, i, items[i], mapped)
-        if mapped is not None:
-            mapped.call.seen += len(items)
+            raise self.call.error(exc, i, items[i]) from exc
         self.call.seen += len(items)
-
-    def _fail(self, exc: Exception, i: int, item: Any, mapped: Map | None) -> NoReturn:
-        """Raises the error for record ``i``: the map's when its function fails on the
-        record again, else this fold's, on the mapped record."""
-        if mapped is not None:
-            try:
-                item = mapped.fn(item)
-            except Exception as again:  # noqa: BLE001 - re-raised as the map's error
-                raise mapped.call.error(again, i, item) from again
-        raise self.call.error(exc, i, item) from exc
 
     def _first(self, value: Any) -> Any:
         """A key's first accumulator: the value itself for a reduce, else ``fn(init, value)``."""
@@ -224,19 +203,8 @@ class LocalKeyedFold(Delegating):
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
         return {"acc": split_by_key(states, "acc", index, replicas, combine=self.combine)}
 
-    mapped: Map | None = None
-
-    def absorb(self, previous: Operator) -> None:
-        """A map on unkeyed records before this pre-aggregate runs in its loop: each
-        record is mapped, keyed and folded at once, and no list of mapped records is made
-        (the bench's bid aggregate: 1.28 s instead of 1.51 s to map and fold two million
-        bids)."""
-        if type(previous) is Map and not previous.keyed:
-            previous.absorbed = True
-            self.mapped = previous
-
     def process(self, batch: Batch) -> Output:
-        self.inner.fold(batch.items, self.key, self.mapped)
+        self.inner.fold(batch.items, self.key)
         return None
 
     def on_end(self) -> Output:

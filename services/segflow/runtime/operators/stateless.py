@@ -34,14 +34,7 @@ class _UserOperator(Operator):
 
 
 class Map(_UserOperator):
-    """With ``absorbed`` set, the next operator maps each record in its own loop (and
-    counts the records for this one's errors): batches pass through untouched."""
-
-    absorbed = False
-
     def process(self, batch: Batch) -> Output:
-        if self.absorbed:
-            return batch
         values = self.results(batch.items)
         out = [(kv[0], y) for kv, y in zip(batch.items, values)] if self.keyed else values
         return Batch(out, batch.timestamps)
