@@ -100,7 +100,7 @@ def test_csv_without_header_and_with_another_delimiter(tmp_path, parallelism):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet='ab ,;\t"\r\x00é', max_size=12), min_size=1, max_size=6),
+@given(st.lists(st.text(alphabet='ab ,;\t"\r\n\x00é', max_size=12), min_size=1, max_size=6),
        st.sampled_from([",", ";", "\t", ";;"]))
 def test_plain_lines_are_those_the_csv_module_splits_as_str_split_does(lines, delimiter):
     """The fast path splits only what csv.reader would split the same way."""
@@ -111,7 +111,7 @@ def test_plain_lines_are_those_the_csv_module_splits_as_str_split_does(lines, de
 def test_plain_lines_take_plain_lines_and_leave_quoted_ones_to_the_csv_module():
     assert plain_lines(["1,2,x", "3,,y "], ",")
     assert list(split_rows(["1,2,x", "3,,y "], ",")) == [["1", "2", "x"], ["3", "", "y "]]
-    for line in ['1,"2,3"', "1,2\r", "1,\x002", "1" * (csv.field_size_limit() + 1)]:
+    for line in ['1,"2,3"', "1,2\r", "1,\n2", "1,\x002", "1" * (csv.field_size_limit() + 1)]:
         assert not plain_lines(["1,2", line], ","), line
     assert not plain_lines(["1,2", ""], ",")
     assert not plain_lines(["1;;2"], ";;")

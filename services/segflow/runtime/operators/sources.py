@@ -249,7 +249,7 @@ class JsonLinesSource(TextFileSource):
 
 def plain_lines(lines: list[str], delimiter: str) -> bool:
     """Whether ``csv.reader`` gives exactly ``line.split(delimiter)`` for every line: no
-    quote, carriage return or NUL in any line, no empty line (no row for the csv module), a
+    quote, line break or NUL in any line, no empty line (no row for the csv module), a
     one-character delimiter, no line longer than the csv module's field size limit (which
     it refuses). Most CSV files are such, and ``str.split`` parses them in two thirds of the
     time. Each character is looked for with ``in`` (a memchr over the batch's text): a
@@ -257,7 +257,7 @@ def plain_lines(lines: list[str], delimiter: str) -> bool:
     if len(delimiter) != 1 or "" in lines:
         return False
     text = "".join(lines)
-    if '"' in text or "\r" in text or "\x00" in text:
+    if '"' in text or "\r" in text or "\n" in text or "\x00" in text:
         return False
     return not lines or max(map(len, lines)) <= csv.field_size_limit()
 
