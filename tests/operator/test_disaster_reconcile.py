@@ -48,6 +48,18 @@ def test_the_status_tells_the_failover_and_its_recovery_time_once_the_job_runs()
     assert later["lastFailover"] == running["lastFailover"]
 
 
+def test_a_failover_to_a_job_that_completes_before_any_reconcile_sees_it_running_is_told_too():
+    """A job the primary had completed resumes at its end and may finish between two
+    reconciles: its completion ends the failover."""
+    taken = Lease("west", 2, 1000.0, 10.0, previous="east", taken_at=1000.0, previous_renewed_at=989.0)
+    deploying = dr_status("west", "standby", {}, taken, taken, "Deploying", 1001.0)
+    done = dr_status("west", "standby", deploying, taken, taken, "Completed", 1003.0, "vfinal")
+    assert done["lastFailover"]["rtoSeconds"] == 14.0 and done["lastFailover"]["restored"] == "vfinal"
+    unsaid = dr_status("west", "standby", deploying, taken, taken, "Completed", 1003.0)
+    assert unsaid["lastFailover"]["restored"] == "not reported before the job completed"
+    assert "rtoSeconds" not in dr_status("west", "standby", deploying, taken, taken, "Failed", 1003.0)["lastFailover"]
+
+
 def test_the_restored_versions_reach_the_status_from_the_coordinator():
     spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
     status = {"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}}

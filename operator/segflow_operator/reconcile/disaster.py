@@ -10,6 +10,8 @@ from .times import rfc3339
 from .views import Observed
 
 STANDBY = "Standby"
+# The phases that end a failover, and what it restored when the coordinator did not say.
+RUNS_AGAIN = {"Running": "nothing (from the start)", "Completed": "not reported before the job completed"}
 
 
 def stand_by(d: Decision, current: str, pods, message: str, warning: bool) -> None:
@@ -31,7 +33,9 @@ def dr_status(cluster: str, role: str, previous: dict, lease: Lease | None, take
               now: float, restored: str = "") -> dict:
     """``status.disasterRecovery``. ``taken``: the lease this cluster last took over (its
     failover); the recovery time is measured once the job runs again, from the old
-    holder's last renewal (the fault came after it) to now, with what it restored."""
+    holder's last renewal (the fault came after it) to now, with what it restored. A job
+    resumed at its end (its primary had completed it) can finish between two reconciles
+    and never show Running: its completion ends the failover as well."""
     result = {"clusterName": cluster, "role": role}
     if lease is not None:
         result.update(activeCluster="" if lease.released else lease.owner, generation=lease.generation,
@@ -41,9 +45,9 @@ def dr_status(cluster: str, role: str, previous: dict, lease: Lease | None, take
         failover = {"time": rfc3339(taken.taken_at), "from": taken.previous, "to": taken.owner,
                     "generation": taken.generation, "previousRenewal": rfc3339(taken.previous_renewed_at)}
     if taken is not None and failover.get("generation") == taken.generation and "rtoSeconds" not in failover \
-            and phase == "Running":
+            and phase in RUNS_AGAIN:
         failover["rtoSeconds"] = round(now - taken.previous_renewed_at, 1)
-        failover["restored"] = restored or "nothing (from the start)"
+        failover["restored"] = restored or RUNS_AGAIN[phase]
     if failover:
         result["lastFailover"] = failover
     return result
