@@ -8,12 +8,12 @@ import csv
 import os
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
 from ..runtime.operators.columnar import ArrowCsvSource, CsvColumns, csv_record_batches
-from ..runtime.operators.csv_records import record_maker, records
+from ..runtime.operators.csv_records import RecordMaker, record_maker, records
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -71,8 +71,7 @@ def read_csv(path: str, delimiter: str, has_headers: bool, index: int, replicas:
     return _records(record_maker(header), header, csv.reader(lines, delimiter=delimiter))
 
 
-def _records(make: Callable[[Iterable[list[str]]], list[dict]], header: list[str],
-             rows: Iterator[list[str]]) -> Iterator[dict]:
+def _records(make: RecordMaker, header: list[str], rows: Iterator[list[str]]) -> Iterator[dict]:
     """Each row as the engine's CSV source makes it (``records``: by the header's compiled
     maker, a row longer or shorter than the header zipped), a batch of rows at a time."""
     while batch := list(islice(rows, ROWS_AT_A_TIME)):

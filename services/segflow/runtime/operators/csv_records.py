@@ -14,9 +14,10 @@ from itertools import repeat
 from typing import Callable, Iterable
 
 Rows = Iterable[list[str]]
+RecordMaker = Callable[[Rows], list[dict]]     # what record_maker compiles for a header
 
 
-def record_maker(header: list[str]) -> Callable[[Rows], list[dict]]:
+def record_maker(header: list[str]) -> RecordMaker:
     """``f(rows)`` is ``[dict(zip(header, row)) for row in rows]`` for rows of exactly
     ``len(header)`` fields (a later duplicate name wins, as there); a row of another
     length raises ValueError."""
@@ -30,7 +31,7 @@ def record_maker(header: list[str]) -> Callable[[Rows], list[dict]]:
     return eval(compile(tree, "<csv header>", "eval"), {"__builtins__": {}})
 
 
-def records(make: Callable[[Rows], list[dict]], header: list[str], rows: Callable[[], Rows]) -> list[dict]:
+def records(make: RecordMaker, header: list[str], rows: Callable[[], Rows]) -> list[dict]:
     """The dicts of the rows ``rows()`` yields; a batch with a row longer or shorter than
     the header is zipped (missing fields absent, extra ones dropped), from ``rows()``
     called again: the rows may be a lazy split of the lines, gone once iterated."""

@@ -15,7 +15,7 @@ from ...errors import JobFailed
 from ..elements import Batch
 from ..executor import SourceOperator
 from ..operator import Output
-from .csv_records import record_maker, records
+from .csv_records import RecordMaker, record_maker, records
 
 CHUNK = 1 << 20
 
@@ -277,7 +277,7 @@ class CsvSource(TextFileSource):
         self.delimiter = delimiter
         self.has_headers = has_headers
         self.header: list[str] | None = None
-        self.make_record: Callable[[Iterable[list[str]]], list[dict]] | None = None
+        self.make_record: RecordMaker | None = None
         self.skip_first = False
         self.restored = False
 
