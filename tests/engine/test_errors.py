@@ -21,7 +21,7 @@ def test_a_raising_function_names_operator_place_replica_position_and_record():
     error = failure(lambda env: env.from_iterable(range(3000)).map(lambda x: 10 // (x - 2500)), 2)
     assert error.operator.startswith("map(") and HERE in error.location
     assert error.record == 2500 and error.position == 2500 and isinstance(error.cause, ZeroDivisionError)
-    assert error.replica.startswith("b1.r")
+    assert error.replica.startswith("b0.r")
     text = str(error)
     assert "ZeroDivisionError" in text and "record #2500" in text and error.location in text
 

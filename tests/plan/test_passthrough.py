@@ -1,15 +1,12 @@
 """Pass-through blocks (no operators, one input) are removed once the graph is complete:
 their sender sends to their receivers directly, ids stay dense, and what every sink
 receives is the same as through the pass-through blocks, at any parallelism."""
-import collections
-
 import pytest
 
-import segflow
 from segflow import EventTimeWindow
 from segflow.plan.graph import Strategy
 from segflow.plan.passthrough import elide_pass_through_blocks
-from segflow.runtime.local import LocalRuntime
+from support.graph_passes import blocks_removed, built
 
 
 def joined(env):
@@ -55,29 +52,10 @@ def iterated(env):
 PIPELINES = [(joined, 2), (interval_joined, 2), (split_after_source, 1), (split_after_group_by, 1), (capped_then_windowed, 0), (iterated, 2)]
 
 
-def built(pipeline, parallelism):
-    env = segflow.StreamEnvironment(parallelism=parallelism)
-    stream = pipeline(env)
-    output = stream.collect()
-    return env, output
-
-
-def collected(graph, output, parallelism):
-    result = LocalRuntime(parallelism).execute(graph)
-    return collections.Counter(map(repr, result.results.get(output.sink_id, [])))
-
-
 @pytest.mark.parametrize("parallelism", [1, 3])
 @pytest.mark.parametrize("pipeline,passing", PIPELINES, ids=[p.__name__ for p, _ in PIPELINES])
 def test_the_sinks_receive_the_same_records_without_the_pass_through_blocks(pipeline, passing, parallelism):
-    env, output = built(pipeline, parallelism)
-    before = collected(env.graph, output, parallelism)
-    env, output = built(pipeline, parallelism)
-    blocks = len(env.graph.blocks)
-    elide_pass_through_blocks(env.graph)
-    assert len(env.graph.blocks) == blocks - passing
-    assert [b.id for b in env.graph.blocks] == list(range(len(env.graph.blocks)))
-    assert before and collected(env.graph, output, parallelism) == before
+    assert blocks_removed(elide_pass_through_blocks, pipeline, parallelism) == passing
 
 
 def test_two_inputs_after_group_by_are_fed_by_one_shuffle_each():

@@ -5,6 +5,7 @@ import pytest
 
 import segflow
 from segflow import EventTimeWindow
+from segflow.plan.compact import compact
 from segflow.plan.signature import layout, layout_difference, operator_kind
 
 
@@ -53,3 +54,25 @@ def test_another_number_of_blocks_or_other_edges_differ():
     rewired = dict(stored, edges=[[0, 2, 0, 0, "hash"]])
     assert layout_difference(rewired, stored) == \
         "its blocks were connected differently (shuffles, joins or splits moved)"
+
+
+def compacted(build):
+    graph = graph_of(build)
+    compact(graph)
+    return graph
+
+
+def test_a_checkpoint_taken_before_sources_chained_their_next_block_is_told_apart():
+    """An earlier segflow kept the operators after a source in a block of their own: the
+    same operators, one block more after each source."""
+    now = layout(compacted(counts))
+    (source, rest) = now["blocks"][0], now["blocks"][1:]
+    edges = [[src + 1, dst + 1, *more] for src, dst, *more in now["edges"]] + [[0, 1, 0, 0, "forward"]]
+    earlier = {"blocks": [source[:1], source[1:], *rest], "edges": edges}
+    assert layout_difference(earlier, now) == (
+        f"it had {len(now['blocks']) + 1} blocks, this pipeline has {len(now['blocks'])}; the same operators with "
+        "each source's block apart from the block after it: an earlier segflow took it (this one runs them in one "
+        "block), and only such a segflow restores it")
+    regrouped = {"blocks": [source, rest[0][:1], rest[0][1:], *rest[1:]], "edges": edges}
+    assert layout_difference(regrouped, now) == f"it had {len(now['blocks']) + 1} blocks, this pipeline has " \
+        f"{len(now['blocks'])}"

@@ -167,8 +167,8 @@ def test_a_restore_into_a_changed_pipeline_is_refused_and_changes_nothing(tmp_pa
     refused = start(output, state, "--restore", "latest", protocol=protocol, job=str(changed))
     _, stderr = refused.communicate(timeout=60)
     assert refused.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
-    assert "was taken by a pipeline laid out differently (its block 2 chained event_time_window.count -> " \
-           "write_text; this pipeline's block 2 chains event_time_window.count -> map -> write_text)" in stderr
+    assert "was taken by a pipeline laid out differently (its block 1 chained event_time_window.count -> " \
+           "write_text; this pipeline's block 1 chains event_time_window.count -> map -> write_text)" in stderr
     assert files_in(state_dir) == before, "a refused restore changed the store"
     resized = tmp_path / "resized.py"
     resized.write_text(source.replace("tumbling(100)", "tumbling(200)"))

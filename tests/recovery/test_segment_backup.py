@@ -148,10 +148,10 @@ def test_splitting_topology_with_redis_state(tmp_path, redis_server, connectors)
 def test_merging_topology_with_s3_state(tmp_path, s3_server):
     """Two sources feed one segment: each replays its own window into the join."""
     state = f"s3://segflow-segments-{os.getpid()}/state"
-    restores = run_with_disasters("merge", tmp_path / "out", state, (0, 4), endpoint=s3_server.endpoint,
+    restores = run_with_disasters("merge", tmp_path / "out", state, (0, 3), endpoint=s3_server.endpoint,
                                   seed=3)
     assert_oracle("merge", tmp_path / "out")
-    assert len(restores) == 3 and apart(restores, 0, 4), restores
+    assert len(restores) == 3 and apart(restores, 0, 3), restores
 
 
 @pytest.mark.parametrize("parallelism", [1, 3])

@@ -218,9 +218,10 @@ def test_damaged_log_segments_are_found_and_the_recovery_line_falls_back(tmp_pat
             return newest
 
         def checkpointed_enough():
-            """Six replicas with six local checkpoints each: older stable lines exist to fall back to."""
+            """Every replica (two blocks of two) with six local checkpoints each: older stable
+            lines exist to fall back to."""
             newest = newest_segments()
-            return len(newest) == 6 and min(int(k.rsplit("/", 1)[1][:-4]) for k in newest.values()) >= 6
+            return len(newest) == 4 and min(int(k.rsplit("/", 1)[1][:-4]) for k in newest.values()) >= 6
         assert wait_for(lambda: checkpointed_enough() or run.poll() is not None, timeout=40)
         assert run.poll() is None, "the job ended before the damage: make it longer"
         newest = newest_segments()

@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
-from ..plan.passthrough import elide_pass_through_blocks
+from ..plan.compact import compact
 from ..process_runner import installed as installed_process_runner
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
@@ -44,9 +44,11 @@ class StreamEnvironment:
 
     # ------------------------------------------------------------------ sources
     def _source(self, name: str, factory: Callable, single: bool = False, expected: int | None = None) -> Stream:
-        """A source is a block of its own (it owns the read position); the block after it
-        keeps the source's replica cap until the next split, as in Noir. ``expected``: the
-        records it will read, when known (progress shows a percentage and an ETA)."""
+        """A source opens a block of its own and the stream goes on in the next one, which
+        keeps the source's replica cap until the next split, as in Noir; once the graph is
+        complete, that block is chained into the source's where it can be
+        (``plan.source_chain``). ``expected``: the records it will read, when known
+        (progress shows a percentage and an ETA)."""
         self._check_building(name)
         cap = 1 if single else None
         source = self.graph.new_block(is_source=True, batch_mode=self._batch_mode, max_parallelism=cap,
@@ -221,7 +223,7 @@ class StreamEnvironment:
             raise SegflowError("this environment has run already; build a new one to run again")
         if not self.graph.blocks:
             raise PipelineError("the pipeline is empty: add a source, e.g. env.read_text(path)")
-        elide_pass_through_blocks(self.graph)
+        compact(self.graph)
         if self.config.runs_in_processes:
             if self.job_spec is None:
                 raise SegflowError("the multi-process runtime runs job modules (every worker rebuilds the "

@@ -97,9 +97,9 @@ class Stream:
         return (KeyedStream if keyed else Stream)(self.env, block)
 
     def _chain(self, name: str, factory: Callable[[], Operator], keyed: bool | None = None,
-               stateful: bool = False) -> "Stream":
+               stateful: bool = False, clocked: bool = False) -> "Stream":
         self._consume(name)
-        self.block.operators.append(OperatorSpec(name, factory, caller_location(), stateful))
+        self.block.operators.append(OperatorSpec(name, factory, caller_location(), stateful, clocked))
         return self._next(self.block, keyed)
 
     def _split(self, name: str, strategy: Strategy, keyed: bool | None = None,
@@ -337,7 +337,9 @@ class Stream:
             _callable("add_timestamps' watermark", watermark)
         if self.keyed:
             raise PipelineError("add_timestamps works on a non-keyed stream: call it before group_by")
-        out = self._chain(_named("add_timestamps", timestamp), lambda: AddTimestamps(timestamp, watermark))
+        idles = isinstance(watermark, WatermarkStrategy) and watermark.idleness is not None
+        out = self._chain(_named("add_timestamps", timestamp), lambda: AddTimestamps(timestamp, watermark),
+                          clocked=idles)
         out.block.timestamped = True
         return out
 

@@ -43,7 +43,8 @@ class WindowedStream:
             aggregate = WindowAware(lambda w, values: WindowResult(
                 w, apply_window_function(base, w.key, w.start, w.end, values)))
         stamped = stream.block.timestamped
-        out = stream._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed), stateful=True)
+        out = stream._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed), stateful=True,
+                            clocked=window.clocked)
         out.block.timestamped = window.stamps_results(stamped)
         return out
 
@@ -117,7 +118,7 @@ class WindowedStream:
             f"window_{name}", [self.stream, other.stream], [strategy, strategy],
             lambda: TagInputs(keyed), keyed=keyed, max_parallelism=None if keyed else 1)
         out = merged._chain(f"{window.name}.{name}", lambda: window.make(aggregate, keyed, flat=flat),
-                            stateful=True)
+                            stateful=True, clocked=window.clocked)
         out.block.timestamped = window.stamps_results(all(s.block.timestamped for s in (self.stream, other.stream)))
         return out
 

@@ -18,6 +18,7 @@ from ..runtime.operators.windows import (CountWindows, ProcessingTime, SessionWi
 class WindowDescription:
     name = "window"
     needs_timestamps = False        # its input must carry event times (add_timestamps)
+    clocked = False                 # closes windows on the wall clock, between records too
 
     def stamps_results(self, stamped: bool) -> bool:
         """Whether the window's results carry timestamps, given whether its input does
@@ -120,6 +121,7 @@ class ProcessingTimeWindow(EventTimeWindow):
 
     kind = "processing_time"
     needs_timestamps = False
+    clocked = True
 
     def make(self, aggregate, keyed, flat=False):
         return ProcessingTime(super().make(aggregate, keyed, flat))

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..api.environment import StreamEnvironment
 from ..errors import JobLoadError, SegflowError
-from ..plan.passthrough import elide_pass_through_blocks
+from ..plan.compact import compact
 from ..settings import Config
 from ..suggestions import did_you_mean
 
@@ -150,7 +150,7 @@ def build_job(spec: JobModule, config: Config) -> tuple[StreamEnvironment, Any]:
         raise JobLoadError(f"job {spec.target} failed while building its pipeline: {_where(exc)}") from exc
     if not env.graph.blocks:
         raise JobLoadError(f"job {spec.target}: {spec.function}() built no pipeline (add a source on env)")
-    elide_pass_through_blocks(env.graph)
+    compact(env.graph)
     return env, returned
 
 

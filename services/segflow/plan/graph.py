@@ -59,6 +59,7 @@ class OperatorSpec:
     factory: Callable[[], Any]
     location: str = "?"
     stateful: bool = False
+    clocked: bool = False    # acts on the wall clock between records (idleness, processing time)
 
 
 @dataclass

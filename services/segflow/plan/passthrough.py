@@ -12,6 +12,7 @@ stay dense and the same in every process that builds the job.
 from __future__ import annotations
 
 from .graph import Edge, JobGraph, Strategy
+from .renumber import renumber
 
 # Receivers that get the same records whatever the sender's parallelism.
 _PARTITION_BY_RECORD = (Strategy.HASH, Strategy.BROADCAST)
@@ -34,7 +35,7 @@ def elide_pass_through_blocks(graph: JobGraph) -> None:
         graph.edges.remove(incoming)
         removed.add(block.id)
     if removed:
-        _renumber(graph, removed)
+        renumber(graph, removed)
 
 
 def _removable(graph: JobGraph, block_id: int, inputs: list[Edge], outputs: list[Edge]) -> bool:
@@ -54,12 +55,3 @@ def _removable(graph: JobGraph, block_id: int, inputs: list[Edge], outputs: list
         return True
     return all(e.strategy in _PARTITION_BY_RECORD for e in outputs)
 
-
-def _renumber(graph: JobGraph, removed: set[int]) -> None:
-    graph.blocks = [b for b in graph.blocks if b.id not in removed]
-    new_id = {}
-    for index, block in enumerate(graph.blocks):
-        new_id[block.id] = index
-        block.id = index
-    for edge in graph.edges:
-        edge.src, edge.dst = new_id[edge.src], new_id[edge.dst]

@@ -41,7 +41,7 @@ def layout_difference(stored: dict, current: dict) -> str:
     sentence for the user; empty when a snapshot of one restores into the other."""
     before, now = stored.get("blocks", []), current["blocks"]
     if len(before) != len(now):
-        return f"it had {len(before)} blocks, this pipeline has {len(now)}"
+        return f"it had {len(before)} blocks, this pipeline has {len(now)}" + _rechained(stored, now)
     for block, (old, new) in enumerate(zip(before, now)):
         if old != new:
             return f"its block {block} chained {' -> '.join(old) or '(nothing)'}; this pipeline's block {block} " \
@@ -49,3 +49,23 @@ def layout_difference(stored: dict, current: dict) -> str:
     if stored.get("edges", []) != current["edges"]:
         return "its blocks were connected differently (shuffles, joins or splits moved)"
     return ""
+
+
+def _rechained(stored: dict, now: list[list[str]]) -> str:
+    """A hint when ``stored`` is ``now`` with each source's block split from the block
+    after it: an earlier segflow's checkpoint (this one runs the operators after a source
+    in the source's block)."""
+    before = stored.get("blocks", [])
+    fed = {edge[1] for edge in stored.get("edges", [])}
+    i = 0
+    for chain in now:
+        if i < len(before) and before[i] == chain:
+            i += 1
+        elif i + 1 < len(before) and i not in fed and before[i] + before[i + 1] == chain:
+            i += 2
+        else:
+            return ""
+    if i != len(before):
+        return ""
+    return ("; the same operators with each source's block apart from the block after it: an earlier segflow "
+            "took it (this one runs them in one block), and only such a segflow restores it")

@@ -1,8 +1,8 @@
 """Three topologies for segment backup (seed 004, §3.6), with their plain-Python oracles.
 
-linear: generate -> timestamps, key -> hash -> event-time window count (a connector under
-``--connectors auto``) -> shuffle -> format -> text sink. Segments: source|plain|window,
-then window|sink directly.
+linear: generate, timestamps (the source's block) -> shuffle -> key (a plain block) -> hash
+-> event-time window count (a connector under ``--connectors auto``) -> shuffle -> format
+-> text sink. Segments: source|plain|window, then window|sink directly.
 
 split: one source feeds two branches, each to its own sink (filter, map): with ``auto``
 one segment ends at both sinks, and the sink restored ahead of the other drops what its
@@ -38,7 +38,11 @@ def right(i):
 
 
 def _counts(stream):
+    """Shuffled once the records have their times, so that a plain block (no connector:
+    fed round-robin) lies between the source's block and the window's."""
     return (stream.add_timestamps(lambda e: e[1], watermark)
+            .shuffle()
+            .map(tuple)
             .group_by(lambda e: e[0])
             .window(segflow.EventTimeWindow.tumbling(WINDOW))
             .count()
@@ -62,10 +66,11 @@ def build(env, output, shape="linear", events="30000", rate="5000", delay="0"):
             .map(slowly(delay * 20, lambda kv: f"{kv[0]}\t{kv[1]}"))
             .write_text(output + "/counts"))
     elif shape == "split":
-        # A block of its own before the split (an empty one would be left out of the
-        # plan and the source would split the stream itself): the tests name it as the
+        # A block of its own before the split, behind a shuffle (a map right after the
+        # source would run in the source's block, and an empty block would be left out of
+        # the plan: the source would split the stream itself): the tests name it as the
         # connector with two downstream segments.
-        evens, everything = env.generate(event, count=n, rate=rate).map(lambda e: (e[0], e[1])).split(2)
+        evens, everything = env.generate(event, count=n, rate=rate).shuffle().map(lambda e: (e[0], e[1])).split(2)
         (evens.filter(lambda e: e[1] % 2 == 0)
             .map(slowly(delay * 2, lambda e: f"{e[0]}\t{e[1]}"))
             .write_text(output + "/evens"))
