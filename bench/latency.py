@@ -3,9 +3,11 @@ its maximum throughput (issue 16's p99 target: <= 50 ms).
 
 First q1 runs unthrottled on two worker processes (its events per second from the first
 bid's generation to the last one's: start-up left out); then at half that rate for
-``--seconds``, and every bid's latency is taken where q1 converts its price: from its
-generation in the source to its arrival there, through the source's batch, the channel
-to the next block and that block's queue. Prints one JSON line: ``max_eps``, ``rate``,
+``--seconds``, and every bid's latency is taken in the block the source's block deals the
+converted bids to, round-robin (as to a sink in other processes): from its generation in
+the source to its arrival there, through the source's batch (q1's conversion runs in the
+source's block), the channel (across the data plane for half of them) and that block's
+queue. Prints one JSON line: ``max_eps``, ``rate``,
 ``samples``, ``p50_latency_ms``, ``p99_latency_ms``, ``max_latency_ms``.
 
     .venv/bin/python bench/latency.py [--seconds 10]
