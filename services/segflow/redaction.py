@@ -15,7 +15,7 @@ import re
 MASK = "***"
 # Environment variables whose values are secrets wherever they appear.
 SECRET_ENV = ("SEGFLOW_REDIS_PASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SEGFLOW_STATE_KEY",
-              "SEGFLOW_TLS_KEY", "SEGFLOW_TLS_CA_KEY")
+              "SEGFLOW_TLS_KEY")
 _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s/?#'\"<>]*@)?([^\s?#'\"<>]*)(\?[^\s#'\"<>]*)?")
 _PEM = re.compile(r"-----BEGIN ([A-Z ]*PRIVATE KEY)-----.*?-----END \1-----", re.S)
 MIN_SECRET = 6              # shorter environment values are not searched for (too many false hits)

@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+from segflow.security.identities import Role
+from support.tls import JobCertificates
+
 HEAVY = ["segflow.api.environment", "segflow.jobs.loader", "grpc", "segflow.checkpoint.catalog",
          "segflow.checkpoint.segment_cost", "segflow.runtime.local", "segflow.plan.placement", "segflow.state"]
 
@@ -36,7 +39,8 @@ def test_a_worker_waiting_for_its_coordinators_address_has_not_imported_the_cert
     module for one constant."""
     command = "import sys; from segflow.cli.main import main; sys.exit(main())"
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", command, "worker", "--coordinator", "-",
-                           "--name", "w0", "--host", "127.0.0.9"], input="", capture_output=True, text=True, timeout=60)
+                           "--name", "w0", "--host", "127.0.0.9"], input="", capture_output=True, text=True,
+                          timeout=60, env=JobCertificates().env(Role.WORKER, "w0"))
     assert done.returncode == 2 and "exited before it told its address" in done.stdout, (done.stdout, done.stderr)
     imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "segflow.worker.service" in imported

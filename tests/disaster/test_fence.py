@@ -12,6 +12,7 @@ import pytest
 from segflow.checkpoint.catalog import Catalog
 from segflow.disaster.lease import Lease
 from segflow.disaster.lease_store import LeaseStore
+from segflow.security.identities import Role
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, is_worker, kill_tree, wait_for
@@ -49,11 +50,15 @@ def fenced_job(s3_server, tmp_path):
     settings = CheckpointSettings("aligned", 0.3, url, s3_server.endpoint, 100, "fenced",
                                   lease_owner="east", lease_generation=1)
     output = tmp_path / "out"
-    process = subprocess.Popen(
-        [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
-         "-p", f"output={output}", "-p", "events=400000", "-p", "rate=4000"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env=JobCertificates("fenced").spawning_env())
+    certs = JobCertificates("fenced")
+    workers_line = tmp_path / "workers.json"         # the line segflow run writes to its coordinator's stdin
+    workers_line.write_text(certs.workers_line(2))
+    with workers_line.open() as stdin:
+        process = subprocess.Popen(
+            [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
+             "-p", f"output={output}", "-p", "events=400000", "-p", "rate=4000"],
+            cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True, env=certs.env(Role.COORDINATOR, "coordinator"))
     backend = open_backend(url, s3_server.endpoint)
 
     def complete():

@@ -264,9 +264,10 @@ def build(env):
 
 def test_a_coordinator_that_fails_before_listening_stops_the_workers_it_started(tmp_path, spawn):
     job = write(tmp_path, "failing_job.py", FAILING_JOB)
-    coordinator = spawn("coordinator", job, "--workers", "2", "--spawn-workers",
-                        env=JobCertificates().spawning_env())
-    _, stderr = coordinator.communicate(timeout=60)
+    certs = JobCertificates()
+    coordinator = spawn("coordinator", job, "--workers", "2", "--spawn-workers", stdin=subprocess.PIPE,
+                        env=certs.env(Role.COORDINATOR, "coordinator"))
+    _, stderr = coordinator.communicate(input=certs.workers_line(2), timeout=60)
     assert coordinator.returncode != 0
     assert "the job cannot be built" in stderr
 

@@ -7,7 +7,7 @@ import grpc
 
 from segflow.security.identities import Role
 from segflow.security.pki import Authority
-from segflow.security.identity_env import AUTHORITY_KEY_ENV, identity_env
+from segflow.security.identity_env import identity_env, workers_line
 from segflow.security.tls import secure_channel
 
 
@@ -21,9 +21,10 @@ class JobCertificates:
         """The environment of a process holding ``name``'s certificate."""
         return {**os.environ, **identity_env(self.authority.issue(role, name))}
 
-    def spawning_env(self) -> dict[str, str]:
-        """A coordinator's environment with ``--spawn-workers`` (it issues its workers' certificates)."""
-        return {**self.env(Role.COORDINATOR, "coordinator"), AUTHORITY_KEY_ENV: self.authority.key_pem.decode()}
+    def workers_line(self, workers: int) -> str:
+        """What a coordinator started with ``--spawn-workers --workers N`` reads from stdin:
+        its workers' certificates, as ``segflow run`` writes them."""
+        return workers_line({f"w{i}": self.authority.issue(Role.WORKER, f"w{i}") for i in range(workers)})
 
     def channel(self, address: str, server_role: Role, role: Role = Role.CLIENT, name: str = "client",
                 **kwargs) -> grpc.Channel:

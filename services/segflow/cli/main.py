@@ -85,6 +85,20 @@ def _version() -> str:
         return "(not installed as a package)"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked: argparse's own action
+    takes the text when the parser is built, and ``importlib.metadata`` cost every command
+    (every coordinator and worker of a local run among them) 8-20 ms of start-up."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and exit", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"segflow {_version()}")
+        parser.exit()
+
+
 def _port(text: str) -> int:
     port = int(text)
     if not 0 <= port <= 65535:
@@ -102,7 +116,7 @@ def _metrics_arguments(parser: argparse.ArgumentParser, serves: str) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="segflow", description="Stream and batch processing in Python.")
-    parser.add_argument("--version", action="version", version=f"segflow {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a job to completion")
     _job_arguments(run)
@@ -132,7 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
     _metrics_arguments(coordinator, "/metrics and the web view")
     coordinator.add_argument("--spawn-workers", action="store_true",
-                             help="start the workers as local processes (and again after losing one)")
+                             help="start the workers as local processes (and again after losing one), with "
+                                  "the certificates read from stdin (one JSON line, which segflow run writes)")
     coordinator.add_argument("--parent", type=int, metavar="PID",
                              help="cancel the job once process PID, which started this coordinator, is gone "
                                   "(segflow run passes its own)")
@@ -292,24 +307,17 @@ def _checkpoints(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ..coordinator import ADDRESS_FROM_STDIN
     from ..observability.logs import configure
     from ..runtime.collection import collect_less_often
     from ..worker.service import WorkerService
     configure(f"worker {args.name}")
-    coordinator = args.coordinator
-    if coordinator == ADDRESS_FROM_STDIN:      # started before its coordinator listened
-        coordinator = sys.stdin.readline().strip()
-        if not coordinator:
-            print(f"segflow worker {args.name}: the coordinator exited before it told its address", flush=True)
-            return 2
     collect_less_often()
-    return WorkerService(args.name, coordinator, args.host, args.slots, args.metrics_port,
+    return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
                          args.metrics_host).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
-    from ..coordinator.spawner import WorkerSpawner, local_authority
+    from ..coordinator.spawner import WorkerSpawner, local_identities, read_stdin_line
     from ..observability.logs import configure
     from ..security.identity_env import identity_from_env
     configure("coordinator")
@@ -319,7 +327,8 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         # from here with their modules imported already (see coordinator/spawner.py).
         from ..runtime import collection  # noqa: F401
         from ..worker import service  # noqa: F401
-        spawner = WorkerSpawner(args.workers, local_authority(identity_from_env().ca))
+        identities = local_identities(args.workers, identity_from_env().ca, read_stdin_line())
+        spawner = WorkerSpawner(args.workers, identities)
         spawner.fork_all(main)
     try:
         from ..coordinator.service import serve

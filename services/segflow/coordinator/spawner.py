@@ -3,7 +3,10 @@
 Workers run as children of the coordinator (``segflow worker ...``, visible in ``ps``),
 each on its own 127.0.0.x address; a lost worker is started again under the same name
 for the recovery. On Kubernetes the operator restarts pods instead and nothing is
-spawned here. Each worker gets a certificate in its own name from the run's CA.
+spawned here. Each worker gets a certificate in its own name, which ``segflow run``
+issued from the run's CA (the same one when it is started again); the coordinator never
+holds the CA's key, so it cannot mint a certificate, and never loads ``cryptography``
+(about 35 ms of every local run's start-up, before the workers could be forked).
 
 The first workers are forked from the coordinator before it listens (and before it has
 a thread or a gRPC object): they start with the modules it imported, instead of an
@@ -12,9 +15,9 @@ every local run), and read the coordinator's address from a pipe once it knows i
 (:meth:`WorkerSpawner.announce`). Each takes the title ``segflow worker --name wN ...``,
 so ``ps`` tells them apart. A worker started again after a loss is a new process
 (``segflow worker ...``): by then the coordinator runs threads and gRPC, which a fork
-would copy mid-flight. A forked worker's memory is a copy of the coordinator's, the run's
-CA key included (an exec'd one gets only its own certificate); the same user can read that
-key from the coordinator's environment in /proc anyway, and nobody else can read either.
+would copy mid-flight. A forked worker's memory is a copy of the coordinator's, the other
+workers' keys included (an exec'd one gets only its own certificate); nobody but the same
+user can read either.
 """
 from __future__ import annotations
 
@@ -32,10 +35,10 @@ from setproctitle import setproctitle
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..runtime.affinity import REPLICA_CPU_ENV, local_worker_cores
-from ..security.identities import Role
-from ..security.pki import Authority
-from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env
+from ..security.identities import Identity
+from ..security.identity_env import identity_env, workers_from_line
 from . import ADDRESS_FROM_STDIN
+from .child_exit import wait_exit
 
 log = logging.getLogger("segflow.coordinator")
 
@@ -49,12 +52,23 @@ def worker_host(index: int) -> str:
     return f"127.0.0.{2 + index % 250}"
 
 
-def local_authority(ca: bytes) -> Authority:
-    """A local run's coordinator issues its workers' certificates from the run's CA."""
-    key = os.environ.get(AUTHORITY_KEY_ENV)
-    if not key:
-        raise SegflowError(f"--spawn-workers needs the run's CA key in {AUTHORITY_KEY_ENV} (segflow run sets it)")
-    return Authority.load(ca, key.encode())
+def local_identities(count: int, ca: bytes, line: str) -> dict[str, Identity]:
+    """The certificates of a local run's ``count`` workers, which ``segflow run`` issued
+    and wrote to the coordinator's stdin as ``line`` (:func:`.identity_env.workers_line`)."""
+    identities = workers_from_line(ca, line)
+    missing = [WorkerSpawner.name(i) for i in range(count) if WorkerSpawner.name(i) not in identities]
+    if missing:
+        raise SegflowError(f"--spawn-workers --workers {count}: no certificate for {', '.join(missing)} on stdin; "
+                           "segflow run issues one per worker")
+    return identities
+
+
+def read_stdin_line() -> str:
+    """The first line on this process's stdin, read past ``sys.stdin``: the workers forked
+    next put their own pipe at descriptor 0 and read the coordinator's address through
+    ``sys.stdin``, which must not hold anything read before."""
+    with os.fdopen(os.dup(0), encoding="utf-8") as stdin:
+        return stdin.readline()
 
 
 def worker_command(name: str, index: int, coordinator: str) -> list[str]:
@@ -78,6 +92,7 @@ class ForkedWorker:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        """Polls (:func:`.child_exit.wait_exit` wakes at the exit instead)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             if deadline is not None and time.monotonic() >= deadline:
@@ -119,10 +134,10 @@ def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
 
 
 class WorkerSpawner:
-    def __init__(self, count: int, authority: Authority):
+    def __init__(self, count: int, identities: dict[str, Identity]):
         self.count = count
         self.coordinator: str | None = None     # until announce()
-        self.authority = authority
+        self.identities = identities
         self.cores = local_worker_cores(count)
         self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
@@ -152,13 +167,13 @@ class WorkerSpawner:
             self._waiting[name] = worker.stdin
 
     def _environment(self, name: str) -> dict[str, str]:
-        """A worker's environment: this one's without the CA key, with its own certificate and core."""
+        """A worker's environment: this one's, with its own certificate and core."""
         index = int(name[1:])
-        env = {k: v for k, v in os.environ.items() if k not in (AUTHORITY_KEY_ENV, REPLICA_CPU_ENV)}
+        env = {k: v for k, v in os.environ.items() if k != REPLICA_CPU_ENV}
         core = self.cores[index] if index < len(self.cores) else None
         if core is not None:
             env[REPLICA_CPU_ENV] = str(core)
-        env.update(identity_env(self.authority.issue(Role.WORKER, name)))
+        env.update(identity_env(self.identities[name]))
         return env
 
     def start(self, name: str) -> None:
@@ -198,7 +213,7 @@ class WorkerSpawner:
         deadline = time.monotonic() + grace
         for p in self.processes.values():
             try:
-                p.wait(max(0.0, deadline - time.monotonic()))
+                wait_exit(p, max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()

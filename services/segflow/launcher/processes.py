@@ -3,10 +3,10 @@
 The launcher starts the coordinator (``segflow coordinator --spawn-workers``), which starts
 the workers as its children (each ``segflow worker`` on its own 127.0.0.x address) so it
 can start a lost one again for a recovery. Every channel is mutual TLS under a CA made
-for this run alone (its key lives only in this process and the coordinator's
-environment). Whatever happens (success, failure, Ctrl-C),
-the whole process group is stopped before returning. While the job runs, its
-coordinator's address is recorded so ``segflow savepoint`` can find it.
+for this run alone; its key never leaves this process, which issues every certificate of
+the run (the workers' go to the coordinator, which hands each its own). Whatever happens
+(success, failure, Ctrl-C), the whole process group is stopped before returning. While the
+job runs, its coordinator's address is recorded so ``segflow savepoint`` can find it.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable
 
-from ..coordinator.spawner import segflow_command
+from ..coordinator.child_exit import wait_exit
+from ..coordinator.spawner import WorkerSpawner, segflow_command
 from ..datagen.corpus import cache_dir
 from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
@@ -27,7 +28,7 @@ from ..redaction import redact_url
 from ..runtime.affinity import pinning_wanted
 from ..security.identities import Role
 from ..security.pki import Authority
-from ..security.identity_env import AUTHORITY_KEY_ENV, identity_env, identity_from_env
+from ..security.identity_env import identity_env, identity_from_env, workers_line
 from ..settings import CheckpointSettings
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
         except ProcessLookupError:
             pass
         try:
-            process.wait(grace)
+            wait_exit(process, grace)
         except subprocess.TimeoutExpired:
             pass
     try:
@@ -95,14 +96,14 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
     params = [arg for key, value in spec.params.items() for arg in ("-p", f"{key}={value}")]
     authority = Authority.create(settings.job_name)
     client = authority.issue(Role.CLIENT, "client")
-    env = {**os.environ, **identity_env(authority.issue(Role.COORDINATOR, "coordinator")),
-           AUTHORITY_KEY_ENV: authority.key_pem.decode()}
+    env = {**os.environ, **identity_env(authority.issue(Role.COORDINATOR, "coordinator"))}
     coordinator = subprocess.Popen(
         segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
                              "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
                              "--parent", str(os.getpid()),
                              "--settings", settings.to_json()],
-        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env)
+        stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    _give_worker_certificates(coordinator, authority, workers)    # issued while the coordinator starts
     from .watch import watch                # gRPC and the stubs: imported while the coordinator starts
     registry = registry_path(settings.job_name)
     try:
@@ -120,6 +121,18 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
         stop_group(coordinator)
         if os.path.exists(registry):
             os.remove(registry)
+
+
+def _give_worker_certificates(coordinator: subprocess.Popen, authority: Authority, workers: int) -> None:
+    """Write the workers' certificates to the coordinator's stdin. A coordinator that ended
+    before it read them has said why on stdout, which the caller reads next."""
+    line = workers_line({WorkerSpawner.name(i): authority.issue(Role.WORKER, WorkerSpawner.name(i))
+                         for i in range(workers)})
+    try:
+        coordinator.stdin.write(line)
+        coordinator.stdin.close()
+    except BrokenPipeError:
+        pass
 
 
 def _not_running_already(settings: CheckpointSettings) -> None:
@@ -159,7 +172,7 @@ def _let_exit(coordinator: subprocess.Popen, timeout: float = EXIT_TIMEOUT) -> N
     checkpoints from the state store before it exits: give it the time to, rather than
     stopping it at once."""
     try:
-        coordinator.wait(timeout)
+        wait_exit(coordinator, timeout)
     except subprocess.TimeoutExpired:
         pass
 

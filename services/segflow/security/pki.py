@@ -49,20 +49,9 @@ class Authority:
                 .sign(key, hashes.SHA256()))
         return cls(key, cert)
 
-    @classmethod
-    def load(cls, cert_pem: bytes, key_pem: bytes) -> Authority:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-        if not isinstance(key, ec.EllipticCurvePrivateKey):
-            raise ValueError("a segflow job CA key is an EC key")
-        return cls(key, x509.load_pem_x509_certificate(cert_pem))
-
     @property
     def ca_pem(self) -> bytes:
         return self.cert.public_bytes(serialization.Encoding.PEM)
-
-    @property
-    def key_pem(self) -> bytes:
-        return _pem_key(self.key)
 
     def issue(self, role: Role, name: str) -> Identity:
         """A key pair for ``name`` acting as ``role``, good as TLS server and client."""

@@ -14,6 +14,7 @@ import logging
 import os
 import pickle
 import queue
+import sys
 import threading
 import time
 from concurrent import futures
@@ -27,6 +28,7 @@ from ..checkpoint.protocols import CheckpointProtocol
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.unaligned import UnalignedSnapshots
 from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
+from ..coordinator import ADDRESS_FROM_STDIN
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
@@ -145,13 +147,16 @@ class WorkerService:
 
     def run(self) -> int:
         self.data_address = self._serve()
-        port = ObservabilityServer(self.metrics.registry).start(self.metrics_host, self.metrics_port)
-        self.metrics_address = f"{self.host}:{port}"
-        print(f"segflow worker {self.name}: data plane on {self.data_address}, metrics on "
-              f"http://{self.metrics_address}/metrics", flush=True)
-        self.control = cpb_grpc.CoordinatorStub(secure_channel(self.coordinator, self.identity, Role.COORDINATOR,
-                                                                   GRPC_OPTIONS))
         try:
+            port = ObservabilityServer(self.metrics.registry).start(self.metrics_host, self.metrics_port)
+            self.metrics_address = f"{self.host}:{port}"
+            coordinator = self._coordinator_address()
+            if coordinator is None:
+                return 2
+            print(f"segflow worker {self.name}: data plane on {self.data_address}, metrics on "
+                  f"http://{self.metrics_address}/metrics", flush=True)
+            self.control = cpb_grpc.CoordinatorStub(secure_channel(coordinator, self.identity, Role.COORDINATOR,
+                                                                       GRPC_OPTIONS))
             while True:
                 assignment = self._register()
                 if assignment is None:
@@ -162,6 +167,21 @@ class WorkerService:
                 event(log, logging.WARNING, "restarting for the next attempt", worker=self.name)
         finally:
             stop_serving(self.server, self.receivers, STOP_GRACE)
+
+    def _coordinator_address(self) -> str | None:
+        """Where the coordinator listens. A worker a local coordinator forked before it
+        listened (``-``) reads it from stdin, with its own servers up already: they took
+        about 10 ms, which no longer lie between the coordinator listening and the worker
+        registering. It says where it serves only then: its stdout is the coordinator's,
+        whose first line tells ``segflow run`` the address. None (said why) when the
+        coordinator ended first."""
+        if self.coordinator != ADDRESS_FROM_STDIN:
+            return self.coordinator
+        address = sys.stdin.readline().strip()
+        if not address:
+            print(f"segflow worker {self.name}: the coordinator exited before it told its address", flush=True)
+            return None
+        return address
 
     def _register(self) -> cpb.Assignment | None:
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
