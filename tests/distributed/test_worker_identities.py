@@ -2,6 +2,8 @@
 them holds no CA key (it cannot mint a certificate) and never loads ``cryptography``;
 each worker gets its own certificate and not the others' keys."""
 import json
+import subprocess
+import sys
 
 import psutil
 import pytest
@@ -10,6 +12,7 @@ from cryptography.x509.oid import NameOID
 
 from segflow.coordinator.spawner import WorkerSpawner, local_identities
 from segflow.errors import SegflowError
+from segflow.launcher.processes import _give_worker_certificates
 from segflow.security.identities import Role
 from segflow.security.identity_env import CERT_ENV, KEY_ENV, TlsConfigError, workers_line
 from support.processes import wait_for
@@ -60,7 +63,9 @@ def test_a_worker_started_again_gets_its_own_certificate_and_no_other_key():
     spawner.announce("127.0.0.1:9")       # nothing listens: the worker keeps trying to register
     try:
         spawner.start("w1")
-        environ = psutil.Process(spawner.processes["w1"].pid).environ()
+        worker = psutil.Process(spawner.processes["w1"].pid)
+        assert wait_for(lambda: "--coordinator" in worker.cmdline(), timeout=30)   # exec'd: its own environment
+        environ = worker.environ()
     finally:
         spawner.stop_all()
     assert "SEGFLOW_TLS_CA_KEY" not in environ
@@ -87,3 +92,12 @@ def test_a_local_runs_coordinator_never_loads_cryptography(tmp_path, spawn):
     assert any("grpc" in path for path in maps), "not the map of a coordinator that serves"
     assert [path for path in maps if "cryptography" in path] == []
     assert [name for name, value in environ.items() if "PRIVATE KEY" in value] == [KEY_ENV]
+
+
+def test_a_coordinator_gone_before_it_reads_its_certificates_is_no_error_of_the_launcher():
+    """It said why on stdout, which segflow run reads next; more than a pipe's 64 KiB of
+    certificates (200 workers) must not hang or raise on the way."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"], stdin=subprocess.PIPE, text=True)
+    gone.wait(30)
+    _give_worker_certificates(gone, JobCertificates().authority, 200)
+    assert gone.stdin.closed

@@ -130,9 +130,12 @@ def _give_worker_certificates(coordinator: subprocess.Popen, authority: Authorit
                          for i in range(workers)})
     try:
         coordinator.stdin.write(line)
-        coordinator.stdin.close()
+        coordinator.stdin.flush()
     except BrokenPipeError:
         pass
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            coordinator.stdin.close()
 
 
 def _not_running_already(settings: CheckpointSettings) -> None:
