@@ -12,7 +12,7 @@ from cryptography.x509.oid import NameOID
 
 from segflow.coordinator.spawner import WorkerSpawner, local_identities
 from segflow.errors import SegflowError
-from segflow.launcher.processes import _give_worker_certificates
+from segflow.launcher.processes import _give_worker_certificates, worker_identities
 from segflow.security.identities import Role
 from segflow.security.identity_env import CERT_ENV, KEY_ENV, TlsConfigError, workers_line
 from support.processes import wait_for
@@ -31,7 +31,7 @@ def common_name(cert_pem: str) -> str:
 
 def test_the_workers_certificates_come_back_from_the_line_by_name():
     certs = JobCertificates()
-    issued = {f"w{i}": certs.authority.issue(Role.WORKER, f"w{i}") for i in range(3)}
+    issued = worker_identities(certs.authority, 3)
     line = workers_line(issued)
     assert line.count("\n") == 1 and line.endswith("\n")
     assert local_identities(3, certs.authority.ca_pem, line) == issued
@@ -58,7 +58,7 @@ def test_more_workers_than_certificates_names_the_ones_missing():
 def test_a_worker_started_again_gets_its_own_certificate_and_no_other_key():
     """The exec'd worker of a recovery (its environment is its own, unlike a forked one's)."""
     certs = JobCertificates()
-    issued = {f"w{i}": certs.authority.issue(Role.WORKER, f"w{i}") for i in range(2)}
+    issued = worker_identities(certs.authority, 2)
     spawner = WorkerSpawner(2, local_identities(2, certs.authority.ca_pem, workers_line(issued)))
     spawner.announce("127.0.0.1:9")       # nothing listens: the worker keeps trying to register
     try:

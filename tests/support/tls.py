@@ -5,6 +5,7 @@ import os
 
 import grpc
 
+from segflow.launcher.processes import worker_identities
 from segflow.security.identities import Role
 from segflow.security.pki import Authority
 from segflow.security.identity_env import identity_env, workers_line
@@ -24,7 +25,7 @@ class JobCertificates:
     def workers_line(self, workers: int) -> str:
         """What a coordinator started with ``--spawn-workers --workers N`` reads from stdin:
         its workers' certificates, as ``segflow run`` writes them."""
-        return workers_line({f"w{i}": self.authority.issue(Role.WORKER, f"w{i}") for i in range(workers)})
+        return workers_line(worker_identities(self.authority, workers))
 
     def channel(self, address: str, server_role: Role, role: Role = Role.CLIENT, name: str = "client",
                 **kwargs) -> grpc.Channel:

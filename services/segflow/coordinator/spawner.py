@@ -56,7 +56,7 @@ def local_identities(count: int, ca: bytes, line: str) -> dict[str, Identity]:
     """The certificates of a local run's ``count`` workers, which ``segflow run`` issued
     and wrote to the coordinator's stdin as ``line`` (:func:`.identity_env.workers_line`)."""
     identities = workers_from_line(ca, line)
-    missing = [WorkerSpawner.name(i) for i in range(count) if WorkerSpawner.name(i) not in identities]
+    missing = [name for name in map(WorkerSpawner.name, range(count)) if name not in identities]
     if missing:
         raise SegflowError(f"--spawn-workers --workers {count}: no certificate for {', '.join(missing)} on stdin; "
                            "segflow run issues one per worker")

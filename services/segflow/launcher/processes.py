@@ -26,7 +26,7 @@ from ..errors import JobFailed, SegflowError
 from ..jobs.loader import JobModule
 from ..redaction import redact_url
 from ..runtime.affinity import pinning_wanted
-from ..security.identities import Role
+from ..security.identities import Identity, Role
 from ..security.pki import Authority
 from ..security.identity_env import identity_env, identity_from_env, workers_line
 from ..settings import CheckpointSettings
@@ -123,11 +123,16 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
             os.remove(registry)
 
 
+def worker_identities(authority: Authority, workers: int) -> dict[str, Identity]:
+    """The certificates of a local run's workers, by the names its coordinator gives them."""
+    names = [WorkerSpawner.name(i) for i in range(workers)]
+    return {name: authority.issue(Role.WORKER, name) for name in names}
+
+
 def _give_worker_certificates(coordinator: subprocess.Popen, authority: Authority, workers: int) -> None:
     """Write the workers' certificates to the coordinator's stdin. A coordinator that ended
     before it read them has said why on stdout, which the caller reads next."""
-    line = workers_line({WorkerSpawner.name(i): authority.issue(Role.WORKER, WorkerSpawner.name(i))
-                         for i in range(workers)})
+    line = workers_line(worker_identities(authority, workers))
     try:
         coordinator.stdin.write(line)
         coordinator.stdin.flush()
