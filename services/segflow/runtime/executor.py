@@ -18,7 +18,7 @@ from .context import set_iteration_state
 from .elements import (END, IDLE, TERMINATE, Barrier, Batch, EndOfStream, FlushBatch, Idle,
                        IterationUpdate, Terminate, Watermark)
 from .inputs import InputStage, InputState
-from .operator import Operator, ReplicaContext
+from .operator import Operator, ReplicaContext, ticks
 from .rescale import executor_state
 from .routing import Router
 
@@ -75,8 +75,8 @@ class ReplicaExecutor:
         if not self.ops:
             self.ops.append(Operator())
         self.head = self.ops[0]
-        self.custom_control = getattr(self.head, "handles_control", False)
-        self.tickers = [(i, op) for i, op in enumerate(self.ops) if hasattr(op, "on_tick")]
+        self.custom_control = self.head.handles_control
+        self.tickers = [(i, op) for i, op in enumerate(self.ops) if ticks(op)]
         self.iterations: dict[int, int] = {}
         self.iteration_values: dict[int, Any] = {}   # the loop state each body replica reads
         self.records_in = 0

@@ -97,6 +97,24 @@ class Operator:
     def on_barrier(self, barrier: Barrier) -> Output:
         return None
 
+    def on_tick(self, now: float) -> Output:
+        """Called while the replica waits for input (about every batch timeout), with
+        ``time.monotonic()``: output that is due because time passed (idleness,
+        processing-time windows). The executor calls it only on operators that override
+        it (:func:`ticks`), so the default costs nothing."""
+        return None
+
+    # Whether this operator, at the head of its block, takes its inputs' control elements
+    # itself (:meth:`on_input_control`) instead of the executor aligning them across inputs
+    # (an iteration's start, whose inputs end and restart per iteration).
+    handles_control = False
+
+    def on_input_control(self, input_index: int, sender: int, element: Any) -> Output:
+        """A control element (not a batch, not a barrier) from ``sender`` of input
+        ``input_index``, unaligned; called only on a head with :attr:`handles_control`."""
+        raise NotImplementedError(f"{type(self).__name__} sets handles_control but does not define "
+                                  "on_input_control")
+
     def close(self) -> None:
         return None
 
@@ -109,6 +127,11 @@ class Operator:
     def spark_refusal(self) -> tuple[str, str] | None:
         """``(why, what to do instead)`` when this operator has no meaning in a batch run."""
         return None
+
+
+def ticks(op: Operator) -> bool:
+    """Whether ``op`` overrides :meth:`Operator.on_tick` (the executor ticks only those)."""
+    return type(op).on_tick is not Operator.on_tick
 
 
 def engine_only(op: Operator) -> tuple[str, str]:
