@@ -117,14 +117,14 @@ class Probe:
     # ----------------------------------------------------- local checkpoints
     def _patch_checkpoints(self) -> None:
         from segflow.runtime.executor import ReplicaExecutor
-        from segflow.checkpoint.uncoordinated import process_name
+        from segflow.plan.placement import replica_name
         from segflow.worker.agent import CheckpointAgent
         local_checkpoint = ReplicaExecutor._local_checkpoint
         persist_local = CheckpointAgent._persist_local
 
         def timed_local_checkpoint(executor, forced=False):
             # keyed before the call: the background persist may finish before it returns
-            key = (process_name(executor.ctx.block, executor.ctx.index), executor.local.index + 1)
+            key = (replica_name(executor.ctx.block, executor.ctx.index), executor.local.index + 1)
             started, clock = time.time(), time.perf_counter()
             with self.lock:
                 self.pending[key] = (started, None, forced)

@@ -6,7 +6,7 @@ import pytest
 import segflow
 from segflow import PipelineError
 from segflow.plan.graph import Strategy
-from segflow.plan.placement import ReplicaId, Worker, pinned_blocks, plan
+from segflow.plan.placement import ReplicaId, Worker, parse_replica_name, pinned_blocks, plan, replica_name
 
 
 def wordcount_like(parallelism=3):
@@ -23,6 +23,12 @@ def test_replicas_and_placement_follow_worker_names_and_slots():
     assert {str(r): w for r, w in execution.placement.items()} == {
         "b0.r0": "a", "b0.r1": "b", "b0.r2": "b", "b1.r0": "a", "b1.r1": "b", "b1.r2": "b",
         "b2.r0": "a", "b2.r1": "b", "b2.r2": "b", "b3.r0": "a", "b4.r0": "a"}
+
+
+def test_a_replica_name_reads_back_and_nothing_else_does():
+    assert replica_name(12, 3) == str(ReplicaId(12, 3)) == "b12.r3"
+    assert parse_replica_name("b12.r3") == (12, 3)
+    assert [parse_replica_name(n) for n in ("b1", "1.0", "b1.r0/v2", "b1.rx", "")] == [None] * 5
 
 
 def test_a_block_fills_one_worker_before_the_next():

@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 Channel = tuple[str, str]          # (sender process, receiver process)
 
 
-def process_name(block: int, replica: int) -> str:
-    return f"b{block}.r{replica}"
-
-
 def size(element: Any) -> int:
     """How far an element advances its channel's sequence: one per record, one per control
     element. Counting records, not batches, keeps sequence numbers deterministic: a sender

@@ -19,12 +19,11 @@ from ..checkpoint.local_records import LocalCheckpointRecords, StoredLine, decod
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.segment_plan import WindowSize
-from ..checkpoint.uncoordinated import process_name
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..observability.history import CheckpointEntry, JobHistory
 from ..observability.logs import event
-from ..plan.placement import Worker, pinned_blocks, plan
+from ..plan.placement import Worker, pinned_blocks, plan, replica_name
 from ..plan.signature import layout
 from ..redaction import redact, redact_url
 from ..runtime.elements import FINAL_CHECKPOINT, FINAL_NAME, checkpoint_label
@@ -293,7 +292,7 @@ class CheckpointBookkeeping:
 
     def processes(self, workers: list[str]) -> list[str]:
         """Every replica's process name, placed one slot per worker."""
-        return sorted(process_name(r.block, r.index) for r in self._one_slot_plan(workers).all_replicas())
+        return sorted(replica_name(r.block, r.index) for r in self._one_slot_plan(workers).all_replicas())
 
     def local_checkpoint(self, record: CheckpointRecord, workers: list[str]) -> None:
         """A replica stored a local checkpoint: tell the processes whose stable line
@@ -321,7 +320,7 @@ class CheckpointBookkeeping:
             self.restore_id = complete.checkpoint_id
         elif self.uncoordinated:
             execution = self._one_slot_plan(workers)
-            failed = {process_name(r.block, r.index) for r in execution.all_replicas()
+            failed = {replica_name(r.block, r.index) for r in execution.all_replicas()
                       if execution.placement[r] == lost}
             result = self.local_records.recover(self.processes(workers), failed)
             self.recovery_plan = {"line": result.line, "replay": result.replay}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..plan.placement import replica_name
+
 SHOWN_MISSING = 8       # replicas named when a round times out (the count says how many in all)
 
 
@@ -99,7 +101,7 @@ class CheckpointTracker:
     def expire(self, now: float) -> Outcome | None:
         if self.current is not None and now - self.current.started > self.timeout:
             missing = sorted(self.replicas - self.current.acked)
-            named = ", ".join(f"b{block}.r{index}" for block, index in missing[:SHOWN_MISSING])
+            named = ", ".join(replica_name(block, index) for block, index in missing[:SHOWN_MISSING])
             more = ", ..." if len(missing) > SHOWN_MISSING else ""
             return self._end(now, f"timed out after {self.timeout:.0f} s waiting for {len(missing)} of "
                                   f"{len(self.replicas)} replicas: {named}{more}")

@@ -28,7 +28,7 @@ from ..observability.history import JobHistory, RecoveryEntry
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
-from ..plan.placement import Worker, plan
+from ..plan.placement import Worker, parse_replica_name, plan, replica_name
 from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.identities import Role
@@ -185,7 +185,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         foreign = sorted({r for r in replicas if owners.get(r) != worker})
         if foreign:
             refuse(context, f"worker {worker!r} does not run replica(s) "
-                            f"{', '.join(f'b{b}.r{i}' for b, i in foreign)} in attempt {self.state.attempt}")
+                            f"{', '.join(replica_name(b, i) for b, i in foreign)} in attempt {self.state.attempt}")
 
     def _worker_names(self) -> list[str]:
         """Lock held: the registered workers (before any registers, the expected names)."""
@@ -495,11 +495,7 @@ def _when_the_store_answers(make):
 
 def _replica_of(process: str) -> tuple[int, int]:
     """``"b1.r0"`` -> (1, 0); anything else names no replica (and is refused as foreign)."""
-    block, _, replica = process.partition(".")
-    try:
-        return int(block.removeprefix("b")), int(replica.removeprefix("r"))
-    except ValueError:
-        return -1, -1
+    return parse_replica_name(process) or (-1, -1)
 
 
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings,

@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 import grpc
 
 from ..checkpoint.uncoordinated import Piggybacked
+from ..plan.placement import replica_name
 from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
 from ..security.guard import ANY_ROLE, refuse
@@ -138,12 +139,12 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
         peer = peer_of(context)
         sender_owner = owner(hello.src_block, hello.src_replica)
         if peer is None or sender_owner != peer.name:
-            refuse(context, f"a channel from b{hello.src_block}.r{hello.src_replica}, which runs on "
+            refuse(context, f"a channel from {replica_name(hello.src_block, hello.src_replica)}, which runs on "
                             f"{sender_owner or 'no worker'}, opened by {peer.name if peer else 'an unknown caller'}")
         target = lookup(hello.dst_block, hello.dst_replica, hello.dst_input)
         if target is None:
             context.abort(grpc.StatusCode.NOT_FOUND,
-                          f"replica b{hello.dst_block}.r{hello.dst_replica} input {hello.dst_input} "
+                          f"replica {replica_name(hello.dst_block, hello.dst_replica)} input {hello.dst_input} "
                           "does not run on this worker")
         inbox, blocking = target
         sender = hello.src_replica
@@ -177,7 +178,8 @@ class RemoteOutlet(Outlet):
         self.on_blocked = on_blocked
         self.bytes_sent = 0
         self.closed = False
-        self.name = f"b{hello.src_block}.r{hello.src_replica} -> b{hello.dst_block}.r{hello.dst_replica}"
+        self.name = (f"{replica_name(hello.src_block, hello.src_replica)} -> "
+                     f"{replica_name(hello.dst_block, hello.dst_replica)}")
         stub = pb_grpc.DataPlaneStub(channel)
         self.call = stub.Channel.future(self._frames(hello))
 

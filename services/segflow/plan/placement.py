@@ -6,6 +6,7 @@ accepts up to ``slots`` replicas of one block, so single-instance blocks land on
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import PipelineError
@@ -18,13 +19,28 @@ class Worker:
     slots: int
 
 
+_REPLICA_NAME = re.compile(r"b(\d+)\.r(\d+)")
+
+
+def replica_name(block: int, index: int) -> str:
+    """A replica's one name (``b1.r0``): in messages and logs, in the state store's keys,
+    and as the uncoordinated protocols' process names; :func:`parse_replica_name` reads it."""
+    return f"b{block}.r{index}"
+
+
+def parse_replica_name(name: str) -> tuple[int, int] | None:
+    """``(block, index)`` of a name :func:`replica_name` wrote; None for anything else."""
+    match = _REPLICA_NAME.fullmatch(name)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 @dataclass(frozen=True)
 class ReplicaId:
     block: int
     index: int
 
     def __str__(self) -> str:
-        return f"b{self.block}.r{self.index}"
+        return replica_name(self.block, self.index)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any, Callable, Iterable
 
 from ..errors import UserFunctionError
+from ..plan.placement import replica_name
 from .elements import Batch, Barrier, IterationUpdate
 
 Output = Batch | list | None
@@ -32,7 +33,7 @@ class ReplicaContext:
 
     @property
     def name(self) -> str:
-        return f"b{self.block}.r{self.index}"
+        return replica_name(self.block, self.index)
 
 
 class Operator:

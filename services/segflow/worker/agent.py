@@ -19,10 +19,9 @@ import grpc
 from ..checkpoint.barriers import BarrierTiming
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.segment import WindowPart
-from ..checkpoint.uncoordinated import process_name
 from ..disaster.fence import LeaseFence
 from ..observability.logs import event
-from ..plan.placement import ReplicaId
+from ..plan.placement import ReplicaId, replica_name
 from ..state import StateStoreError
 from ..net.control_codec import channel_counts
 from ..v1 import control_pb2 as cpb
@@ -71,7 +70,7 @@ class CheckpointAgent:
     def complete(self, checkpoint_id: int, process: str = "") -> None:
         """Checkpoint ``checkpoint_id`` is complete (for one replica only, if ``process``)."""
         for rid, executor in self.executors.items():
-            if not process or process == process_name(rid.block, rid.index):
+            if not process or process == replica_name(rid.block, rid.index):
                 executor.notify_complete(checkpoint_id)
 
     # -- uncoordinated protocols
@@ -79,7 +78,7 @@ class CheckpointAgent:
                    segment: dict) -> None:
         blob = pickle.dumps({"state": state, "record": record}, protocol=5)
         log = pickle.dumps(segment, protocol=5)
-        self.persist.submit(self._persist_local, process_name(block, replica), index, blob, log, record)
+        self.persist.submit(self._persist_local, replica_name(block, replica), index, blob, log, record)
 
     def _persist_local(self, process: str, index: int, blob: bytes, log: bytes, record: dict) -> None:
         report = cpb.LocalCheckpoint(worker=self.worker, attempt=self.attempt, process=process, index=index,

@@ -10,10 +10,11 @@ import pickle
 from typing import TYPE_CHECKING
 
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.uncoordinated import cut, process_name, size
+from ..checkpoint.uncoordinated import cut, size
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..net.control_codec import recovery_plan
+from ..plan.placement import replica_name
 from ..runtime.elements import checkpoint_label
 from ..runtime.rescale import check_blobs, executor_state, finished_after_rescale, rescale_states
 
@@ -66,7 +67,7 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
         blob = catalog.read(checkpoint_id, block, index)
         if blob is None:
             raise SegflowError(f"checkpoint {checkpoint_label(checkpoint_id)} has no snapshot of replica "
-                               f"b{block}.r{index}")
+                               f"{replica_name(block, index)}")
         return pickle.loads(blob)
 
     @functools.cache
@@ -132,7 +133,7 @@ def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: dict
     line, replay = plan["line"], plan["replay"]
     restored = {}
     for rid, executor in attempt.executors.items():
-        process = process_name(rid.block, rid.index)
+        process = replica_name(rid.block, rid.index)
         index = line.get(process, 0)
         restored[process] = index
         if index == 0:

@@ -27,7 +27,7 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.unaligned import UnalignedSnapshots
-from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints, process_name
+from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints
 from ..coordinator import ADDRESS_FROM_STDIN
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
@@ -38,7 +38,7 @@ from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ReplicaLoad, ServiceMetrics
-from ..plan.placement import ReplicaId, Worker, plan
+from ..plan.placement import ReplicaId, Worker, plan, replica_name
 from ..runtime.affinity import worker_core_from_env
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
@@ -69,7 +69,7 @@ RESTART, DONE, FAILED = "restart", "done", "failed"
 
 def _process_channel(edge, sender: int, destination: int) -> tuple[str, str]:
     """An edge's channel between two replicas, as the uncoordinated protocols name it."""
-    return process_name(edge.src, sender), process_name(edge.dst, destination)
+    return replica_name(edge.src, sender), replica_name(edge.dst, destination)
 
 
 class _NetworkCounters(ChannelMetrics):
@@ -339,8 +339,8 @@ class WorkerService:
         """Uncoordinated protocols: each replica's counters, log and timer (none otherwise)."""
         if not attempt.protocol.uncoordinated:
             return {}
-        processes = sorted(process_name(r.block, r.index) for r in execution.all_replicas())
-        return {r: LocalCheckpoints(process_name(r.block, r.index), attempt.assignment.checkpointing.interval_seconds,
+        processes = sorted(replica_name(r.block, r.index) for r in execution.all_replicas())
+        return {r: LocalCheckpoints(replica_name(r.block, r.index), attempt.assignment.checkpointing.interval_seconds,
                                     processes, cic=attempt.protocol.communication_induced,
                                     seed=hash((r.block, r.index, attempt.assignment.attempt)))
                 for r in mine}
