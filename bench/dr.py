@@ -3,7 +3,7 @@
 East runs the job (bench/jobs/dr_chain.py: a Redis stream in, windowed counts out to
 another Redis stream, exactly once), west stands by; both reach one S3 server (moto) and
 one Redis outside them. Each round deletes east's namespace mid-run (the namespace is the
-datacenter here; tests/dr covers whole-cluster loss and partitions too) and west restores
+datacenter here; tests/disaster covers whole-cluster loss and partitions too) and west restores
 the job from the backup store with ``failoverAfterSeconds: 10``. Configurations: ``abs``
 (the aligned protocol: every block restores the last complete checkpoint) and segment
 backup with 2 (``none``: source and sink), 3 (block 2 too) and 4 connectors (blocks 1
@@ -34,7 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault("SEGFLOW_TEST_CLUSTER", "bench")      # clusters of its own, beside the tests' ones
-sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "dr")]
+sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "disaster")]
 
 from common import mean  # noqa: E402
 from scenario import NAMESPACE, REDIS_PASSWORD, Scenario, Site  # noqa: E402

@@ -1,4 +1,4 @@
-"""bench/dr.py's job: the tests' disaster-recovery job (tests/dr/jobs/dr_counts.py) with
+"""bench/dr.py's job: the tests' disaster-recovery job (tests/disaster/jobs/dr_counts.py) with
 two more blocks in the chain, so that segment backup can be given 2, 3 or 4 connectors,
 and a count of the records its first operator processes (re-read or replayed ones
 included), flushed to Redis every 100 records: ``records - events`` is what was

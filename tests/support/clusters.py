@@ -1,7 +1,7 @@
 """Local Kubernetes clusters for the end-to-end tests (scripts/cluster): built once (cached
 outside the repo; a missing build is built here, never skipped), each started fresh under
 its own name by scripts/cluster/up.sh and stopped by PID by scripts/cluster/down.sh; the
-chart's operator installed into one. Used by tests/k8s and tests/dr.
+chart's operator installed into one. Used by tests/k8s and tests/disaster.
 """
 from __future__ import annotations
 
