@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup bytecode demo test clean
+.PHONY: setup bytecode demo lint test clean
 
 setup: $(STAMP)
 
@@ -21,6 +21,13 @@ $(STAMP): pyproject.toml requirements.lock
 
 demo: bytecode
 	$(BIN)/segflow demo
+
+# Lint and type-check first (settings in pyproject.toml; caches under ~/.cache/segflow, so a
+# second run takes a few seconds): ruff for style and likely bugs, mypy for types, strict on
+# the public API.
+lint: setup
+	$(BIN)/ruff check services operator
+	$(BIN)/mypy
 
 test: bytecode test-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30
