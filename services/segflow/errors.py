@@ -9,6 +9,10 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+EXIT_STORE_UNREACHABLE = 75
+"""A coordinator's exit code when the state store stayed unreachable (``EX_TEMPFAIL``):
+the operator redeploys the job rather than failing it."""
+
 
 class SegflowError(Exception):
     """Base of every error segflow raises on purpose."""

@@ -3,6 +3,7 @@ from dataclasses import replace
 
 import pytest
 
+from segflow.errors import EXIT_STORE_UNREACHABLE
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
                                         Savepoint, SavepointView, decide)
 from segflow_operator.reconcile.deployment import revision_spec
@@ -110,7 +111,7 @@ def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_reco
 
 def test_a_coordinator_that_could_not_reach_the_store_is_redeployed_not_failed():
     s = spec()
-    waited = pods(coordinator_phase="Failed", coordinator_exit=75,
+    waited = pods(coordinator_phase="Failed", coordinator_exit=EXIT_STORE_UNREACHABLE,
                   coordinator_message="coordinator failed: S3 state store ... cannot reach the endpoint")
     d = decide(s, deployed(s), Observed(waited))
     assert Deploy(2, "auto") in d.actions and d.status["phase"] == "Recovering"

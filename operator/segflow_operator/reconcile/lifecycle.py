@@ -2,6 +2,8 @@
 job or end the current one."""
 from __future__ import annotations
 
+from segflow.errors import EXIT_STORE_UNREACHABLE
+
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
 from .disaster import STANDBY, stand_by
@@ -9,7 +11,6 @@ from .savepoints import request
 from .situation import RUNNING_PHASES, Situation
 
 FENCED = "fenced: "           # how a coordinator that lost the lease says why it ended
-STORE_UNREACHABLE = 75        # a coordinator's exit code when the state store stayed unreachable
 
 
 def finished(s: Situation, d: Decision) -> bool:
@@ -107,7 +108,7 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     if coordinator is not None and FENCED in coordinator.message and s.spec.disaster_recovery:
         stand_by(d, s.current, s.mine, "fenced: another cluster holds the job's lease", warning=True)
         return True
-    unreachable = coordinator is not None and coordinator.exit_code == STORE_UNREACHABLE
+    unreachable = coordinator is not None and coordinator.exit_code == EXIT_STORE_UNREACHABLE
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \
             and not unreachable:
         message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"

@@ -19,7 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
-from ..errors import SegflowError
+from ..errors import EXIT_STORE_UNREACHABLE, SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
@@ -460,7 +460,6 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name)
 
 
-EXIT_STORE_UNREACHABLE = 75      # EX_TEMPFAIL: the operator redeploys rather than failing the job
 STORE_WAIT_ENV = "SEGFLOW_STORE_WAIT_SECONDS"
 
 
