@@ -1,9 +1,9 @@
 """The checkpoints of one job in a state store: which exist, which are complete,
 which to restore, and which to delete.
 
-Layout: ``jobs/<job>/chk-<id>/b<block>.r<replica>`` per replica snapshot, and
-``jobs/<job>/chk-<id>/_COMPLETE`` (JSON metadata) written by the coordinator once every
-replica has persisted its part. Only checkpoints with the marker count.
+Keys are those of :mod:`segflow.checkpoint.layout`: one object per replica snapshot, and a
+``_COMPLETE`` marker (JSON metadata) written by the coordinator once every replica has
+persisted its part. Only checkpoints with the marker count.
 
 Everything is sealed (see :mod:`segflow.state.sealing`) on the way in and checked on the
 way out. A key that failed its check is *excluded*: its checkpoint no longer counts as
@@ -12,19 +12,14 @@ complete, and segment backup plans without it, so a restore falls back to what i
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from ..errors import SegflowError
 from ..runtime.elements import FINAL_CHECKPOINT, FINAL_NAME
 from ..state.backend import StateBackend
 from ..state.sealing import Sealer, TamperedState
-from .layout import checkpoint_prefix, complete_key, snapshot_key, window_key, window_prefix
+from . import layout
 from .retention import SavepointRetention
-
-_CHECKPOINT = re.compile(r"^jobs/[^/]+/chk-(\d{8,})/")
-_SNAPSHOT = re.compile(r"/b(\d+)\.r(\d+)$")
-_WINDOW = re.compile(r"/b(\d+)\.r(\d+)/v(\d+)$")
 
 
 class Catalog:
@@ -47,18 +42,17 @@ class Catalog:
         self.excluded.add(key)
 
     def _excluded_checkpoints(self) -> set[int]:
-        return {int(m.group(1)) for m in map(_CHECKPOINT.match, self.excluded) if m}
+        return {checkpoint for checkpoint in map(layout.checkpoint_of, self.excluded) if checkpoint is not None}
 
     def _listing(self) -> tuple[dict[int, list[str]], set[int]]:
         """Every checkpoint's keys (the final one too), and the ids that are complete."""
         parts: dict[int, list[str]] = {}
         complete = set()
-        for key in self.backend.list(checkpoint_prefix(self.job)):
-            match = _CHECKPOINT.match(key)
-            if match:
-                checkpoint_id = int(match.group(1))
+        for key in self.backend.list(layout.checkpoint_prefix(self.job)):
+            checkpoint_id = layout.checkpoint_of(key)
+            if checkpoint_id is not None:
                 parts.setdefault(checkpoint_id, []).append(key)
-                if key.endswith("/_COMPLETE"):
+                if layout.is_complete_marker(key):
                     complete.add(checkpoint_id)
         return parts, complete
 
@@ -77,7 +71,7 @@ class Catalog:
         return sorted(self._ids()[1])
 
     def metadata(self, checkpoint_id: int) -> dict | None:
-        data = self._get(complete_key(self.job, checkpoint_id))
+        data = self._get(layout.complete_key(self.job, checkpoint_id))
         return None if data is None else json.loads(data)
 
     def resolve(self, wanted: str) -> int:
@@ -147,8 +141,8 @@ class Catalog:
     def remove(self, checkpoint_id: int) -> int:
         """Delete checkpoint ``checkpoint_id`` (its marker first: a reader never sees a
         complete checkpoint with parts missing); how many objects went."""
-        keys = self.backend.list(checkpoint_prefix(self.job, checkpoint_id))
-        marker = complete_key(self.job, checkpoint_id)
+        keys = self.backend.list(layout.checkpoint_prefix(self.job, checkpoint_id))
+        marker = layout.complete_key(self.job, checkpoint_id)
         self.backend.delete([k for k in keys if k == marker])
         self.backend.delete([k for k in keys if k != marker])
         return len(keys)
@@ -156,15 +150,15 @@ class Catalog:
     def replica_counts(self, checkpoint_id: int) -> dict[int, int]:
         """Block -> number of replica snapshots in the checkpoint (its parallelism)."""
         counts: dict[int, int] = {}
-        for key in self.backend.list(checkpoint_prefix(self.job, checkpoint_id)):
-            match = _SNAPSHOT.search(key)
-            if match:
-                block = int(match.group(1))
-                counts[block] = max(counts.get(block, 0), int(match.group(2)) + 1)
+        for key in self.backend.list(layout.checkpoint_prefix(self.job, checkpoint_id)):
+            snapshot = layout.snapshot_of(key)
+            if snapshot:
+                block, replica = snapshot
+                counts[block] = max(counts.get(block, 0), replica + 1)
         return counts
 
     def mark_complete(self, checkpoint_id: int, meta: dict) -> None:
-        self._put(complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
+        self._put(layout.complete_key(self.job, checkpoint_id), json.dumps(meta, sort_keys=True).encode())
 
     def adopt(self, source: "Catalog", checkpoint_id: int) -> None:
         """Copy ``source``'s complete checkpoint ``checkpoint_id`` (another job's savepoint)
@@ -175,47 +169,49 @@ class Catalog:
         if meta is None:
             raise SegflowError(f"checkpoint {checkpoint_id} of job {source.job!r} in {source.backend.url} is not "
                                "complete: restore a complete one (segflow checkpoints ls lists them)")
-        origin, target = checkpoint_prefix(source.job, checkpoint_id), checkpoint_prefix(self.job, checkpoint_id)
+        origin = layout.checkpoint_prefix(source.job, checkpoint_id)
+        target = layout.checkpoint_prefix(self.job, checkpoint_id)
         for key in source.backend.list(origin):
-            if not key.endswith("/_COMPLETE"):
+            if not layout.is_complete_marker(key):
                 self._put(target + key[len(origin):], source._get(key))
         self.mark_complete(checkpoint_id, {**meta, "adopted_from": {"job": source.job, "id": checkpoint_id}})
 
     def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:
-        return self._get(snapshot_key(self.job, checkpoint_id, block, replica))
+        return self._get(layout.snapshot_key(self.job, checkpoint_id, block, replica))
 
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
-        self._put(snapshot_key(self.job, checkpoint_id, block, replica), blob)
+        self._put(layout.snapshot_key(self.job, checkpoint_id, block, replica), blob)
 
     # -- segment backup: every replica's snapshots and connectors' window parts by version
     def holdings(self) -> "Holdings":
         """What the store holds for segment backup (the job's final snapshot aside), from
         one listing of the checkpoints and one of the windows."""
         held = Holdings({}, {}, set())
-        for key in self.backend.list(checkpoint_prefix(self.job)):
-            checkpoint = _CHECKPOINT.match(key)
-            if not checkpoint or int(checkpoint.group(1)) == FINAL_CHECKPOINT or key in self.excluded:
+        for key in self.backend.list(layout.checkpoint_prefix(self.job)):
+            version = layout.checkpoint_of(key)
+            if version is None or version == FINAL_CHECKPOINT or key in self.excluded:
                 continue
-            version, snapshot = int(checkpoint.group(1)), _SNAPSHOT.search(key)
+            snapshot = layout.snapshot_of(key)
             if snapshot:
-                held.snapshots.setdefault((int(snapshot.group(1)), int(snapshot.group(2))), set()).add(version)
-            elif key.endswith("/_COMPLETE"):
+                held.snapshots.setdefault(snapshot, set()).add(version)
+            elif layout.is_complete_marker(key):
                 held.complete.add(version)
-        for key in self.backend.list(window_prefix(self.job)):
-            match = _WINDOW.search(key)
-            if match and int(match.group(3)) != FINAL_CHECKPOINT and key not in self.excluded:
-                held.windows.setdefault((int(match.group(1)), int(match.group(2))), set()).add(int(match.group(3)))
+        for key in self.backend.list(layout.window_prefix(self.job)):
+            window = layout.window_of(key)
+            if window and window[2] != FINAL_CHECKPOINT and key not in self.excluded:
+                block, replica, version = window
+                held.windows.setdefault((block, replica), set()).add(version)
         return held
 
     def write_window(self, block: int, replica: int, version: int, part: bytes) -> None:
-        self._put(window_key(self.job, block, replica, version), part)
+        self._put(layout.window_key(self.job, block, replica, version), part)
 
     def read_window(self, block: int, replica: int, version: int) -> bytes | None:
-        return self._get(window_key(self.job, block, replica, version))
+        return self._get(layout.window_key(self.job, block, replica, version))
 
     def delete_windows(self, parts: list[tuple[int, int, int]]) -> None:
         """``(block, replica, version)`` window parts that no restore can replay any more."""
-        self.backend.delete([window_key(self.job, b, r, v) for b, r, v in parts])
+        self.backend.delete([layout.window_key(self.job, b, r, v) for b, r, v in parts])
 
     def delete_after(self, versions: dict[int, int], held: "Holdings") -> None:
         """Of what ``held`` lists, every snapshot and window part of block ``b`` newer than
@@ -224,33 +220,32 @@ class Catalog:
         longer complete either."""
         oldest = min(versions.values(), default=0)
         self.backend.delete(
-            [snapshot_key(self.job, v, b, r) for (b, r), held_versions in sorted(held.snapshots.items())
+            [layout.snapshot_key(self.job, v, b, r) for (b, r), held_versions in sorted(held.snapshots.items())
              for v in sorted(held_versions) if v > versions.get(b, 0)]
-            + [window_key(self.job, b, r, v) for (b, r), held_versions in sorted(held.windows.items())
+            + [layout.window_key(self.job, b, r, v) for (b, r), held_versions in sorted(held.windows.items())
                for v in sorted(held_versions) if v > versions.get(b, 0)]
-            + [complete_key(self.job, v) for v in sorted(held.complete) if v > oldest])
+            + [layout.complete_key(self.job, v) for v in sorted(held.complete) if v > oldest])
 
     # -- uncoordinated protocols: per-replica local checkpoints and their log segments
     def local_key(self, process: str, index: int) -> str:
-        return f"jobs/{self.job}/unc/{process}/{index:08d}"
+        return layout.local_key(self.job, process, index)
 
     def write_local(self, process: str, index: int, blob: bytes, log: bytes) -> None:
-        self._put(self.local_key(process, index) + ".log", log)
+        self._put(layout.log_key(self.job, process, index), log)
         self._put(self.local_key(process, index), blob)
 
     def read_local(self, process: str, index: int) -> bytes | None:
         return self._get(self.local_key(process, index))
 
     def read_log(self, process: str, index: int) -> bytes | None:
-        return self._get(self.local_key(process, index) + ".log")
+        return self._get(layout.log_key(self.job, process, index))
 
     def local_of(self, key: str) -> tuple[str, int] | None:
         """``(process, index)`` of a local checkpoint or log segment key (None: not one)."""
-        match = re.match(rf"^jobs/{re.escape(self.job)}/unc/([^/]+)/(\d+)(\.log)?$", key)
-        return (match.group(1), int(match.group(2))) if match else None
+        return layout.local_of(self.job, key)
 
     def stable_line_key(self) -> str:
-        return f"jobs/{self.job}/unc/_STABLE"
+        return layout.stable_line_key(self.job)
 
     def write_stable_line(self, data: bytes) -> None:
         """The newest stable line (checkpoint.local_records.encode_line), overwritten."""
@@ -259,19 +254,16 @@ class Catalog:
     def read_stable_line(self) -> bytes | None:
         return self._get(self.stable_line_key())
 
-    def protocol_key(self) -> str:
-        return f"jobs/{self.job}/_PROTOCOL"
-
     def write_protocol(self, protocol: str) -> None:
         """The protocol whose history the job's state continues: the run starting now's."""
-        self._put(self.protocol_key(), protocol.encode())
+        self._put(layout.protocol_key(self.job), protocol.encode())
 
     def last_protocol(self) -> str:
         """The protocol of the job's last run with checkpoints ('' before it was recorded,
         or when the record fails its check: then the checkpoints' own checks decide, and
         they say why, e.g. another SEGFLOW_STATE_KEY)."""
         try:
-            data = self._get(self.protocol_key())
+            data = self._get(layout.protocol_key(self.job))
         except TamperedState as exc:
             self.exclude(exc.key)
             return ""
@@ -280,21 +272,21 @@ class Catalog:
     def local_indices(self) -> dict[str, tuple[set[int], set[int]]]:
         """Per replica, the indices of its stored local checkpoints and of its log segments."""
         held: dict[str, tuple[set[int], set[int]]] = {}
-        for key in self.backend.list(f"jobs/{self.job}/unc/"):
+        for key in self.backend.list(layout.local_prefix(self.job)):
             local = self.local_of(key)
             if local is not None:
-                held.setdefault(local[0], (set(), set()))[key.endswith(".log")].add(local[1])
+                held.setdefault(local[0], (set(), set()))[layout.is_log(key)].add(local[1])
         return held
 
     def clear_local(self) -> None:
         """A fresh run: the local checkpoints, logs and stable line of earlier runs go (its
         own checkpoints reuse their numbers)."""
-        self.backend.delete(self.backend.list(f"jobs/{self.job}/unc/"))
+        self.backend.delete(self.backend.list(layout.local_prefix(self.job)))
 
     def delete_local(self, checkpoints: set, segments: set) -> None:
         """Local checkpoints and log segments no recovery can need any more."""
         self.backend.delete([self.local_key(p, i) for p, i in sorted(checkpoints)] +
-                            [self.local_key(p, i) + ".log" for p, i in sorted(segments)])
+                            [layout.log_key(self.job, p, i) for p, i in sorted(segments)])
 
     def remove_unfinished(self) -> list[int]:
         """Delete the checkpoints without a ``_COMPLETE`` marker (the job's final one too):
@@ -334,7 +326,7 @@ class Catalog:
 
 def jobs_in(backend: StateBackend) -> list[str]:
     """The names of the jobs that keep anything in a state store."""
-    return sorted({key.split("/")[1] for key in backend.list("jobs/") if key.count("/") >= 2})
+    return sorted({job for job in map(layout.job_of, backend.list(layout.JOBS)) if job is not None})
 
 
 @dataclass
