@@ -56,15 +56,15 @@ class StateBackend(abc.ABC):
 def open_backend(url: str, s3_endpoint: str | None = None) -> StateBackend:
     parsed = urlparse(url)
     if parsed.scheme == "file":
-        from .local import LocalBackend
+        from .local import LocalBackend  # cycle: a subclass of StateBackend, imported only for its URL
         return LocalBackend(url)
     if parsed.scheme in ("redis", "rediss"):
         require("redis", "a Redis state store")
-        from .redis_store import RedisBackend
+        from .redis_store import RedisBackend  # cycle: a subclass of StateBackend, imported only for its URL
         return RedisBackend(url)
     if parsed.scheme == "s3":
         require("boto3", "an S3 state store")
-        from .s3 import S3Backend
+        from .s3 import S3Backend  # cycle: a subclass of StateBackend, imported only for its URL
         return S3Backend(url, s3_endpoint)
     raise SegflowError(f"unknown state store URL {redact_url(url)!r}: use file:///dir, redis://host:port/db, "
                        "rediss://host:port/db (TLS) or s3://bucket/prefix")
