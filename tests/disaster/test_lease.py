@@ -1,11 +1,13 @@
 """The lease's decisions (pure), checked case by case and by simulating two clusters'
 operators with random partitions: at no instant may both think they may run the job,
 and a standby takes over soon after the holder goes silent."""
+import json
 import random
 
 import pytest
 
-from segflow.disaster.lease import GUARD_SECONDS, Lease, LeaseError, Move, Observation, decide, publish_refusal
+from segflow.disaster.lease import (GUARD_SECONDS, Lease, LeaseError, Move, Observation, decide, fenced_message,
+                                    publish_refusal, says_fenced)
 
 TTL = 10.0
 
@@ -73,6 +75,12 @@ def test_publishing_is_refused_to_an_old_generation_a_released_lease_and_past_th
     assert "released" in publish_refusal(lease("east", 3, released=True), "east", 3, 101.0)
     assert "deadline" in publish_refusal(current, "east", 3, current.deadline)
     assert "gone" in publish_refusal(None, "east", 3, 101.0)
+
+
+def test_a_fenced_process_says_so_where_the_operator_looks():
+    error = fenced_message(publish_refusal(lease("west", 4), "east", 3, 101.0))
+    assert says_fenced(error) and says_fenced(json.dumps({"msg": "job failed", "error": error}))
+    assert not says_fenced("the state store is unreachable")
 
 
 def test_a_lease_round_trips_and_garbage_is_refused_clearly():

@@ -2,6 +2,7 @@
 job or end the current one."""
 from __future__ import annotations
 
+from segflow.disaster.lease import fenced_message, says_fenced
 from segflow.errors import EXIT_STORE_UNREACHABLE
 
 from .actions import Decision, Event, Savepoint
@@ -9,8 +10,6 @@ from .deployment import deploy
 from .disaster import STANDBY, stand_by
 from .savepoints import request
 from .situation import RUNNING_PHASES, Situation
-
-FENCED = "fenced: "           # how a coordinator that lost the lease says why it ended
 
 
 def finished(s: Situation, d: Decision) -> bool:
@@ -105,8 +104,8 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     if coordinator is not None and coordinator.phase == "Succeeded":
         d.phase(s.current, "Completed", "the job finished")
         return True
-    if coordinator is not None and FENCED in coordinator.message and s.spec.disaster_recovery:
-        stand_by(d, s.current, s.mine, "fenced: another cluster holds the job's lease", warning=True)
+    if coordinator is not None and says_fenced(coordinator.message) and s.spec.disaster_recovery:
+        stand_by(d, s.current, s.mine, fenced_message("another cluster holds the job's lease"), warning=True)
         return True
     unreachable = coordinator is not None and coordinator.exit_code == EXIT_STORE_UNREACHABLE
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \

@@ -20,6 +20,7 @@ from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.segment_plan import WindowSize
 from ..disaster.fence import lease_fence
+from ..disaster.lease import fenced_message
 from ..errors import SegflowError
 from ..observability.history import CheckpointEntry, JobHistory
 from ..observability.logs import event
@@ -243,7 +244,7 @@ class CheckpointBookkeeping:
         refusal = self.fence.refusal() if self.fence is not None else ""
         if refusal:
             self.tracker.retract(checkpoint_id)
-            self._answer(checkpoint_id, f"fenced: {refusal}")
+            self._answer(checkpoint_id, fenced_message(refusal))
             self.fenced(refusal)
             return
         meta = {"id": checkpoint_id, "attempt": self.attempt, "bytes": outcome.bytes,

@@ -19,6 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
+from ..disaster.lease import fenced_message
 from ..errors import EXIT_STORE_UNREACHABLE, SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
@@ -323,7 +324,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def fenced(self, reason: str) -> None:
         """The lease is lost: nothing more may be published, so the job ends here (the
         lock is reentrant: called from a checkpoint's end too)."""
-        self._fail_unless_over(f"fenced: {reason}; this cluster no longer holds the job's lease")
+        self._fail_unless_over(fenced_message(f"{reason}; this cluster no longer holds the job's lease"))
 
     def _fail_unless_over(self, error: str) -> None:
         with self.lock:

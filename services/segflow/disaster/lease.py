@@ -153,3 +153,18 @@ def publish_refusal(lease: Lease | None, owner: str, generation: int, now: float
     if now >= lease.deadline:
         return f"the lease has not been renewed for {now - lease.renewed_at:.1f} s (past its deadline)"
     return ""
+
+
+FENCED_PREFIX = "fenced: "
+
+
+def fenced_message(refusal: str) -> str:
+    """The error of a process stopped by the lease (``refusal``: why, as
+    :func:`publish_refusal` says it): the operator reads it in the coordinator's last
+    message (:func:`says_fenced`) and stands the job by instead of failing it."""
+    return FENCED_PREFIX + refusal
+
+
+def says_fenced(message: str) -> bool:
+    """Whether ``message`` (a bare error, or a JSON log line holding one) is a :func:`fenced_message`."""
+    return FENCED_PREFIX in message

@@ -20,6 +20,7 @@ from ..checkpoint.barriers import BarrierTiming
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.segment import WindowPart
 from ..disaster.fence import LeaseFence
+from ..disaster.lease import fenced_message
 from ..observability.logs import event
 from ..plan.placement import ReplicaId, replica_name
 from ..state import StateStoreError
@@ -145,7 +146,7 @@ class CheckpointAgent:
         refusal = self.fence.refusal() if self.fence is not None else ""
         try:
             if refusal:
-                raise StateStoreError(f"fenced: {refusal}")
+                raise StateStoreError(fenced_message(refusal))
             if part is not None:
                 self.catalog.write_window(rid.block, rid.index, checkpoint_id, part)
             self.catalog.write(checkpoint_id, rid.block, rid.index, blob)
