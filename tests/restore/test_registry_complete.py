@@ -1,30 +1,12 @@
 """The restore property covers every runtime operator: a new operator (or connector) that
 is not in the registry fails here, so none can skip the property."""
-import importlib
-import pkgutil
-
-import segflow.runtime
 from segflow.runtime.operator import Operator
 from segflow.runtime.operators.iteration import IterationStart
 from segflow.runtime.operators.redis_streams import RedisStreamSink
 from segflow.runtime.operators.sources import TextFileSource
 from segflow.runtime.operators.windows import TimeWindows
 
-from .registry import ABSTRACT_BASES, CASES
-
-
-def runtime_operator_classes() -> set[type]:
-    """Every Operator subclass defined in segflow.runtime, after importing all its modules."""
-    for module in pkgutil.walk_packages(segflow.runtime.__path__, "segflow.runtime."):
-        importlib.import_module(module.name)
-    found, pending = set(), [Operator]
-    while pending:
-        klass = pending.pop()
-        for sub in klass.__subclasses__():
-            if sub.__module__.startswith("segflow.") and sub not in found:
-                found.add(sub)
-                pending.append(sub)
-    return found
+from .registry import ABSTRACT_BASES, CASES, runtime_operator_classes
 
 
 def keeps_state(klass: type) -> bool:

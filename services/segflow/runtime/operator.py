@@ -8,7 +8,7 @@ the control element itself afterwards.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from ..errors import UserFunctionError
 from ..plan.placement import replica_name
@@ -119,8 +119,13 @@ class Operator:
     def close(self) -> None:
         return None
 
-    # -- on Spark (segflow.spark): a one-input operator of a chain runs there as itself, over
-    # -- each partition; these say what that needs, so adding an operator touches one place.
+    # -- on Spark (segflow.spark): the operator names its Spark step, and the spark package
+    # -- holds the step under that name (segflow.runtime cannot import segflow.spark). Most
+    # -- operators are CHAIN: they run there as themselves over each partition, and adding
+    # -- one touches only its own module; a source, a sink or a multi-input head names the
+    # -- step that a segflow.spark module registers for it (segflow.spark.steps).
+    spark_step: ClassVar[str | None] = None   # CHAIN, ENGINE_ONLY or a registered step's name
+
     def timestamps_after(self, stamped: bool) -> bool:
         """Whether this operator's output is timestamped, given whether its input is."""
         return stamped
@@ -128,6 +133,10 @@ class Operator:
     def spark_refusal(self) -> tuple[str, str] | None:
         """``(why, what to do instead)`` when this operator has no meaning in a batch run."""
         return None
+
+
+CHAIN = "chain"                 # spark_step: runs on Spark as itself, over each partition
+ENGINE_ONLY = "engine only"     # spark_step: always refused on Spark (spark_refusal says why)
 
 
 def ticks(op: Operator) -> bool:

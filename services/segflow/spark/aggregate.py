@@ -15,11 +15,14 @@ from ..runtime.hashing import stable_hash
 from ..runtime.operator import Operator
 from ..runtime.operators import aggregate as agg
 from ..runtime.sentinels import NOTHING
+from . import steps
 
 if TYPE_CHECKING:
     from pyspark import RDD
 
 Wrap = Callable[[Operator, Callable], Callable]    # a user function as the operator calls it
+
+steps.register("pre_aggregate", steps.PreAggregate())     # LocalCount, LocalKeyedFold
 
 
 def _combining(head: Operator) -> tuple[Callable, Any]:

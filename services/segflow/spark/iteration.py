@@ -16,6 +16,7 @@ from ..plan.graph import BlockSpec
 from ..runtime.context import set_iteration_state
 from ..runtime.operators.aggregate import Fold, fresh
 from ..runtime.operators.iteration import FEEDBACK, OUTER, RESULT_PORT, IterationEnd, IterationLeader, IterationStart
+from . import steps
 from .errors import PartitionFn
 from .flows import Flow, records_of
 from .partition import over_partition
@@ -25,6 +26,15 @@ if TYPE_CHECKING:
     from pyspark import Broadcast
 
     from .runner import Translation
+
+steps.register("iteration", steps.LoopPart())      # IterationEnd, IterationLeader: run_loop runs them
+
+
+@steps.head("iteration_start")
+def round_input(t: "Translation", block: BlockSpec, head: IterationStart) -> Flow:
+    """What enters the loop body in the current round."""
+    assert t.loop is not None, "a loop body's block is evaluated only within a round"
+    return t.loop.data
 
 
 @dataclass

@@ -1,19 +1,94 @@
-"""Two-input operators on a partition: key joins (after a shuffle by key, or against a
-broadcast right side), the interval join and zip.
+"""Multi-input heads on Spark: concat, key joins (after a shuffle by key, or against a
+broadcast right side), the interval join, zip and the window joins' tagging head.
 
-Before the inputs meet in one partition each record is tagged with its side: ``(key,
-(side, value))`` on keyed streams, ``(side, record)`` otherwise; side 0 is the left input.
+The inputs meet in the block's partitions. Before they do, each record is tagged with its
+side where the head needs it: ``(key, (side, value))`` on keyed streams, ``(side,
+record)`` otherwise; side 0 is the left input.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..runtime.operators.joins import INNER, LEFT, OUTER
+from ..errors import PipelineError
+from ..plan.graph import Strategy
+from ..runtime.operators.joins import INNER, LEFT, OUTER, Concat, HashJoin, IntervalJoin, SortMergeJoin, Zip
+from ..runtime.operators.windows import TagInputs
+from . import steps
 from .errors import PartitionFn
-from .flows import Mark
+from .flows import Flow, Mark, carry_time, exchange, records_of
+from .translate import Step, then
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
+
+    from ..plan.graph import BlockSpec
+    from .runner import Translation
+
+
+# ------------------------------------------------------------------------ heads
+@steps.head("concat")
+def concat(t: "Translation", block: "BlockSpec", head: Concat) -> Flow:
+    sources, strategies = t.inputs(block)
+    return exchange(list(zip(sources, strategies)), t.replicas(block))
+
+
+@steps.head("tag_inputs")
+def tag_inputs(t: "Translation", block: "BlockSpec", head: TagInputs) -> Flow:
+    return _merged(t, block, head, head.keyed, *t.inputs(block))
+
+
+@steps.head("key_join")
+def key_join(t: "Translation", block: "BlockSpec", head: HashJoin | SortMergeJoin) -> Flow:
+    sources, strategies = t.inputs(block)
+    if strategies[1] is Strategy.BROADCAST:
+        return _broadcast_join(t, block, head, sources[0], strategies[0], sources[1])
+    merged = _merged(t, block, head, True, sources, strategies)
+    return t.run_step(block, head, merged, Step(then(records_of(merged.stamped), hash_join(head.kind)), False))
+
+
+@steps.head("interval_join")
+def interval(t: "Translation", block: "BlockSpec", head: IntervalJoin) -> Flow:
+    merged = _merged(t, block, head, head.keyed, *t.inputs(block))
+    if not merged.stamped:
+        raise PipelineError(f"{head.name} (defined at {head.location}) needs timestamped streams on both "
+                            "sides: call add_timestamps first")
+    return t.run_step(block, head, merged, Step(interval_join(head.lower, head.upper, head.keyed), True))
+
+
+@steps.head("zip")
+def zipped(t: "Translation", block: "BlockSpec", head: Zip) -> Flow:
+    merged = _merged(t, block, head, False, *t.inputs(block))
+    return t.run_step(block, head, merged, Step(then(records_of(merged.stamped), zip_pairs), False))
+
+
+def _merged(t: "Translation", block: "BlockSpec", head: Any, keyed: bool, sources: list[Flow],
+            strategies: list[Strategy]) -> Flow:
+    """The inputs, each record tagged with its side, in the block's partitions."""
+    tagged = [t.run_step(block, head, source, _tagging(side, keyed, source.stamped))
+              for side, source in enumerate(sources)]
+    return exchange(list(zip(tagged, strategies)), t.replicas(block))
+
+
+def _tagging(side: int, keyed: bool, stamped: bool) -> Step:
+    fn = tag(side, keyed)
+    return Step(fn if not stamped else carry_time(fn), stamped)
+
+
+def _broadcast_join(t: "Translation", block: "BlockSpec", head: HashJoin | SortMergeJoin, left: Flow,
+                    strategy: Strategy, right: Flow) -> Flow:
+    """Ship broadcast-right: the right side goes to every worker once, the left side
+    stays where it is."""
+    table: dict = {}
+    for k, v in right.rdd.mapPartitions(records_of(right.stamped)).collect():
+        table.setdefault(k, []).append(v)
+    broadcast = t.sc.broadcast(table)
+    t.broadcasts.append(broadcast)
+    left = exchange([(left, strategy)], t.replicas(block))
+    join = then(records_of(left.stamped), broadcast_join(head.kind, broadcast))
+    return t.run_step(block, head, left, Step(join, False))
+
+
+# ------------------------------------------------------------- partition functions
 
 
 def tag(side: int, keyed: bool) -> PartitionFn:

@@ -2,8 +2,10 @@
 
 The graph is walked from its sinks back to its sources: each block becomes a flow (an
 RDD with one partition per replica of the block), built from the flows of its inputs and
-the Spark form of its operators. Flows used more than once (splits, side inputs of loops)
-are cached so that sources and user functions run once, as in the engine.
+the Spark steps of its operators, looked up by the name each operator declares
+(segflow.spark.steps): the runner knows no operator class. Flows used more than once
+(splits, side inputs of loops) are cached so that sources and user functions run once, as
+in the engine.
 """
 from __future__ import annotations
 
@@ -22,25 +24,16 @@ from ..plan.graph import BlockSpec, Edge, JobGraph, OperatorSpec, Strategy
 from ..plan.placement import Worker, plan
 from ..runtime.local import RunResult
 from ..runtime.operator import Operator
-from ..runtime.operators import aggregate as agg
-from ..runtime.operators.iteration import IterationStart
-from ..runtime.operators.joins import Concat, HashJoin, IntervalJoin, SortMergeJoin, Zip
-from ..runtime.operators.sinks import CollectSink, FileSink, ForEachSink
-from ..runtime.operators.windows import TagInputs
-from . import joins, sinks
+from . import joins, sinks, sources, steps   # noqa: F401 - joins, sinks and sources register their steps
 from .aggregate import Wrap, combine_by_key
 from .errors import PartitionFn, UnsupportedOnSpark, guarded, guarded_call, job_failure
-from .flows import Flow, carry_time, exchange, records_of
+from .flows import Flow, exchange, records_of
 from .iteration import Round, is_loop_output, run_loop
 from .session import get_session
-from .sources import source_rdd
-from .translate import Step, refuse, step, then
+from .translate import Step, refuse
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
-
-_MERGES = (Concat, HashJoin, SortMergeJoin, IntervalJoin, Zip, TagInputs)
-_SINKS = (CollectSink, ForEachSink, FileSink)
 
 
 def _instance(spec: OperatorSpec) -> Operator:
@@ -104,18 +97,13 @@ class Translation:
             if self.graph.outputs_of(block.id):
                 continue
             ops = self.ops[block.id]
-            sink = ops[-1] if ops and isinstance(ops[-1], _SINKS) else None
-            if sink is None:
+            sink = steps.step_of(ops[-1]) if ops else None
+            if not isinstance(sink, steps.Sink):
                 self.evaluate(block, ops).rdd.count()
                 continue
             flow = self.evaluate(block, ops[:-1])
             rdd = flow.rdd.mapPartitions(records_of(flow.stamped)) if flow.stamped else flow.rdd
-            if type(sink) is CollectSink:
-                results[sink.sink_id] = rdd.collect()
-            elif type(sink) is ForEachSink:
-                sinks.for_each(rdd, sink)
-            else:
-                sinks.write_parts(rdd, sink)
+            sink.write(rdd, ops[-1], results)
         return results
 
     def records_read(self) -> dict[int, int]:
@@ -156,12 +144,15 @@ class Translation:
         else:
             flow, ops = self._input(block, ops)
         for op in ops:
-            if type(op) in (agg.LocalCount, agg.LocalKeyedFold):
+            spark_step = steps.step_of(op)
+            if isinstance(spark_step, steps.PreAggregate):
                 # the local stage runs inside Spark's map-side combine, after the shuffle's input
                 rdd = flow.rdd.mapPartitions(records_of(True)) if flow.stamped else flow.rdd
                 flow = Flow(rdd, partial=op)
+            elif isinstance(spark_step, steps.Chain):
+                flow = self.run_step(block, op, flow, spark_step.step(op, flow.stamped))
             else:
-                flow = self.run_step(block, op, flow, step(op, flow.stamped))
+                raise TypeError(f"{op.name}: its Spark step {op.spark_step!r} cannot follow another operator")
         return flow
 
     def run_step(self, block: BlockSpec, op: Operator, flow: Flow, spark_step: Step) -> Flow:
@@ -171,6 +162,14 @@ class Translation:
             fn = self.loop.with_state(fn)
         return Flow(flow.rdd.mapPartitions(fn), spark_step.stamped)
 
+    def replicas(self, block: BlockSpec) -> int:
+        return self.plan.replicas[block.id]
+
+    def inputs(self, block: BlockSpec) -> tuple[list[Flow], list[Strategy]]:
+        """The flows leaving the block's (forward) inputs, and the strategies of the edges."""
+        edges = [e for e in self.graph.inputs_of(block.id) if not e.feedback]
+        return [self.output(e.src, e.port) for e in edges], [self.plan.strategy(e) for e in edges]
+
     def edge_input(self, edge: Edge, n: int, source: Flow | None = None) -> Flow:
         """What one edge delivers to a block of ``n`` replicas."""
         source = source if source is not None else self.output(edge.src, edge.port)
@@ -178,16 +177,18 @@ class Translation:
 
     def _source(self, block: BlockSpec, op: Operator) -> Flow:
         counter = self.read[block.id] = self.sc.accumulator(0)
-        rdd = source_rdd(self.sc, op, self.plan.replicas[block.id])
+        source = steps.step_of(op)
+        if not isinstance(source, steps.Source):
+            raise TypeError(f"{op.name} ({type(op).__name__}) is not a source")
+        rdd = source.rdd(self.sc, op, self.plan.replicas[block.id])
         return Flow(rdd.mapPartitions(guarded(op.name, op.location, _counted(counter))))
 
     def _input(self, block: BlockSpec, ops: list[Operator]) -> tuple[Flow, list[Operator]]:
         """The flow entering the block, and the operators still to apply."""
         head = ops[0] if ops else None
-        if type(head) is IterationStart:
-            return self.loop.data, ops[1:]
-        if isinstance(head, _MERGES):
-            return self._merge(block, head), ops[1:]
+        head_step = steps.step_of(head) if head is not None else None
+        if isinstance(head_step, steps.Head):
+            return head_step.flow(self, block, head), ops[1:]
         n = self.plan.replicas[block.id]
         (edge,) = [e for e in self.graph.inputs_of(block.id) if not e.feedback]
         source = self.output(edge.src, edge.port)
@@ -201,51 +202,6 @@ class Translation:
             fn = guarded_call(op.name, op.location, fn)
             return self.loop.call_with_state(fn) if block.scope is not None else fn
         return wrap
-
-    # ---------------------------------------------------------- multi-input heads
-    def _merge(self, block: BlockSpec, head: Operator) -> Flow:
-        """Concat, key joins, interval join, zip and window-join heads: the inputs meet in
-        the block's partitions, each record tagged with its side where the head needs it."""
-        n = self.plan.replicas[block.id]
-        edges = [e for e in self.graph.inputs_of(block.id) if not e.feedback]
-        sources = [self.output(e.src, e.port) for e in edges]
-        strategies = [self.plan.strategy(e) for e in edges]
-        kind = type(head)
-        if kind is Concat:
-            return exchange(list(zip(sources, strategies)), n)
-        if kind in (HashJoin, SortMergeJoin) and strategies[1] is Strategy.BROADCAST:
-            return self._broadcast_join(block, head, sources[0], strategies[0], sources[1])
-        keyed = kind in (HashJoin, SortMergeJoin) or (kind in (TagInputs, IntervalJoin) and head.keyed)
-        tagged = [self.run_step(block, head, source, self._tagging(side, keyed, source.stamped))
-                  for side, source in enumerate(sources)]
-        merged = exchange(list(zip(tagged, strategies)), n)
-        if kind is TagInputs:
-            return merged
-        if kind is IntervalJoin:
-            if not merged.stamped:
-                raise PipelineError(f"{head.name} (defined at {head.location}) needs timestamped streams on both "
-                                    "sides: call add_timestamps first")
-            return self.run_step(block, head, merged, Step(joins.interval_join(head.lower, head.upper, keyed), True))
-        matching = joins.zip_pairs if kind is Zip else joins.hash_join(head.kind)
-        return self.run_step(block, head, merged, Step(then(records_of(merged.stamped), matching), False))
-
-    @staticmethod
-    def _tagging(side: int, keyed: bool, stamped: bool) -> Step:
-        fn = joins.tag(side, keyed)
-        return Step(fn if not stamped else carry_time(fn), stamped)
-
-    def _broadcast_join(self, block: BlockSpec, head: Operator, left: Flow, strategy: Strategy,
-                        right: Flow) -> Flow:
-        """Ship broadcast-right: the right side goes to every worker once, the left side
-        stays where it is."""
-        table: dict = {}
-        for k, v in right.rdd.mapPartitions(records_of(right.stamped)).collect():
-            table.setdefault(k, []).append(v)
-        broadcast = self.sc.broadcast(table)
-        self.broadcasts.append(broadcast)
-        left = exchange([(left, strategy)], self.plan.replicas[block.id])
-        join = then(records_of(left.stamped), joins.broadcast_join(head.kind, broadcast))
-        return self.run_step(block, head, left, Step(join, False))
 
 
 def _ship_code(sc: "SparkContext", env: StreamEnvironment) -> None:

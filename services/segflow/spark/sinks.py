@@ -12,8 +12,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Iterator
 
-from ..runtime.operators.sinks import FileSink, ForEachSink
+from ..runtime.operators.sinks import CollectSink, FileSink, ForEachSink
 from ..runtime.operators.two_phase import SUCCESS, success_marker
+from . import steps
 from .errors import guarded_call
 
 if TYPE_CHECKING:
@@ -23,7 +24,13 @@ CHUNK = 4096
 _OLD_PART = re.compile(r"^\.?part-\d{5}[.-]")
 
 
-def for_each(rdd: "RDD", sink: ForEachSink) -> None:
+@steps.sink("collect")
+def collect(rdd: "RDD", sink: CollectSink, results: dict) -> None:
+    results[sink.sink_id] = rdd.collect()
+
+
+@steps.sink("for_each")
+def for_each(rdd: "RDD", sink: ForEachSink, results: dict) -> None:
     fn = guarded_call(sink.name, sink.location, sink.fn)
 
     def run(records: Iterator) -> None:
@@ -32,7 +39,8 @@ def for_each(rdd: "RDD", sink: ForEachSink) -> None:
     rdd.foreachPartition(run)
 
 
-def write_parts(rdd: "RDD", sink: FileSink) -> None:
+@steps.sink("write_parts")
+def write_parts(rdd: "RDD", sink: FileSink, results: dict) -> None:
     """Write each partition of ``rdd`` to ``directory/part-NNNNN<suffix>``."""
     directory, suffix = sink.directory, sink.suffix
     render = guarded_call(sink.name, sink.location, sink.render)

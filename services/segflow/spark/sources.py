@@ -8,12 +8,12 @@ import csv
 import os
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
 from ..runtime.operators.columnar import ArrowCsvSource, CsvColumns, csv_record_batches
 from ..runtime.operators.csv_records import RecordMaker, record_maker, records
+from . import steps
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -78,28 +78,48 @@ def _records(make: RecordMaker, header: list[str], rows: Iterator[list[str]]) ->
         yield from records(make, header, partial(iter, batch))
 
 
-def source_rdd(sc: "SparkContext", op: Operator, replicas: int) -> "RDD":
-    """The records of a source operator, one partition per replica."""
-    kind = type(op)
-    if kind is src.IterableSource:
-        return sc.parallelize(list(op.iterable), replicas)
-    slots = sc.parallelize(range(replicas), replicas)
-    if kind is src.ParallelSource:
-        make = op.make
-        return slots.mapPartitionsWithIndex(lambda i, _: iter(make(i, replicas)))
-    if kind is src.CsvSource:
-        path, delimiter, headers = op.path, op.delimiter, op.has_headers
-        return slots.mapPartitionsWithIndex(lambda i, _: read_csv(path, delimiter, headers, i, replicas))
-    if kind is ArrowCsvSource:
-        path, columns = op.path, CsvColumns.of(op.path, op.delimiter, op.has_headers, op.types)
-        return slots.mapPartitionsWithIndex(lambda i, _: csv_record_batches(path, columns, i, replicas))
-    if kind is src.TextFileSource:
-        path = op.path
-        return slots.mapPartitionsWithIndex(lambda i, _: read_lines(path, i, replicas))
-    if kind is src.JsonLinesSource:
-        path = op.path
-        return slots.mapPartitionsWithIndex(lambda i, _: read_jsonl(path, i, replicas))
-    if kind is src.GeneratorSource:       # bounded (see translate.refuse); a rate limit changes no record
-        make, total = op.make, op.count
-        return slots.mapPartitionsWithIndex(lambda i, _: map(make, range(i, total, replicas)))
-    raise TypeError(f"{op.name} ({kind.__name__}) is not a source")
+@steps.source("iterable")
+def from_iterable(sc: "SparkContext", op: src.IterableSource, replicas: int) -> "RDD":
+    return sc.parallelize(list(op.iterable), replicas)
+
+
+def _per_replica(sc: "SparkContext", replicas: int, read: Callable[[int], Iterable]) -> "RDD":
+    """One partition per replica, holding ``read(replica index)``."""
+    return sc.parallelize(range(replicas), replicas).mapPartitionsWithIndex(lambda i, _: iter(read(i)))
+
+
+@steps.source("parallel")
+def from_parallel(sc: "SparkContext", op: src.ParallelSource, replicas: int) -> "RDD":
+    make = op.make
+    return _per_replica(sc, replicas, lambda i: make(i, replicas))
+
+
+@steps.source("read_csv")
+def csv_rows(sc: "SparkContext", op: src.CsvSource, replicas: int) -> "RDD":
+    path, delimiter, headers = op.path, op.delimiter, op.has_headers
+    return _per_replica(sc, replicas, lambda i: read_csv(path, delimiter, headers, i, replicas))
+
+
+@steps.source("arrow_csv")
+def csv_batches(sc: "SparkContext", op: ArrowCsvSource, replicas: int) -> "RDD":
+    path, columns = op.path, CsvColumns.of(op.path, op.delimiter, op.has_headers, op.types)
+    return _per_replica(sc, replicas, lambda i: csv_record_batches(path, columns, i, replicas))
+
+
+@steps.source("read_text")
+def text_lines(sc: "SparkContext", op: src.TextFileSource, replicas: int) -> "RDD":
+    path = op.path
+    return _per_replica(sc, replicas, lambda i: read_lines(path, i, replicas))
+
+
+@steps.source("read_jsonl")
+def json_lines(sc: "SparkContext", op: src.JsonLinesSource, replicas: int) -> "RDD":
+    path = op.path
+    return _per_replica(sc, replicas, lambda i: read_jsonl(path, i, replicas))
+
+
+@steps.source("generate")
+def generated(sc: "SparkContext", op: src.GeneratorSource, replicas: int) -> "RDD":
+    """Bounded (see GeneratorSource.spark_refusal); a rate limit changes no record."""
+    make, total = op.make, op.count
+    return _per_replica(sc, replicas, lambda i: map(make, range(i, total, replicas)))

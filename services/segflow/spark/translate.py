@@ -1,21 +1,24 @@
 """How one operator of a block's chain runs on a partition: the engine's own operator,
 run over the partition as a replica would run it (segflow.spark.partition), so Spark
 computes what the engine computes. What an operator needs for that it declares itself
-(``timestamps_after``, ``spark_refusal``); adding an operator touches no code here.
+(``spark_step = CHAIN``, ``timestamps_after``, ``spark_refusal``); adding one touches no
+code here.
 
-``add_timestamps`` is the one exception: on bounded input a watermark follows the very
+``add_timestamps`` has a step of its own: on bounded input a watermark follows the very
 record that advances it, where the engine waits for the end of a batch.
 
 Operators that need Spark itself (sources, sinks, merges, keyed pre-aggregations,
-iterations) are translated by the runner and its helpers, not here.
+iterations) name steps that the other modules of this package register
+(segflow.spark.steps).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..runtime.operator import Operator
+from ..runtime.operator import CHAIN, Operator
 from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
+from . import steps
 from .errors import PartitionFn, UnsupportedOnSpark
 from .flows import Mark
 from .partition import over_partition
@@ -62,10 +65,14 @@ def add_timestamps(stamp: Callable, watermark: Callable | None, strategy: Waterm
     return run
 
 
+@steps.chain("add_timestamps")
+def stamping(op: AddTimestamps, stamped: bool) -> Step:
+    return Step(add_timestamps(op.timestamp, op.watermark, op.strategy, stamped), True)
+
+
+@steps.chain(CHAIN)
 def step(op: Operator, stamped: bool) -> Step:
     """The Spark form of a one-input operator of a chain, on a (un)timestamped flow."""
-    if type(op) is AddTimestamps:
-        return Step(add_timestamps(op.timestamp, op.watermark, op.strategy, stamped), True)
     stamped_out = op.timestamps_after(stamped)
     return Step(over_partition(op, stamped, stamped_out), stamped_out)
 

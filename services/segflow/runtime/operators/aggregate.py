@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..elements import Batch
-from ..operator import Delegating, Operator, Output, UserCall
+from ..operator import CHAIN, Delegating, Operator, Output, UserCall
 from ..rescale import split_by_key
 from ..sentinels import NOTHING
 
@@ -31,6 +31,8 @@ class Fold(Operator):
     With ``init`` left out it is a reduce: the first record starts the accumulator and
     nothing is emitted for an empty stream.
     """
+
+    spark_step = CHAIN
 
     _NOTHING = NOTHING
     state_fields = ("acc",)
@@ -91,6 +93,8 @@ class Fold(Operator):
 class KeyedFold(Operator):
     """Per-key fold over ``(key, value)`` records; emits ``(key, acc)`` at end of stream."""
 
+    spark_step = CHAIN
+
     state_fields = ("acc",)
 
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
@@ -144,6 +148,8 @@ class KeyedFold(Operator):
 class LocalCount(Operator):
     """First stage of group_by_count: counts keys with ``collections.Counter`` (C speed)."""
 
+    spark_step = "pre_aggregate"
+
     state_fields = ("counts",)
 
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
@@ -171,6 +177,8 @@ class LocalCount(Operator):
 class KeyedSum(Operator):
     """Adds up values per key: combines partial counts and sums."""
 
+    spark_step = CHAIN
+
     state_fields = ("acc",)
 
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
@@ -195,6 +203,8 @@ class LocalKeyedFold(Delegating):
     """First stage of group_by_fold/reduce: keys records with ``key`` and folds per key;
     ``combine`` (the final stage's function) joins partial results when rescaled."""
 
+    spark_step = "pre_aggregate"
+
     def __init__(self, key: Callable, fn: Callable, combine: Callable, init: Any = Fold._NOTHING):
         self.key = key
         self.combine = combine
@@ -213,6 +223,8 @@ class LocalKeyedFold(Delegating):
 
 class MapValues(Operator):
     """Applies an engine-provided function to the value of each keyed record (e.g. avg)."""
+
+    spark_step = CHAIN
 
     def __init__(self, fn: Callable):
         self.fn = fn

@@ -17,7 +17,7 @@ from ...errors import JobFailed, PipelineError
 from ...extras import require
 from ..elements import Batch
 from ..executor import SourceOperator
-from ..operator import Operator, Output
+from ..operator import CHAIN, Operator, Output
 from .sources import CHUNK, LineReader, byte_range, line_number
 
 if TYPE_CHECKING:
@@ -135,6 +135,8 @@ def csv_record_batches(path: str, columns: CsvColumns, index: int, replicas: int
 class ArrowCsvSource(SourceOperator):
     """``read_csv(..., columnar=True)``: Arrow record batches of the lines that start in
     each ``chunk`` bytes of the replica's byte range."""
+
+    spark_step = "arrow_csv"
 
     state_fields = ("position",)
 
@@ -259,6 +261,8 @@ class LocalColumnarAggregate(Operator):
     """First stage of ``group_by_aggregate``: per-key partials of each record batch (Arrow's
     hash aggregation), combined now and then; at end of stream one ``(key, partials)``
     record per key goes to the shuffle."""
+
+    spark_step = CHAIN
 
     state_fields = ("partials",)
 

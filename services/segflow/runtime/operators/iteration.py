@@ -24,6 +24,8 @@ class IterationStart(Operator):
     (the iteration state lock: the next iteration starts only after every replica has
     the new state, which travels in band ahead of the data)."""
 
+    spark_step = "iteration_start"
+
     handles_control = True
     state_fields = ("iteration", "started", "outer_ended", "feedback_ended", "pending", "cache", "feedback",
                     "result_closed")
@@ -100,6 +102,8 @@ class IterationStart(Operator):
 class _ControlAlsoAside(Operator):
     """An iteration operator whose side port carries the loop's control: barriers and the
     job's termination must reach the replicas on the other end of it too."""
+
+    spark_step = "iteration"
 
     control_port: int
 

@@ -23,6 +23,8 @@ class HashJoin(Operator):
     """Local hash join. Inner joins stream results as matches appear (symmetric hash
     join); left and outer joins need both sides complete, so they emit at end of stream."""
 
+    spark_step = "key_join"
+
     state_fields = ("tables",)
 
     def __init__(self, kind: str, partitioned: bool = False):
@@ -75,6 +77,8 @@ class HashJoin(Operator):
 
 class SortMergeJoin(Operator):
     """Local sort-merge join: buffers both sides, sorts by key at end of stream, merges."""
+
+    spark_step = "key_join"
 
     state_fields = ("sides",)
 
@@ -177,6 +181,8 @@ class IntervalJoin(Operator):
     dropped a prefix), not once per record. The heaps follow from the buffers and are
     rebuilt on restore."""
 
+    spark_step = "interval_join"
+
     state_fields = ("buffers",)
 
     def __init__(self, lower: Any, upper: Any, keyed: bool):
@@ -273,6 +279,8 @@ class IntervalJoin(Operator):
 class Zip(Operator):
     """Pairs the i-th left record with the i-th right record; leftovers are dropped."""
 
+    spark_step = "zip"
+
     state_fields = ("queues",)
 
     def __init__(self) -> None:
@@ -293,3 +301,6 @@ class Zip(Operator):
 
 class Concat(Operator):
     """Union of its inputs: records pass through; control is aligned by the executor."""
+
+    spark_step = "concat"
+

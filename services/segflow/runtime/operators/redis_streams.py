@@ -44,7 +44,7 @@ from ...extras import require
 from ...redaction import redact_url
 from ..elements import Batch
 from ..executor import SourceOperator
-from ..operator import engine_only
+from ..operator import ENGINE_ONLY, engine_only
 from .sources import Pace
 from .two_phase import ConnectorError, EpochSink, left_by_earlier_run
 
@@ -132,6 +132,8 @@ class RedisStreams:
 
 class RedisStreamSource(SourceOperator):
     """Entries of Redis streams as ``(entry_id, fields)`` records (see the module's doc)."""
+
+    spark_step = ENGINE_ONLY
 
     state_fields = ("positions", "ends", "produced")
 

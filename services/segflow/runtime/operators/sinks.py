@@ -16,6 +16,8 @@ class CollectSink(Operator):
     stream; with them, only when the job's end is committed (so a recovery can neither
     lose nor repeat records)."""
 
+    spark_step = "collect"
+
     state_fields = ("items",)
 
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
@@ -44,6 +46,8 @@ class CollectSink(Operator):
 
 
 class ForEachSink(Operator):
+    spark_step = "for_each"
+
     def __init__(self, fn: Callable[[Any], Any]):
         self.fn = fn
         self.call = UserCall(self)
@@ -73,6 +77,8 @@ class FileSink(PartSink):
     renames within one directory, so a part appears whole or not at all, and publishing a
     second time finds nothing left to rename.
     """
+
+    spark_step = "write_parts"
 
     def spark_refusal(self) -> tuple[str, str] | None:
         return None          # the Spark runner writes the same part files (segflow.spark.sinks)

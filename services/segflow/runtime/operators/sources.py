@@ -45,6 +45,8 @@ class _IteratorSource(SourceOperator):
 class IterableSource(_IteratorSource):
     """Reads a Python iterable (one replica)."""
 
+    spark_step = "iterable"
+
     def __init__(self, iterable: Iterable):
         super().__init__()
         self.iterable = iterable
@@ -55,6 +57,8 @@ class IterableSource(_IteratorSource):
 
 class ParallelSource(_IteratorSource):
     """Each replica reads ``make(replica_index, replicas)``."""
+
+    spark_step = "parallel"
 
     def __init__(self, make: Callable[[int, int], Iterable]):
         super().__init__()
@@ -138,6 +142,8 @@ class TextFileSource(SourceOperator):
     Its position is the byte offset of the next unread line, so a restored replica
     continues exactly where its snapshot was taken.
     """
+
+    spark_step = "read_text"
 
     def __init__(self, path: str):
         self.path = path
@@ -239,6 +245,8 @@ class JsonLinesSource(TextFileSource):
     """One JSON value per line of a file (``.jsonl``), read in parallel like text; blank
     lines are skipped and a bad line fails the job naming the file and line number."""
 
+    spark_step = "read_jsonl"
+
     def poll(self, max_items: int) -> Batch | None:
         first = self.offset
         batch = super().poll(max_items)
@@ -271,6 +279,8 @@ class CsvSource(TextFileSource):
 
     With headers, rows are dicts keyed by the header names; otherwise lists of strings.
     """
+
+    spark_step = "read_csv"
 
     def __init__(self, path: str, delimiter: str, has_headers: bool):
         super().__init__(path)
@@ -392,6 +402,8 @@ class GeneratorSource(SourceOperator):
     :class:`Pace`), for which the state keeps when the schedule began (``since``);
     ``arrivals`` spaces the records evenly or as a Poisson process (seeded by the replica).
     """
+
+    spark_step = "generate"
 
     state_fields = ("next_index", "produced", "since")
     restored = False

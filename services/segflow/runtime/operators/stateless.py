@@ -9,11 +9,13 @@ from itertools import compress, starmap
 from typing import Any, Callable
 
 from ..elements import Batch
-from ..operator import Operator, Output, UserCall
+from ..operator import CHAIN, Operator, Output, UserCall
 from ..rescale import split_by_key
 
 
 class _UserOperator(Operator):
+    spark_step = CHAIN
+
     def __init__(self, fn: Callable, keyed: bool):
         self.fn = fn
         self.keyed = keyed
@@ -112,6 +114,8 @@ class KeyBy(_UserOperator):
 
 
 class DropKey(Operator):
+    spark_step = CHAIN
+
     def process(self, batch: Batch) -> Output:
         return Batch([v for _, v in batch.items], batch.timestamps)
 
@@ -135,6 +139,8 @@ class Rich(Operator):
     ``factory()`` makes a fresh function; on a keyed stream each key gets its own. The
     state starts over at every end of stream (Noir's FlushAndRestart).
     """
+
+    spark_step = CHAIN
 
     def __init__(self, factory: Callable[[], Callable], mode: str, keyed: bool):
         self.factory = factory

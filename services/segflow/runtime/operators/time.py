@@ -60,6 +60,8 @@ class AddTimestamps(Operator):
     :class:`WatermarkStrategy`, or from ``watermark(record, ts)``, which may return one to
     emit right after that record (the batch is cut there)."""
 
+    spark_step = "add_timestamps"
+
     state_fields = ("largest", "emitted")
 
     def __init__(self, timestamp: Callable, watermark: Callable | WatermarkStrategy | None):

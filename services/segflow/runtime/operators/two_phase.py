@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ...errors import JobFailed
 from ...observability.logs import event
 from ..elements import FINAL_CHECKPOINT, Batch, checkpoint_label
-from ..operator import Operator, Output, UserCall, engine_only
+from ..operator import ENGINE_ONLY, Operator, Output, UserCall, engine_only
 
 log = logging.getLogger("segflow.sink")
 
@@ -54,6 +54,8 @@ class EpochSink(Operator):
     ``final_commit_timeout`` seconds, and then fails the job: reporting success with
     unpublished output would lose it.
     """
+
+    spark_step = ENGINE_ONLY
 
     state_fields = ("pending",)
     final_commit_timeout = 60.0

@@ -20,7 +20,7 @@ from typing import Any, Callable, NamedTuple
 from ...errors import PipelineError
 from ..elements import Batch
 from ..hashing import stable_hash
-from ..operator import Delegating, Operator, Output, UserCall
+from ..operator import CHAIN, ENGINE_ONLY, Delegating, Operator, Output, UserCall
 from ..rescale import earliest_watermark, split_by_key
 from ..sentinels import NO_KEY
 
@@ -77,6 +77,8 @@ def unstamped(name: str, location: str) -> PipelineError:
 
 class WindowOperator(Operator):
     """Shared driver: splits records into (key, value), asks the subclass for windows."""
+
+    spark_step = CHAIN
 
     def __init__(self, aggregate: Callable[[list], Any], keyed: bool, flat: bool = False):
         self.aggregate = aggregate
@@ -325,6 +327,8 @@ class ProcessingTime(Delegating):
     """Wraps a time-window operator: stamps records with the wall clock on arrival and
     advances the inner operator's watermark with the clock, on batches and idle ticks."""
 
+    spark_step = ENGINE_ONLY
+
     def __init__(self, inner: WindowOperator, clock: Callable[[], float] = time.time):
         self.inner = inner
         self.clock = clock
@@ -357,6 +361,8 @@ class ProcessingTime(Delegating):
 
 class TagInputs(Operator):
     """Head of a window join block: tags each value with its side, 0 (left) or 1 (right)."""
+
+    spark_step = "tag_inputs"
 
     def __init__(self, keyed: bool):
         self.keyed = keyed
