@@ -77,14 +77,6 @@ def _checkpoint_settings(args: argparse.Namespace) -> dict:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("segflow")
-    except PackageNotFoundError:
-        return "(not installed as a package)"
-
-
 class _VersionAction(argparse.Action):
     """``--version``, with the version looked up only when asked: argparse's own action
     takes the text when the parser is built, and ``importlib.metadata`` cost every command
@@ -95,7 +87,8 @@ class _VersionAction(argparse.Action):
                          help="show the version and exit", **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"segflow {_version()}")
+        from .. import __version__
+        print(f"segflow {__version__}")
         parser.exit()
 
 
