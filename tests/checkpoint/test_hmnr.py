@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from segflow.checkpoint.hmnr import HmnrState, Piggyback, decode, encode
-from segflow.checkpoint.recovery_line import CheckpointRecord, is_consistent, recovery_line
+from segflow.checkpoint.recovery_line import CheckpointRecord, recovery_line
+from support.recovery_lines import is_consistent
 
 
 # ---------------------------------------------------------------- simulator

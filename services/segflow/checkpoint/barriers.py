@@ -17,16 +17,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 Channel = tuple[int, int]          # (input index, sender replica)
-
-
-class SnapshotSink(Protocol):
-    """Where a replica hands its finished snapshot (the worker persists and acknowledges)."""
-
-    def snapshot_done(self, block: int, replica: int, checkpoint_id: int, state: bytes,
-                      channels: dict, timing: BarrierTiming, finished: bool, window: Any = None) -> None: ...
 
 
 @dataclass(frozen=True)

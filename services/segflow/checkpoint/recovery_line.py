@@ -194,6 +194,11 @@ def _check_channel(c, v) -> None:
 
 
 def _graph(h: _History) -> set:
+    """Wang's checkpoint graph as a set of ``((process, index), (process, index))`` edges.
+
+    ``(p, latest_p + 1)`` is ``p``'s volatile state (the target of its last successor edge);
+    messages sent after a sender's latest checkpoint give edges from that checkpoint.
+    """
     edges: set = set()
     for p in h.records:
         for x in range(h.base[p], h.latest[p] + 1):
@@ -229,15 +234,6 @@ def _graph(h: _History) -> set:
             if rhi <= shi:
                 b += 1
     return edges
-
-
-def checkpoint_graph(records: Iterable[CheckpointRecord]) -> set:
-    """Wang's checkpoint graph as a set of ``((process, index), (process, index))`` edges.
-
-    ``(p, latest_p + 1)`` is ``p``'s volatile state (the target of its last successor edge);
-    messages sent after a sender's latest checkpoint give edges from that checkpoint.
-    """
-    return _graph(_History(records))
 
 
 def _reach(adj: Mapping, starts: Iterable, marked: set) -> None:
@@ -314,12 +310,3 @@ def in_transit(records: Iterable[CheckpointRecord], line: Mapping) -> dict:
     if bad:
         raise ValueError(f"the line is not consistent (orphan messages on {bad})")
     return _in_transit(h, line)
-
-
-def is_consistent(records: Iterable[CheckpointRecord], line: Mapping) -> bool:
-    """True iff no message is processed at a receiver's line checkpoint but sent after the
-    sender's line checkpoint (no orphan message). ``line`` must name a recorded checkpoint of
-    every process."""
-    h = _History(records)
-    h.check_line(line)
-    return not h.orphans(line)

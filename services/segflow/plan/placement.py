@@ -77,10 +77,6 @@ class ExecutionPlan:
             return [receiver]
         return list(range(n_src))
 
-    @property
-    def total_slots(self) -> int:
-        return sum(w.slots for w in self.workers)
-
 
 def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None = None) -> ExecutionPlan:
     """Decide replica counts, placement and resolved edge strategies. ``pinned`` fixes the
