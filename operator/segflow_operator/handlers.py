@@ -1,8 +1,12 @@
 """kopf wiring: a reconcile daemon per StreamJob, the optional final savepoint on
-deletion, and the operator's settings. Run with ``segflow-operator``."""
+deletion, and the operator's settings. Run with ``segflow-operator``.
+
+The Kubernetes client is ``memo.kube``: made by the startup handler, and handed by kopf to
+every handler in its ``memo`` (a test calls a handler with a memo holding its own)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import kopf
 
@@ -13,26 +17,26 @@ from . import GROUP, PLURAL, VERSION, metrics
 from .kube import Kube, load_configuration, now
 from .loop import JobLoop, client_identity
 from .manifests import COORDINATOR_PORT
+from .reconcile.status import FinalSavepoint, JobStatus, Phase
 
 log = logging.getLogger("segflow.operator")
 STEP_SECONDS = 1.0
-_kube: list[Kube] = []
 
 
 @kopf.on.startup()
-def configure(settings: kopf.OperatorSettings, **_) -> None:
+def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_) -> None:
     settings.posting.level = logging.WARNING        # our own events say what happened
     settings.watching.server_timeout = 60
     settings.persistence.finalizer = "segflow.io/final-savepoint"
     load_configuration()
-    _kube.append(Kube())
+    memo.kube = Kube()
 
 
 @kopf.daemon(GROUP, VERSION, PLURAL, cancellation_timeout=10.0)
-def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, **_) -> None:
+def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, memo: kopf.Memo, **_) -> None:
     """Runs while the StreamJob exists; each step is idempotent, so a restarted operator
     simply continues from the status."""
-    loop = JobLoop(_kube[0], namespace, name)
+    loop = JobLoop(memo.kube, namespace, name)
     try:
         while not stopped:
             try:
@@ -46,19 +50,21 @@ def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, **_) -> No
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=lambda spec, **_: bool(spec.get("finalSavepointOnDelete")))
-def final_savepoint(status: dict, body: dict, namespace: str, name: str, **_) -> None:
+def final_savepoint(status: dict, body: dict, namespace: str, name: str, memo: kopf.Memo, **_) -> None:
     """Deleting a running job with ``finalSavepointOnDelete``: keep its state first. The
     savepoint is recorded in the status, so a repeated call does not take another."""
-    address = status.get("coordinatorIP")
-    if status.get("phase") not in ("Running",) or not address or status.get("finalSavepoint"):
+    kube: Kube = memo.kube
+    observed = JobStatus.parse(status)
+    address = observed.coordinator_ip
+    if observed.phase != Phase.RUNNING or not address or observed.final_savepoint is not None:
         return
     try:
-        identity = client_identity(_kube[0], namespace, name, int(status.get("revision", 0)))
+        identity = client_identity(kube, namespace, name, observed.revision or 0)
         taken = request_savepoint(f"{address}:{COORDINATOR_PORT}", identity, timeout=120)
     except SegflowError as exc:
-        _kube[0].event(dict(body), "SavepointFailed", f"final savepoint failed: {exc}", warning=True)
+        kube.event(dict(body), "SavepointFailed", f"final savepoint failed: {exc}", warning=True)
         return
-    _kube[0].patch_status(namespace, name, {"finalSavepoint": {"id": taken.checkpoint_id, "location": taken.location,
-                                                               "time": now()}})
-    _kube[0].event(dict(body), "Savepoint", f"final savepoint {taken.checkpoint_id} taken before deletion "
+    kept = replace(observed, final_savepoint=FinalSavepoint(taken.checkpoint_id, now(), taken.location))
+    kube.patch_status(namespace, name, kept.patch(observed))
+    kube.event(dict(body), "Savepoint", f"final savepoint {taken.checkpoint_id} taken before deletion "
                                             f"({taken.location})")

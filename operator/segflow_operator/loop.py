@@ -23,6 +23,7 @@ from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.deployment import revision_spec
 from .reconcile.disaster import dr_status, standby
+from .reconcile.status import Condition, DisasterRecoveryStatus, JobStatus, PendingDeploy, Phase
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
 from .watcher import CoordinatorWatcher
@@ -59,14 +60,14 @@ class JobLoop:
         body = self.kube.get_job(self.namespace, self.name)
         if body is None or body["metadata"].get("deletionTimestamp"):
             return
-        status = body.get("status") or {}
+        status = JobStatus.parse(body.get("status"))
         try:
             spec = parse(body.get("spec") or {})
             check_endpoints(spec, ALLOWED_S3_ENDPOINTS)
         except InvalidSpec as exc:
-            decision = Decision()
-            decision.status["lastError"] = str(exc)
-            decision.phase(status.get("phase", ""), "Failed", f"invalid spec: {exc}", warning=True)
+            decision = Decision(status)
+            decision.status.last_error = str(exc)
+            decision.phase(Phase.FAILED, f"invalid spec: {exc}", warning=True)
             self._record(body, status, decision)
             return
         pods = tuple(pod_view(p) for p in self.kube.pods(self.namespace, self.name))
@@ -74,28 +75,23 @@ class JobLoop:
             spec = self._lease(body, spec, status, pods)
             if spec is None:
                 return
-        revision = int(status.get("revision", 0))
+        revision = status.revision or 0
         coordinator = next((p for p in pods if p.role == "coordinator" and p.revision == revision
                             and not p.deleting), None)
         address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
         update = self.watcher.follow(address, self.identity(revision) if address else None)
-        observed = Observed(pods, update, now(), self.savepoints.view(status.get("savepointInProgress")))
+        observed = Observed(pods, update, now(), self.savepoints.view(status.savepoint_in_progress))
         decision = decide(spec, status, observed)
-        selector, web = manifests.worker_selector(self.name), manifests.web_url(self.namespace, self.name, spec)
-        if status.get("selector") != selector:
-            decision.status["selector"] = selector
-        if status.get("webUrl") != web:
-            decision.status["webUrl"] = web
+        decision.status.selector = manifests.worker_selector(self.name)
+        decision.status.web_url = manifests.web_url(self.namespace, self.name, spec)
         if self.keeper is not None and spec.disaster_recovery is not None:
-            decision.status["disasterRecovery"] = self._dr_status(
-                spec, status, decision.status.get("phase", status.get("phase", "")),
-                decision.status.get("restored", status.get("restored", "")))
+            decision.status.disaster_recovery = self._dr_status(spec, decision.status)
         if spec.batch_stage is not None:
             self._batch_status(spec, decision)
         metrics.RECONCILES.inc()
         self._apply(body, spec, status, decision)
 
-    def _lease(self, body: dict, spec: StreamJobSpec, status: dict, pods: tuple) -> StreamJobSpec | None:
+    def _lease(self, body: dict, spec: StreamJobSpec, status: JobStatus, pods: tuple) -> StreamJobSpec | None:
         """Disaster recovery: keep the lease, and stand by (None) unless this cluster holds
         it. A holder whose role became standby suspends the job through a savepoint, then
         releases the lease for the primary to take (a planned switch-over loses nothing)."""
@@ -106,10 +102,10 @@ class JobLoop:
                 self.keeper.close()
             self.keeper = LeaseKeeper(dr, manifests.state_job_name(self.namespace, self.name))
         self.keeper.dr = dr                          # a new role or failover time applies at once
-        previous = status.get("disasterRecovery") or {}
-        adopt = int(previous.get("generation", 0)) if previous.get("activeCluster") == dr.cluster else 0
-        lease = self.keeper.step(release=self.keeper.switching_over and status.get("phase") == "Suspended",
-                                 adopt_generation=adopt, adopt_role=previous.get("heldAs", ""))
+        previous = status.disaster_recovery or DisasterRecoveryStatus()
+        adopt = (previous.generation or 0) if previous.active_cluster == dr.cluster else 0
+        lease = self.keeper.step(release=self.keeper.switching_over and status.phase == Phase.SUSPENDED,
+                                 adopt_generation=adopt, adopt_role=previous.held_as or "")
         metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
         if lease.move is Move.TAKE_OVER:
             metrics.TAKEOVERS.labels(self.namespace, self.name).inc()
@@ -118,7 +114,7 @@ class JobLoop:
         if lease.active:
             return replace(spec, state="suspended") if self.keeper.switching_over else spec
         decision = standby(status, Observed(pods, None, now()), lease)
-        decision.status["disasterRecovery"] = self._dr_status(spec, status, "Standby")
+        decision.status.disaster_recovery = self._dr_status(spec, decision.status)
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
@@ -135,13 +131,12 @@ class JobLoop:
         held = self.keeper.held if self.keeper is not None else None
         return held.generation if held is not None else 0
 
-    def _dr_status(self, spec: StreamJobSpec, status: dict, phase: str, restored: str = "") -> dict:
+    def _dr_status(self, spec: StreamJobSpec, wanted: JobStatus) -> DisasterRecoveryStatus:
+        """``status.disasterRecovery`` for the status ``wanted`` after this step."""
         keeper, dr = self.keeper, spec.disaster_recovery
-        result = dr_status(dr.cluster, dr.role, status.get("disasterRecovery") or {}, keeper.lease, keeper.taken,
-                           phase, time.time(), restored)
-        if keeper.held is not None:
-            result["heldAs"] = keeper.held_as
-        return result
+        result = dr_status(dr.cluster, dr.role, wanted.disaster_recovery, keeper.lease, keeper.taken, wanted.phase,
+                           time.time(), wanted.restored or "")
+        return replace(result, held_as=keeper.held_as) if keeper.held is not None else result
 
     def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:
         """``status.batchStage`` from the stage's progress record. The operator reads the
@@ -153,11 +148,11 @@ class JobLoop:
         try:
             if self.progress_store is None or self.progress_store[0] != where:
                 self.progress_store = (where, open_location(stage.output, stage.s3_endpoint or None))
-            decision.status["batchStage"] = progress.summary(progress.load(self.progress_store[1]))
+            decision.status.batch_stage = progress.summary(progress.load(self.progress_store[1]))
         except (SegflowError, ValueError) as exc:      # unreadable now: keep the last status, say why
             log.warning("%s/%s: cannot read the batch stage's progress: %s", self.namespace, self.name, exc)
 
-    def _apply(self, body: dict, spec: StreamJobSpec, status: dict, decision: Decision) -> None:
+    def _apply(self, body: dict, spec: StreamJobSpec, status: JobStatus, decision: Decision) -> None:
         """Acts on the decision, recording intent first: a new revision is written to the
         status (with ``pendingDeploy``) before any of its objects is created, and a
         savepoint is asked for only after the status records that it was; so an operator
@@ -167,7 +162,7 @@ class JobLoop:
         and tried again with back-off."""
         deploys = [a for a in decision.actions if isinstance(a, Deploy)]
         if deploys:
-            decision.status["pendingDeploy"] = {"revision": deploys[0].revision, "restore": deploys[0].restore}
+            decision.status.pending_deploy = PendingDeploy(deploys[0].revision, deploys[0].restore)
             status = self._record(body, status, decision)
         requested = []
         try:
@@ -178,7 +173,7 @@ class JobLoop:
                 elif isinstance(action, Deploy):
                     self._deploy(body, spec, action)
                 elif isinstance(action, CreateWorkers):
-                    deployed = revision_spec({**status, **decision.status}, spec)
+                    deployed = revision_spec(decision.status, spec)
                     for index in action.indices:
                         self._create(manifests.worker_pod(body, deployed, action.revision, index,
                                                           action.coordinator_ip, JOB_METRICS_HOST))
@@ -189,9 +184,9 @@ class JobLoop:
             return
         self.backoff.succeeded()
         if deploys:
-            decision.status["pendingDeploy"] = None
+            decision.status.pending_deploy = None
         self._record(body, status, decision)
-        revision = int({**status, **decision.status}.get("revision", 0))
+        revision = decision.status.revision or 0
         for action in requested:
             self.savepoints.start(f"{action.coordinator_ip}:{manifests.COORDINATOR_PORT}", action.then,
                                   action.nonce, revision)
@@ -217,25 +212,24 @@ class JobLoop:
             raise CreateRefused(f"the API server refused to create {manifest['kind']} "
                                 f"{manifest['metadata']['name']}: {reason}") from None
 
-    def _refused(self, body: dict, status: dict, message: str) -> None:
+    def _refused(self, body: dict, status: JobStatus, message: str) -> None:
         delay = self.backoff.failed()
-        refusal = Decision()
-        refusal.status["lastError"] = message
-        if status.get("lastError") != message:
+        refusal = Decision(status)
+        refusal.status.last_error = message
+        if status.last_error != message:
             refusal.events.append(Event("CreateRefused", f"{message}; retrying in {delay:.0f} s", warning=True))
         self._record(body, status, refusal)
         log.warning("%s/%s: %s; retrying in %.0f s", self.namespace, self.name, message, delay)
 
-    def _record(self, body: dict, status: dict, decision: Decision) -> dict:
-        """Write what changed to the status (and emit the decision's events); the status
-        as it now is."""
-        generation = body["metadata"].get("generation")
-        wanted = {**decision.status, "observedGeneration": generation}
-        phase = wanted.get("phase", status.get("phase", ""))
+    def _record(self, body: dict, status: JobStatus, decision: Decision) -> JobStatus:
+        """Write what changed since ``status`` to the status (and emit the decision's
+        events); the status as it now is."""
+        wanted = decision.status
+        wanted.observed_generation = body["metadata"].get("generation")
+        phase = wanted.phase
         if phase:
-            wanted["conditions"] = [_ready_condition(phase, wanted.get("message", status.get("message", "")),
-                                                     status)]
-        changed = {k: v for k, v in wanted.items() if status.get(k) != v}
+            wanted.conditions = (_ready_condition(phase, wanted.message or "", status),)
+        changed = wanted.patch(status)
         if changed:
             try:
                 self.kube.patch_status(self.namespace, self.name, changed)
@@ -249,7 +243,7 @@ class JobLoop:
         decision.events.clear()
         if phase:
             metrics.PHASE.labels(self.namespace, self.name).state(phase)
-        return {k: v for k, v in {**status, **changed}.items() if v is not None}
+        return wanted.copy()
 
     def _event(self, body: dict, event: Event) -> None:
         log.info("%s/%s %s: %s", self.namespace, self.name, event.reason, event.message)
@@ -298,8 +292,8 @@ def client_identity(kube: Kube, namespace: str, job: str, revision: int) -> Iden
     return job_tls.client_identity(secret)
 
 
-def _ready_condition(phase: str, message: str, status: dict) -> dict:
-    ready = "True" if phase in ("Running", "Completed") else "False"
-    previous = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
-    since = previous.get("lastTransitionTime") if previous.get("status") == ready else now()
-    return {"type": "Ready", "status": ready, "reason": phase, "message": message, "lastTransitionTime": since}
+def _ready_condition(phase: Phase, message: str, status: JobStatus) -> Condition:
+    ready = "True" if phase.ready else "False"
+    previous = next((c for c in status.conditions or () if c.type == "Ready"), Condition())
+    since = previous.last_transition_time if previous.status == ready else now()
+    return Condition(type="Ready", status=ready, reason=phase.value, message=message, last_transition_time=since)

@@ -1,7 +1,9 @@
 """The operator's Prometheus metrics."""
 from prometheus_client import Counter, Enum, Gauge
 
-PHASES = ["Pending", "Deploying", "Running", "Recovering", "Suspended", "Completed", "Failed", "Standby"]
+from .reconcile.status import Phase
+
+PHASES = ["Pending", *(p.value for p in Phase)]      # Pending: a job's state before its first phase
 
 RECONCILES = Counter("segflow_operator_reconciles", "Reconcile steps taken")
 ERRORS = Counter("segflow_operator_reconcile_errors", "Reconcile steps that raised")

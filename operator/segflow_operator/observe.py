@@ -6,7 +6,7 @@ from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.v1 import control_pb2 as cpb
 
 from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL
-from .reconcile import CoordinatorView, PodView
+from .reconcile import CoordinatorPhase, CoordinatorView, PodPhase, PodView
 
 
 
@@ -25,7 +25,7 @@ def pod_view(pod: dict) -> PodView:
             message = terminated.get("message") or terminated.get("reason") or ""
     return PodView(name=meta.get("name", ""), role=role,
                    revision=int(labels.get(REVISION_LABEL, "0") or 0), index=int(labels.get(INDEX_LABEL, "0") or 0),
-                   phase=status.get("phase") or "Pending", ip=status.get("podIP") or "", ready=ready,
+                   phase=PodPhase(status.get("phase") or PodPhase.PENDING), ip=status.get("podIP") or "", ready=ready,
                    deleting=bool(meta.get("deletionTimestamp")), exit_code=exit_code, message=message)
 
 
@@ -33,7 +33,8 @@ def coordinator_view(update) -> CoordinatorView:
     """A ``segflow.v1.JobUpdate`` message -> its view."""
     numbered = update.last_checkpoint if update.last_checkpoint != FINAL_CHECKPOINT else 0
     phase = cpb.JobUpdate.Phase.Name(update.phase)
-    return CoordinatorView(phase="WAITING_FOR_WORKERS" if phase == "PHASE_UNSPECIFIED" else phase,
+    return CoordinatorView(phase=CoordinatorPhase.WAITING_FOR_WORKERS if phase == "PHASE_UNSPECIFIED"
+                           else CoordinatorPhase(phase),
                            recoveries=update.recoveries, last_checkpoint=numbered, error=update.error,
                            windows=tuple((w.block, w.versions, w.bytes, w.records, w.truncation_lag)
                                          for w in update.windows), restored=update.restored,

@@ -11,6 +11,7 @@ from segflow.errors import SegflowError
 
 from . import metrics
 from .reconcile import SavepointView
+from .reconcile.status import SavepointInProgress
 
 REQUEST_TIMEOUT = 120.0
 
@@ -34,14 +35,13 @@ class SavepointRequests:
         threading.Thread(target=self._run, args=(address, self._view), name=f"savepoint {address}",
                          daemon=True).start()
 
-    def view(self, wanted: dict | None) -> SavepointView | None:
+    def view(self, wanted: SavepointInProgress | None) -> SavepointView | None:
         """The request the status says is in progress, if this process made it."""
         with self._lock:
             view = self._view
         if wanted is None or view is None:
             return None
-        if (view.then, view.nonce, view.revision) != (wanted.get("then"), int(wanted.get("nonce", 0)),
-                                                      int(wanted.get("revision", 0))):
+        if (view.then, view.nonce, view.revision) != (wanted.then, wanted.nonce, wanted.revision):
             return None
         return view
 

@@ -9,6 +9,7 @@ import pytest
 from segflow.disaster.lease import Move
 from segflow_operator.lease_keeper import LeaseKeeper
 from segflow_operator.reconcile.disaster import dr_status
+from segflow_operator.reconcile.status import Phase
 from segflow_operator.spec import DisasterRecovery
 from support.processes import wait_for
 from support.servers import new_bucket
@@ -45,9 +46,9 @@ def test_the_standby_takes_over_a_silent_primary_which_is_then_fenced(clusters):
     fenced = east.step(False, 0)
     assert fenced.move is Move.FENCED and east.held is None and "west" in fenced.reason
     assert east.step(False, 0).move is Move.STAND_BY
-    status = dr_status("west", "standby", {}, west.lease, west.taken, "Running", time.time())
-    assert status["activeCluster"] == "west" and status["generation"] == 2
-    assert status["lastFailover"]["from"] == "east" and status["lastFailover"]["rtoSeconds"] >= TTL - 0.5
+    status = dr_status("west", "standby", None, west.lease, west.taken, Phase.RUNNING, time.time())
+    assert status.active_cluster == "west" and status.generation == 2
+    assert status.last_failover.from_ == "east" and status.last_failover.rto_seconds >= TTL - 0.5
 
 
 def test_a_switch_over_releases_and_the_new_primary_takes_the_next_generation_at_once(clusters):

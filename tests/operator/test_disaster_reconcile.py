@@ -1,8 +1,9 @@
 """Disaster recovery in a reconcile step (pure): standing by, resuming after a takeover,
 a fenced coordinator, and the story status.disasterRecovery tells."""
 from segflow.disaster.lease import Lease, LeaseDecision, Move
-from segflow_operator.reconcile import CoordinatorView, DeletePods, Deploy, Observed, PodView, decide
+from segflow_operator.reconcile import CoordinatorView, DeletePods, Deploy, JobStatus, Observed, Phase, PodView, decide
 from segflow_operator.reconcile.disaster import dr_status, standby
+from segflow_operator.reconcile.status_json import dump
 from segflow_operator.spec import parse
 
 SPEC = {"image": "segflow/engine:0.1.0", "job": {"module": "m"}, "parallelism": 1,
@@ -13,55 +14,62 @@ PODS = (PodView("j-1-coordinator", "coordinator", 1, phase="Running", ip="127.1.
 
 
 def test_a_cluster_without_the_lease_deletes_every_pod_and_stands_by():
-    d = standby({"phase": "Running", "revision": 1}, Observed(PODS), LeaseDecision(Move.FENCED, "east took over"))
+    running = JobStatus(phase=Phase.RUNNING, revision=1)
+    d = standby(running, Observed(PODS), LeaseDecision(Move.FENCED, "east took over"))
     assert d.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0"))]
-    assert (d.status["phase"], d.status["resumeFrom"]) == ("Standby", "auto")
+    assert d.changes() == {"phase": "Standby", "resumeFrom": "auto", "message": "east took over"}
     assert d.events[0].warning and d.events[0].reason == "Standby"
 
 
 def test_taking_the_lease_resumes_the_job_from_the_backup_store_in_a_new_revision():
-    d = decide(parse(SPEC), {"phase": "Standby", "revision": 3, "resumeFrom": "auto"}, Observed(()))
-    assert d.actions == [Deploy(4, "auto")] and d.status["restored"] == ""
+    d = decide(parse(SPEC), JobStatus.parse({"phase": "Standby", "revision": 3, "resumeFrom": "auto"}), Observed(()))
+    assert d.actions == [Deploy(4, "auto")] and d.status.restored == ""
 
 
 def test_a_first_deployment_of_a_disaster_recovery_job_resumes_whatever_the_store_holds():
-    assert decide(parse(SPEC), {}, Observed(())).actions == [Deploy(1, "auto")]
+    assert decide(parse(SPEC), JobStatus(), Observed(())).actions == [Deploy(1, "auto")]
 
 
 def test_a_fenced_coordinator_turns_the_job_to_standby_not_failed():
     spec = parse(SPEC)
-    status = {"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}}
+    status = JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}})
     gone = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1,
                     message='{"msg": "job failed", "error": "fenced: cluster \'east\' holds generation 3"}'),)
     d = decide(spec, status, Observed(gone))
-    assert d.status["phase"] == "Standby" and "Failed" not in [e.reason for e in d.events]
+    assert d.status.phase == Phase.STANDBY and "Failed" not in [e.reason for e in d.events]
 
 
 def test_the_status_tells_the_failover_and_its_recovery_time_once_the_job_runs():
     taken = Lease("west", 2, 1000.0, 10.0, previous="east", taken_at=1000.0, previous_renewed_at=989.0)
-    deploying = dr_status("west", "standby", {}, taken, taken, "Deploying", 1001.0)
-    assert deploying["activeCluster"] == "west" and deploying["generation"] == 2
-    assert deploying["lastFailover"]["from"] == "east" and "rtoSeconds" not in deploying["lastFailover"]
-    running = dr_status("west", "standby", deploying, taken, taken, "Running", 1004.5, "b0:v7 b2:v6")
-    assert running["lastFailover"]["rtoSeconds"] == 15.5 and running["lastFailover"]["restored"] == "b0:v7 b2:v6"
-    later = dr_status("west", "standby", running, taken, taken, "Running", 1100.0, "b0:v9")
-    assert later["lastFailover"] == running["lastFailover"]
+    deploying = dr_status("west", "standby", None, taken, taken, Phase.DEPLOYING, 1001.0)
+    assert deploying.active_cluster == "west" and deploying.generation == 2
+    assert deploying.last_failover.from_ == "east" and deploying.last_failover.rto_seconds is None
+    running = dr_status("west", "standby", deploying, taken, taken, Phase.RUNNING, 1004.5, "b0:v7 b2:v6")
+    assert running.last_failover.rto_seconds == 15.5 and running.last_failover.restored == "b0:v7 b2:v6"
+    later = dr_status("west", "standby", running, taken, taken, Phase.RUNNING, 1100.0, "b0:v9")
+    assert later.last_failover == running.last_failover
+    assert dump(running) == {"clusterName": "west", "role": "standby", "activeCluster": "west", "generation": 2,
+                             "lastRenewal": "1970-01-01T00:16:40Z",
+                             "lastFailover": {"time": "1970-01-01T00:16:40Z", "from": "east", "to": "west",
+                                              "generation": 2, "previousRenewal": "1970-01-01T00:16:29Z",
+                                              "rtoSeconds": 15.5, "restored": "b0:v7 b2:v6"}}
 
 
 def test_a_failover_to_a_job_that_completes_before_any_reconcile_sees_it_running_is_told_too():
     """A job the primary had completed resumes at its end and may finish between two
     reconciles: its completion ends the failover."""
     taken = Lease("west", 2, 1000.0, 10.0, previous="east", taken_at=1000.0, previous_renewed_at=989.0)
-    deploying = dr_status("west", "standby", {}, taken, taken, "Deploying", 1001.0)
-    done = dr_status("west", "standby", deploying, taken, taken, "Completed", 1003.0, "vfinal")
-    assert done["lastFailover"]["rtoSeconds"] == 14.0 and done["lastFailover"]["restored"] == "vfinal"
-    unsaid = dr_status("west", "standby", deploying, taken, taken, "Completed", 1003.0)
-    assert unsaid["lastFailover"]["restored"] == "not reported before the job completed"
-    assert "rtoSeconds" not in dr_status("west", "standby", deploying, taken, taken, "Failed", 1003.0)["lastFailover"]
+    deploying = dr_status("west", "standby", None, taken, taken, Phase.DEPLOYING, 1001.0)
+    done = dr_status("west", "standby", deploying, taken, taken, Phase.COMPLETED, 1003.0, "vfinal")
+    assert done.last_failover.rto_seconds == 14.0 and done.last_failover.restored == "vfinal"
+    unsaid = dr_status("west", "standby", deploying, taken, taken, Phase.COMPLETED, 1003.0)
+    assert unsaid.last_failover.restored == "not reported before the job completed"
+    failed = dr_status("west", "standby", deploying, taken, taken, Phase.FAILED, 1003.0)
+    assert failed.last_failover.rto_seconds is None
 
 
 def test_the_restored_versions_reach_the_status_from_the_coordinator():
     spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
-    status = {"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}}
+    status = JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}})
     d = decide(spec, status, Observed(PODS[:2], CoordinatorView("RUNNING", restored="checkpoint 4")))
-    assert d.status["restored"] == "checkpoint 4"
+    assert d.changes()["restored"] == "checkpoint 4"

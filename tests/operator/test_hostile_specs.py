@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segflow_operator.manifests import coordinator_pod, tls_secret, worker_pod
-from segflow_operator.reconcile import Observed, decide
+from segflow_operator.reconcile import JobStatus, Observed, Phase, decide
 from segflow_operator.spec import InvalidSpec, check_endpoints, parse
 from test_pod_security import BODY, restricted_violations
 
@@ -72,8 +72,8 @@ def _outcome(raw: dict) -> str:
     except InvalidSpec as exc:
         assert str(exc).strip(), "a refusal must say why"
         return str(exc)
-    decision = decide(spec, {}, Observed((), None, datetime.datetime.now(datetime.timezone.utc).isoformat()))
-    assert decision.status.get("phase") in ("Deploying", "Suspended"), decision.status
+    decision = decide(spec, JobStatus(), Observed((), None, datetime.datetime.now(datetime.timezone.utc).isoformat()))
+    assert decision.status.phase in (Phase.DEPLOYING, Phase.SUSPENDED), decision.status
     pods = [coordinator_pod(BODY, spec, 1, spec.restore_from),
             *(worker_pod(BODY, spec, 1, i, "10.0.0.1") for i in range(min(spec.parallelism, 3)))]
     for pod in pods:

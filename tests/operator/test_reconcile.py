@@ -4,8 +4,8 @@ from dataclasses import replace
 import pytest
 
 from segflow.errors import EXIT_STORE_UNREACHABLE
-from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, Observed, PodView,
-                                        Savepoint, SavepointView, decide)
+from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, JobStatus, Observed,
+                                        Phase, PodView, Savepoint, SavepointView, decide)
 from segflow_operator.reconcile.deployment import revision_spec
 from segflow_operator.spec import InvalidSpec, parse
 
@@ -18,7 +18,9 @@ def spec(**changes):
 
 
 def deployed(s, revision=1, **extra):
-    return {"phase": "Running", "revision": revision, "deployed": {"hash": s.deployment_hash()}, **extra}
+    """The status of ``s`` deployed and running, as the API returns it (``extra``: more of its keys)."""
+    return JobStatus.parse({"phase": "Running", "revision": revision, "deployed": {"hash": s.deployment_hash()},
+                            **extra})
 
 
 def pods(revision=1, workers=2, coordinator_phase="Running", coordinator_exit=None, coordinator_message="",
@@ -35,9 +37,9 @@ def kinds(decision):
 
 
 def test_a_new_job_deploys_its_first_revision_restoring_what_the_spec_says():
-    d = decide(spec(restoreFrom="12"), {}, Observed())
+    d = decide(spec(restoreFrom="12"), JobStatus(), Observed())
     assert d.actions == [Deploy(1, "12")]
-    assert d.status["phase"] == "Deploying" and d.status["revision"] == 1
+    assert d.status.phase == "Deploying" and d.status.revision == 1
     assert [e.reason for e in d.events] == ["Deploying"]
 
 
@@ -53,11 +55,11 @@ def test_coordinator_updates_drive_the_phase_and_the_counters():
     s = spec()
     update = CoordinatorView("RECOVERING", recoveries=2, last_checkpoint=7)
     d = decide(s, deployed(s, recoveriesBase=1), Observed(pods(), update, now="2026-11-23T08:00:00Z"))
-    assert d.status["phase"] == "Recovering" and d.status["recoveries"] == 3
-    assert d.status["lastCheckpoint"] == {"id": 7, "time": "2026-11-23T08:00:00Z"}
-    assert d.status["readyReplicas"] == 2 and d.status["ready"] == f"2/{s.parallelism}"
+    assert d.status.phase == "Recovering" and d.status.recoveries == 3
+    assert d.changes()["lastCheckpoint"] == {"id": 7, "time": "2026-11-23T08:00:00Z"}
+    assert d.status.ready_replicas == 2 and d.status.ready == f"2/{s.parallelism}"
     assert [e.reason for e in d.events] == ["Recovering"] and d.events[0].warning
-    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
+    again = decide(s, d.status, Observed(pods(), update))
     assert again.events == [] and again.actions == []
 
 
@@ -65,9 +67,9 @@ def test_segment_backup_windows_reach_the_status_when_they_change():
     s = spec()
     update = CoordinatorView("RUNNING", last_checkpoint=4, windows=((0, 2, 4096, 300, 1),))
     d = decide(s, deployed(s), Observed(pods(), update, now="2026-11-23T08:00:00Z"))
-    assert d.status["pendingWindows"] == {"0": {"versions": 2, "bytes": 4096, "records": 300, "truncationLag": 1}}
-    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update))
-    assert "pendingWindows" not in again.status
+    assert d.changes()["pendingWindows"] == {"0": {"versions": 2, "bytes": 4096, "records": 300, "truncationLag": 1}}
+    again = decide(s, d.status, Observed(pods(), update))
+    assert "pendingWindows" not in again.changes()
 
 
 def test_a_deleted_worker_pod_is_created_again():
@@ -86,9 +88,9 @@ def test_pods_of_older_revisions_are_deleted():
 def test_success_completes_and_then_nothing_more_happens():
     s = spec()
     d = decide(s, deployed(s), Observed(pods(), CoordinatorView("SUCCEEDED", last_checkpoint=9)))
-    assert d.status["phase"] == "Completed" and d.actions == []
-    after = decide(s, {**deployed(s), **d.status}, Observed(pods(coordinator_phase="Succeeded")))
-    assert after.actions == [] and after.status == {}
+    assert d.status.phase == "Completed" and d.actions == []
+    after = decide(s, d.status, Observed(pods(coordinator_phase="Succeeded")))
+    assert after.actions == [] and after.changes() == {}
 
 
 def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
@@ -96,8 +98,8 @@ def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
     ended = pods(coordinator_phase="Failed", coordinator_exit=1,
                  coordinator_message="coordinator failed: job module 'nope' not found")
     d = decide(s, deployed(s), Observed(ended))
-    assert d.status["phase"] == "Failed" and "'nope' not found" in d.status["message"]
-    again = decide(s, {**deployed(s), **d.status}, Observed(ended))
+    assert d.status.phase == "Failed" and "'nope' not found" in d.status.message
+    again = decide(s, d.status, Observed(ended))
     assert again.actions == [DeletePods(("j-1-worker-0", "j-1-worker-1"))]
 
 
@@ -106,7 +108,7 @@ def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_reco
     killed = pods(coordinator_phase="Failed", coordinator_exit=137)
     d = decide(s, deployed(s, recoveries=2), Observed(killed))
     assert d.actions == [DeletePods(tuple(p.name for p in killed)), Deploy(2, "auto")]
-    assert d.status["phase"] == "Recovering" and d.status["recoveriesBase"] == 3
+    assert d.status.phase == "Recovering" and d.status.recoveries_base == 3
 
 
 def test_a_coordinator_that_could_not_reach_the_store_is_redeployed_not_failed():
@@ -114,16 +116,16 @@ def test_a_coordinator_that_could_not_reach_the_store_is_redeployed_not_failed()
     waited = pods(coordinator_phase="Failed", coordinator_exit=EXIT_STORE_UNREACHABLE,
                   coordinator_message="coordinator failed: S3 state store ... cannot reach the endpoint")
     d = decide(s, deployed(s), Observed(waited))
-    assert Deploy(2, "auto") in d.actions and d.status["phase"] == "Recovering"
-    assert "could not reach the state store" in d.status["message"]
+    assert Deploy(2, "auto") in d.actions and d.status.phase == "Recovering"
+    assert "could not reach the state store" in d.status.message
 
 
 def test_a_deployment_recorded_but_not_made_is_made_before_anything_else():
     s = spec()
-    status = {**deployed(s), "revision": 2, "pendingDeploy": {"revision": 2, "restore": "auto"}}
+    status = deployed(s, revision=2, pendingDeploy={"revision": 2, "restore": "auto"})
     d = decide(s, status, Observed(pods()))                  # only revision 1's pods exist
     assert d.actions == [DeletePods(tuple(p.name for p in pods())), Deploy(2, "auto")]
-    assert d.status == {}
+    assert d.changes() == {}
 
 
 def test_a_lost_coordinator_without_checkpointing_starts_over():
@@ -160,7 +162,7 @@ def test_a_savepoint_is_asked_for_and_recorded_as_in_progress_in_the_same_step()
     old, new = spec(), spec(parallelism=3)
     d = decide(new, deployed(old), Observed(pods(), CoordinatorView("RUNNING"), now="t1"))
     assert d.actions == [Savepoint("127.9.0.2", "redeploy")]
-    assert d.status["savepointInProgress"] == {"then": "redeploy", "nonce": 0, "revision": 1, "since": "t1"}
+    assert d.changes()["savepointInProgress"] == {"then": "redeploy", "nonce": 0, "revision": 1, "since": "t1"}
 
 
 def test_after_a_redeploy_savepoint_the_new_revision_restores_it():
@@ -168,30 +170,30 @@ def test_after_a_redeploy_savepoint_the_new_revision_restores_it():
     d = decide(new, deployed(old, **in_progress("redeploy")),
                Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("redeploy", 14)))
     assert d.actions == [DeletePods(tuple(p.name for p in pods())), Deploy(2, "14")]
-    assert d.status["deployed"]["parallelism"] == 3 and d.status["savepoint"]["id"] == 14
-    assert d.status["savepointInProgress"] is None
+    assert d.status.deployed.parallelism == 3 and d.status.savepoint.id == 14
+    assert d.status.savepoint_in_progress is None
 
 
 def test_suspend_takes_a_savepoint_then_resume_restores_it():
     s = spec(state="suspended")
     d = decide(s, deployed(spec()), Observed(pods(), CoordinatorView("RUNNING")))
     assert d.actions == [Savepoint("127.9.0.2", "suspend")]
-    done = decide(s, {**deployed(spec()), **d.status},
+    done = decide(s, d.status,
                   Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("suspend", 5)))
-    assert done.status["phase"] == "Suspended" and done.status["resumeFrom"] == "5"
-    resumed = decide(spec(), {**deployed(spec(), revision=1), **done.status}, Observed())
+    assert done.status.phase == "Suspended" and done.status.resume_from == "5"
+    resumed = decide(spec(), done.status, Observed())
     assert resumed.actions == [Deploy(2, "5")]
-    assert "resuming from savepoint 5" in resumed.status["message"]
+    assert "resuming from savepoint 5" in resumed.status.message
 
 
 def test_a_savepoint_nonce_is_served_once():
     s = spec(savepointTriggerNonce=3)
     d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
     assert Savepoint("127.9.0.2", "record", 3) in d.actions
-    done = decide(s, {**deployed(s), **d.status},
+    done = decide(s, d.status,
                   Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("record", 8, nonce=3)))
-    assert done.status["lastSavepointNonce"] == 3 and done.actions == []
-    served = decide(s, {**deployed(s), **done.status, "savepointInProgress": None},
+    assert done.status.last_savepoint_nonce == 3 and done.actions == []
+    served = decide(s, replace(done.status, savepoint_in_progress=None),
                     Observed(pods(), CoordinatorView("RUNNING")))
     assert not any(isinstance(a, Savepoint) for a in served.actions)
 
@@ -199,11 +201,11 @@ def test_a_savepoint_nonce_is_served_once():
 def test_savepoints_are_listed_newest_first_with_their_location():
     s = spec(savepointTriggerNonce=3)
     history = [{"id": n, "time": f"t{n}", "nonce": n, "location": f"s3://b/chk-{n}"} for n in range(12, 2, -1)]
-    d = decide(s, {**deployed(s), **in_progress("record", 3), "savepoints": history},
+    d = decide(s, deployed(s, **in_progress("record", 3), savepoints=history),
                Observed(pods(), CoordinatorView("RUNNING"), savepoint=taken("record", 20, nonce=3), now="t20"))
     newest = {"id": 20, "time": "t20", "nonce": 3, "location": "s3://bucket/jobs/default/wc/chk-20"}
-    assert d.status["savepoint"] == newest
-    assert d.status["savepoints"] == [newest] + history[:9]
+    assert d.changes()["savepoint"] == newest
+    assert d.changes()["savepoints"] == [newest] + history[:9]
     assert [e.message for e in d.events if e.reason == "Savepoint"] == \
         ["savepoint 20 taken at s3://bucket/jobs/default/wc/chk-20"]
 
@@ -214,7 +216,7 @@ def test_while_a_savepoint_is_taken_no_other_is_asked_for_and_lost_workers_are_r
     lost_one = pods()[:2]
     d = decide(s, status, Observed(lost_one, CoordinatorView("RUNNING"), savepoint=SavepointView("suspend", 0, 1)))
     assert d.actions == [CreateWorkers(1, (1,), "127.9.0.2")]
-    assert "savepointInProgress" not in d.status and d.status["phase"] == "Running"
+    assert "savepointInProgress" not in d.changes() and d.status.phase == "Running"
 
 
 def test_a_savepoint_asked_for_by_an_operator_that_restarted_is_asked_for_again():
@@ -223,7 +225,7 @@ def test_a_savepoint_asked_for_by_an_operator_that_restarted_is_asked_for_again(
     again = decide(s, status, Observed(pods(), CoordinatorView("RUNNING")))
     assert Savepoint("127.9.0.2", "suspend") in again.actions
     stopped = decide(s, status, Observed(pods(), CoordinatorView("RECOVERING")))
-    assert stopped.status["savepointInProgress"] is None
+    assert stopped.status.savepoint_in_progress is None
     assert any(e.reason == "SavepointFailed" and e.warning for e in stopped.events)
 
 
@@ -232,11 +234,11 @@ def test_a_restarted_operator_waits_to_hear_from_the_coordinator_before_giving_u
     asked = {"savepointInProgress": {"then": "suspend", "nonce": 0, "revision": 1, "since": "2026-11-27T18:40:00Z"}}
     status = deployed(spec(), **asked)
     soon = decide(s, status, Observed(pods(), None, now="2026-11-27T18:40:02Z"))
-    assert "savepointInProgress" not in soon.status and not soon.events and not soon.actions
+    assert "savepointInProgress" not in soon.changes() and not soon.events and not soon.actions
     heard = decide(s, status, Observed(pods(), CoordinatorView("RUNNING"), now="2026-11-27T18:40:03Z"))
     assert Savepoint("127.9.0.2", "suspend") in heard.actions
     silent = decide(s, status, Observed(pods(), None, now="2026-11-27T18:41:01Z"))
-    assert silent.status["savepointInProgress"] is None
+    assert silent.status.savepoint_in_progress is None
     assert [e.reason for e in silent.events] == ["SavepointFailed"]
 
 
@@ -250,10 +252,10 @@ def test_a_coordinator_deleted_for_a_savepoints_outcome_by_an_operator_killed_mi
     halfway = (replace(coordinator, deleting=True), *workers)
     first = decide(s, status, Observed(halfway, None, now="2026-11-27T18:40:06Z"))
     assert not any(isinstance(a, Deploy) for a in first.actions), first.actions
-    assert "recoveriesBase" not in first.status and first.status["savepointInProgress"] is None
-    second = decide(s, {**status, **first.status}, Observed(halfway, None, now="2026-11-27T18:40:07Z"))
-    assert not any(isinstance(a, Deploy) for a in second.actions) and "recoveriesBase" not in second.status
-    assert second.status["phase"] == "Suspended"
+    assert "recoveriesBase" not in first.changes() and first.status.savepoint_in_progress is None
+    second = decide(s, first.status, Observed(halfway, None, now="2026-11-27T18:40:07Z"))
+    assert not any(isinstance(a, Deploy) for a in second.actions) and "recoveriesBase" not in second.changes()
+    assert second.status.phase == "Suspended"
     assert DeletePods(tuple(w.name for w in workers)) in second.actions
 
 
@@ -262,9 +264,9 @@ def test_a_failed_savepoint_is_reported_and_its_nonce_asked_for_again_at_the_nex
     failed = SavepointView("record", 4, 1, error="savepoint failed: the state store is unreachable")
     d = decide(s, deployed(s, **in_progress("record", 4)), Observed(pods(), CoordinatorView("RUNNING"),
                                                                      savepoint=failed))
-    assert d.status["savepointInProgress"] is None and "lastSavepointNonce" not in d.status
+    assert d.status.savepoint_in_progress is None and "lastSavepointNonce" not in d.changes()
     assert [e.message for e in d.events if e.reason == "SavepointFailed"] == [failed.error]
-    retry = decide(s, {**deployed(s), **d.status}, Observed(pods(), CoordinatorView("RUNNING")))
+    retry = decide(s, d.status, Observed(pods(), CoordinatorView("RUNNING")))
     assert Savepoint("127.9.0.2", "record", 4) in retry.actions
 
 
@@ -272,13 +274,13 @@ def test_a_savepoint_of_a_replaced_revision_is_forgotten():
     s = spec()
     d = decide(s, deployed(s, revision=2, **in_progress("record", 1, revision=1)),
                Observed(pods(revision=2), CoordinatorView("RUNNING")))
-    assert d.status["savepointInProgress"] is None and not any(isinstance(a, Savepoint) for a in d.actions)
+    assert d.status.savepoint_in_progress is None and not any(isinstance(a, Savepoint) for a in d.actions)
 
 
 def test_a_savepoint_nonce_without_checkpointing_is_refused_with_an_event():
     s = spec(savepointTriggerNonce=1, checkpointing={"protocol": "none"})
     d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
-    assert d.status["lastSavepointNonce"] == 1
+    assert d.status.last_savepoint_nonce == 1
     assert any(e.reason == "SavepointRefused" and e.warning for e in d.events)
 
 
@@ -295,14 +297,14 @@ def test_an_uncoordinated_job_upgrades_and_suspends_from_its_stable_line_without
     suspended = decide(spec(checkpointing=UNCOORDINATED, state="suspended"), deployed(old),
                        Observed(pods(), CoordinatorView("RUNNING")))
     assert not any(isinstance(a, Savepoint) for a in suspended.actions)
-    assert suspended.status["phase"] == "Suspended" and suspended.status["resumeFrom"] == "auto"
-    assert "the cic protocol takes none" in suspended.status["message"]
+    assert suspended.status.phase == "Suspended" and suspended.status.resume_from == "auto"
+    assert "the cic protocol takes none" in suspended.status.message
 
 
 def test_a_savepoint_nonce_of_an_uncoordinated_job_is_refused_with_an_event():
     s = spec(savepointTriggerNonce=1, checkpointing=UNCOORDINATED)
     d = decide(s, deployed(s), Observed(pods(), CoordinatorView("RUNNING")))
-    assert d.status["lastSavepointNonce"] == 1 and not any(isinstance(a, Savepoint) for a in d.actions)
+    assert d.status.last_savepoint_nonce == 1 and not any(isinstance(a, Savepoint) for a in d.actions)
     assert any(e.reason == "SavepointRefused" and "takes no savepoints" in e.message for e in d.events)
 
 
@@ -323,9 +325,9 @@ def test_periodic_savepoints_the_coordinator_reports_join_the_history():
                              last_savepoint_location="file:///state/jobs/n-j/chk-00000009/")
     d = decide(s, deployed(s, savepoint=earlier[0], savepoints=earlier), Observed(pods(), update, now="t9"))
     newest = {"id": 9, "time": "t9", "nonce": 0, "location": "file:///state/jobs/n-j/chk-00000009/"}
-    assert d.status["savepoint"] == newest and d.status["savepoints"] == [newest] + earlier
-    again = decide(s, {**deployed(s), **d.status}, Observed(pods(), update, now="t10"))
-    assert "savepoint" not in again.status
+    assert d.changes()["savepoint"] == newest and d.changes()["savepoints"] == [newest] + earlier
+    again = decide(s, d.status, Observed(pods(), update, now="t10"))
+    assert "savepoint" not in again.changes()
 
 
 @pytest.mark.parametrize("savepoints", [{"intervalSeconds": -1}, {"retain": "many"}])
@@ -337,7 +339,7 @@ def test_bad_periodic_savepoint_settings_are_refused(savepoints):
 def deployed_by_operator(s, **extra):
     """The status this operator writes when it deploys ``s`` (the protocol, store and
     parallelism recorded), then running."""
-    return {**decide(s, {}, Observed()).status, "phase": "Running", **extra}
+    return replace(decide(s, JobStatus(), Observed()).status, **{"phase": Phase.RUNNING, **extra})
 
 
 SEGMENT = {"protocol": "segment", "stateUrl": "file:///state"}
@@ -362,30 +364,30 @@ def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_running_revisio
         observed = Observed(pods(), CoordinatorView("RUNNING"))
         d = decide(wanted, status, observed)
         assert not any(isinstance(a, (Deploy, Savepoint, DeletePods, CreateWorkers)) for a in d.actions), d.actions
-        assert why in d.status["upgradeRefused"] and "upgradeMode: stateless" in d.status["upgradeRefused"]
+        assert why in d.status.upgrade_refused and "upgradeMode: stateless" in d.status.upgrade_refused
         assert [e.reason for e in d.events] == ["UpgradeRefused"] and d.events[0].warning
-        assert d.status["phase"] == "Running" and d.status["ready"] == "2/2"
-        again = decide(wanted, {**status, **d.status}, observed)
-        assert again.events == [] and again.actions == [] and "upgradeRefused" not in again.status
-        undone = decide(spec(**old, upgradeMode=mode), {**status, **d.status}, observed)
-        assert undone.status["upgradeRefused"] == "" and undone.actions == []
+        assert d.status.phase == "Running" and d.status.ready == "2/2"
+        again = decide(wanted, d.status, observed)
+        assert again.events == [] and again.actions == [] and "upgradeRefused" not in again.changes()
+        undone = decide(spec(**old, upgradeMode=mode), d.status, observed)
+        assert undone.status.upgrade_refused == "" and undone.actions == []
     stateless = decide(spec(**new, upgradeMode="stateless"), deployed_by_operator(spec(**old)),
                        Observed(pods(), CoordinatorView("RUNNING")))
-    assert Deploy(2, "") in stateless.actions and not stateless.status.get("upgradeRefused")
+    assert Deploy(2, "") in stateless.actions and not stateless.status.upgrade_refused
 
 
 def test_an_upgrade_that_keeps_the_state_is_not_refused():
     """aligned rescales and restores under unaligned and segment; a new image changes no state."""
     for new in ({"parallelism": 3}, {"checkpointing": SEGMENT}, {"image": "segflow/engine:0.2.0"}):
         d = decide(spec(**new), deployed_by_operator(spec()), Observed(pods(), CoordinatorView("RUNNING")))
-        assert d.actions == [Savepoint("127.9.0.2", "redeploy")] and not d.status.get("upgradeRefused"), new
+        assert d.actions == [Savepoint("127.9.0.2", "redeploy")] and not d.status.upgrade_refused, new
 
 
 def test_a_suspended_job_whose_resume_would_lose_its_state_stays_suspended():
-    status = deployed_by_operator(spec(), phase="Suspended", resumeFrom="7")
+    status = deployed_by_operator(spec(), phase=Phase.SUSPENDED, resume_from="7")
     d = decide(spec(checkpointing=UNCOORDINATED), status, Observed())
-    assert d.actions == [] and "changed from aligned to cic" in d.status["upgradeRefused"]
-    assert d.status.get("phase", "Suspended") == "Suspended"
+    assert d.actions == [] and "changed from aligned to cic" in d.status.upgrade_refused
+    assert d.status.phase == Phase.SUSPENDED
     resumed = decide(spec(image="segflow/engine:0.2.0"), status, Observed())
     assert resumed.actions == [Deploy(2, "7")]
 
@@ -400,11 +402,11 @@ def test_a_savepoint_is_asked_only_of_a_revision_whose_protocol_takes_one():
 
 
 def test_a_refusal_is_cleared_when_the_change_is_undone_after_the_job_finished():
-    status = deployed_by_operator(spec(), phase="Completed")
+    status = deployed_by_operator(spec(), phase=Phase.COMPLETED)
     refused = decide(spec(checkpointing=UNCOORDINATED), status, Observed())
-    assert refused.actions == [] and "changed from aligned to cic" in refused.status["upgradeRefused"]
-    undone = decide(spec(), {**status, **refused.status}, Observed())
-    assert undone.actions == [] and undone.status["upgradeRefused"] == ""
+    assert refused.actions == [] and "changed from aligned to cic" in refused.status.upgrade_refused
+    undone = decide(spec(), refused.status, Observed())
+    assert undone.actions == [] and undone.status.upgrade_refused == ""
 
 
 def test_pods_of_the_deployed_revision_are_built_from_the_spec_it_was_deployed_from():
@@ -412,7 +414,7 @@ def test_pods_of_the_deployed_revision_are_built_from_the_spec_it_was_deployed_f
     status = deployed_by_operator(deployed_spec)
     changed = spec(image="segflow/engine:0.2.0", checkpointing=UNCOORDINATED)
     assert revision_spec(status, changed) == deployed_spec
-    assert revision_spec(status, changed).deployment_hash() == status["deployed"]["hash"]
+    assert revision_spec(status, changed).deployment_hash() == status.deployed.hash
     assert revision_spec(deployed(deployed_spec), changed) == changed           # recorded before the spec was
-    garbled = {**status, "deployed": {**status["deployed"], "spec": "{not json"}}
+    garbled = replace(status, deployed=replace(status.deployed, spec="{not json"))
     assert revision_spec(garbled, changed) == changed

@@ -1,12 +1,14 @@
 """Savepoint requests run beside the reconcile loop: starting one returns at once, its
 outcome is read later, and the same request is never sent twice while in flight."""
 import threading
+from dataclasses import replace
 
 from segflow.coordinator.client import Savepoint
 from segflow.errors import SegflowError
+from segflow_operator.reconcile.status import SavepointInProgress
 from segflow_operator.savepoint_requests import SavepointRequests
 
-WANTED = {"then": "record", "nonce": 3, "revision": 2}
+WANTED = SavepointInProgress(then="record", nonce=3, revision=2)
 
 
 def wait_until(condition, timeout=5.0):
@@ -45,4 +47,4 @@ def test_a_failure_is_kept_as_the_outcome_and_other_requests_are_not_confused_wi
     requests.start("10.0.0.1:6123", "record", 3, 2)
     wait_until(lambda: not requests.view(WANTED).pending)
     assert "did not answer" in requests.view(WANTED).error
-    assert requests.view({**WANTED, "nonce": 4}) is None and requests.view(None) is None
+    assert requests.view(replace(WANTED, nonce=4)) is None and requests.view(None) is None

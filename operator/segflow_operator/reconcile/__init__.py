@@ -12,22 +12,24 @@ from ..spec import StreamJobSpec
 from . import lifecycle, savepoints, steady
 from .actions import CreateWorkers, Decision, DeletePods, Deploy, Event, Savepoint
 from .situation import Situation
-from .views import CoordinatorView, Observed, PodView, SavepointView
+from .status import JobStatus, Phase
+from .views import CoordinatorPhase, CoordinatorView, Observed, PodPhase, PodView, SavepointView
 
-__all__ = ["CoordinatorView", "CreateWorkers", "Decision", "DeletePods", "Deploy", "Event", "Observed", "PodView",
-           "Savepoint", "SavepointView", "decide"]
+__all__ = ["CoordinatorPhase", "CoordinatorView", "CreateWorkers", "Decision", "DeletePods", "Deploy", "Event",
+           "JobStatus", "Observed", "Phase", "PodPhase", "PodView", "Savepoint", "SavepointView", "decide"]
 
 _LIFECYCLE = (lifecycle.finished, lifecycle.suspend, lifecycle.start, lifecycle.upgrade)
 
 
-def decide(spec: StreamJobSpec, status: dict, observed: Observed) -> Decision:
+def decide(spec: StreamJobSpec, status: JobStatus, observed: Observed) -> Decision:
+    """The step's decision; its ``status`` is the status wanted after it."""
     s = Situation(spec, status, observed)
-    d = Decision()
+    d = Decision(status)
     stale = [p for p in observed.pods if p.revision != s.revision and not p.deleting]
     d.delete(stale)
-    pending = status.get("pendingDeploy")
-    if pending:                    # a deployment recorded but perhaps not (fully) made: make it
-        d.actions.append(Deploy(int(pending["revision"]), str(pending.get("restore", ""))))
+    pending = status.pending_deploy
+    if pending is not None:        # a deployment recorded but perhaps not (fully) made: make it
+        d.actions.append(Deploy(pending.revision, pending.restore))
         return d
     if savepoints.observe(s, d):
         return d

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .status import JobStatus, Phase
+
 
 @dataclass(frozen=True)
 class Deploy:
@@ -46,15 +48,26 @@ class Event:
 
 @dataclass
 class Decision:
+    """What a step does, from the status it ``observed``: ``status`` starts as a copy of
+    it and becomes the status wanted (``changes`` is what to patch)."""
+    observed: JobStatus = field(default_factory=JobStatus)
     actions: list = field(default_factory=list)
-    status: dict = field(default_factory=dict)       # merged into .status
     events: list = field(default_factory=list)
+    status: JobStatus = field(init=False)
 
-    def phase(self, current: str, phase: str, message: str, warning: bool = False) -> None:
-        self.status["phase"] = phase
-        self.status["message"] = message
-        if phase != current:
-            self.events.append(Event(phase, message, warning))
+    def __post_init__(self) -> None:
+        self.status = self.observed.copy()
+
+    def changes(self) -> dict:
+        """The status patch: the fields this decision changed."""
+        return self.status.patch(self.observed)
+
+    def phase(self, phase: Phase, message: str, warning: bool = False) -> None:
+        """Set the phase and its message; a phase entered anew is an event too."""
+        self.status.phase = phase
+        self.status.message = message
+        if phase != self.observed.phase:
+            self.events.append(Event(phase.value, message, warning))
 
     def delete(self, pods: list) -> None:
         if pods:

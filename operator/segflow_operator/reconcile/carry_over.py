@@ -9,6 +9,7 @@ from __future__ import annotations
 from segflow.checkpoint.protocols import CheckpointProtocol
 
 from ..spec import StreamJobSpec
+from .status import Deployed
 
 KEEP = "The running revision is kept: set upgradeMode: stateless to redeploy it afresh, or undo the change"
 
@@ -19,13 +20,13 @@ def _restores(protocol: CheckpointProtocol) -> str:
     return "only complete checkpoints and savepoints"
 
 
-def refusal(deployed: dict, spec: StreamJobSpec) -> str:
+def refusal(deployed: Deployed, spec: StreamJobSpec) -> str:
     """Why a redeploy of ``spec`` over the revision recorded as ``deployed`` (its
     ``status.deployed``) would lose the job's state ('' when it would not, or when the
     revision was deployed before its protocol was recorded)."""
-    if spec.upgrade_mode == "stateless" or not deployed.get("protocol"):
+    if spec.upgrade_mode == "stateless" or not deployed.protocol:
         return ""
-    was, now = CheckpointProtocol.parse(deployed["protocol"]), spec.checkpointing.protocol
+    was, now = CheckpointProtocol.parse(deployed.protocol), spec.checkpointing.protocol
     if not was.enabled:
         return ""
     if not now.enabled:
@@ -34,12 +35,12 @@ def refusal(deployed: dict, spec: StreamJobSpec) -> str:
     elif was.uncoordinated != now.uncoordinated:
         why = (f"spec.checkpointing.protocol changed from {was} to {now}: {now} restores {_restores(now)}, "
                f"which {was} does not store, so the new revision would have nothing to restore")
-    elif deployed.get("stateUrl", spec.checkpointing.state_url) != spec.checkpointing.state_url:
+    elif deployed.state_url not in (None, spec.checkpointing.state_url):
         why = ("spec.checkpointing.stateUrl changed: the new store holds none of the job's checkpoints (to move "
                "an aligned or unaligned job, take a savepoint and create a StreamJob with the new stateUrl and "
                "restoreFrom set to the savepoint's location)")
-    elif (now.uncoordinated or now.segment_backup) and deployed.get("parallelism", spec.parallelism) != spec.parallelism:
-        why = (f"spec.parallelism changed from {deployed['parallelism']} to {spec.parallelism}: the {now} protocol "
+    elif (now.uncoordinated or now.segment_backup) and deployed.parallelism not in (None, spec.parallelism):
+        why = (f"spec.parallelism changed from {deployed.parallelism} to {spec.parallelism}: the {now} protocol "
                "restores at the parallelism the job ran with")
     else:
         return ""

@@ -7,18 +7,20 @@ from segflow.errors import EXIT_STORE_UNREACHABLE
 
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
-from .disaster import STANDBY, stand_by
+from .disaster import stand_by
 from .savepoints import request
-from .situation import RUNNING_PHASES, Situation
+from .situation import Situation
+from .status import Phase
+from .views import PodPhase
 
 
 def finished(s: Situation, d: Decision) -> bool:
     """A completed or failed job stays so until its spec changes; a failed one's workers
     (restarted on failure) are stopped, its coordinator pod keeps the message."""
-    if s.current not in ("Completed", "Failed") or s.changed:
+    if s.current is None or not s.current.final or s.changed:
         return False
-    if s.current == "Failed":
-        d.delete([p for p in s.mine if p.role == "worker" and p.phase in ("Pending", "Running")])
+    if s.current == Phase.FAILED:
+        d.delete([p for p in s.mine if p.role == "worker" and p.phase in (PodPhase.PENDING, PodPhase.RUNNING)])
     return True
 
 
@@ -26,11 +28,11 @@ def suspend(s: Situation, d: Decision) -> bool:
     spec = s.spec
     if spec.state != "suspended":
         return False
-    if s.current == "Suspended" or not s.mine:
+    if s.current == Phase.SUSPENDED or not s.mine:
         d.delete(s.mine)
-        if s.current != "Suspended":
-            d.status["resumeFrom"] = "auto" if spec.stateful else ""
-        d.phase(s.current, "Suspended", "suspended")
+        if s.current != Phase.SUSPENDED:
+            d.status.resume_from = "auto" if spec.stateful else ""
+        d.phase(Phase.SUSPENDED, "suspended")
         return True
     if s.savepoint_in_progress:
         return False                       # whichever savepoint runs, suspend after it
@@ -38,8 +40,8 @@ def suspend(s: Situation, d: Decision) -> bool:
         request(d, s, Savepoint(s.coordinator.ip, "suspend"))
         return True
     d.delete(s.mine)
-    d.status["resumeFrom"] = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
-    d.phase(s.current, "Suspended", f"suspended without a savepoint ({_no_savepoint(s)})")
+    d.status.resume_from = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
+    d.phase(Phase.SUSPENDED, f"suspended without a savepoint ({_no_savepoint(s)})")
     return True
 
 
@@ -56,17 +58,17 @@ def _no_savepoint(s: Situation) -> str:
 
 def start(s: Situation, d: Decision) -> bool:
     """The first deployment, or a resume after a suspension."""
-    if s.revision != 0 and s.current not in ("Suspended", STANDBY):
+    resuming = s.current in (Phase.SUSPENDED, Phase.STANDBY)
+    if s.revision != 0 and not resuming:
         return False
-    resuming = s.current in ("Suspended", STANDBY)
-    restore = str(s.status.get("resumeFrom", "")) if resuming else s.spec.restore_from
-    if s.current == "Suspended" and restore and s.upgrade_refusal:
+    restore = (s.status.resume_from or "") if resuming else s.spec.restore_from
+    if s.current == Phase.SUSPENDED and restore and s.upgrade_refusal:
         return True                        # stays suspended: resuming would lose the state
     if resuming:
         message = f"resuming from savepoint {restore}" if restore else "resuming from the start"
     else:
         message = f"deploying, restoring checkpoint {restore}" if restore else "deploying"
-    deploy(d, s.spec, s.revision + 1, restore, s.current, message)
+    deploy(d, s.spec, s.revision + 1, restore, message)
     return True
 
 
@@ -74,8 +76,8 @@ def note_refusal(s: Situation, d: Decision) -> None:
     """A changed spec whose redeploy would lose the job's state (carry_over) is not
     deployed: say why once, and clear it once the spec no longer asks for it."""
     why = s.upgrade_refusal
-    if why != (s.status.get("upgradeRefused") or ""):
-        d.status["upgradeRefused"] = why
+    if why != (s.status.upgrade_refused or ""):
+        d.status.upgrade_refused = why
         if why:
             d.events.append(Event("UpgradeRefused", why, warning=True))
 
@@ -91,7 +93,7 @@ def upgrade(s: Situation, d: Decision) -> bool:
         return True
     d.delete(s.mine)
     restore = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
-    deploy(d, spec, s.revision + 1, restore, s.current,
+    deploy(d, spec, s.revision + 1, restore,
            "redeploying the changed spec" + (" from its last checkpoint" if restore else " from the start"))
     return True
 
@@ -101,26 +103,26 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     coordinator = s.coordinator
     if coordinator is not None and not coordinator.ended:
         return False
-    if coordinator is not None and coordinator.phase == "Succeeded":
-        d.phase(s.current, "Completed", "the job finished")
+    if coordinator is not None and coordinator.phase == PodPhase.SUCCEEDED:
+        d.phase(Phase.COMPLETED, "the job finished")
         return True
     if coordinator is not None and says_fenced(coordinator.message) and s.spec.disaster_recovery:
-        stand_by(d, s.current, s.mine, fenced_message("another cluster holds the job's lease"), warning=True)
+        stand_by(d, s.mine, fenced_message("another cluster holds the job's lease"), warning=True)
         return True
     unreachable = coordinator is not None and coordinator.exit_code == EXIT_STORE_UNREACHABLE
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \
             and not unreachable:
         message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"
-        d.status["lastError"] = message
-        d.phase(s.current, "Failed", message, warning=True)
+        d.status.last_error = message
+        d.phase(Phase.FAILED, message, warning=True)
         return True
-    if s.current not in RUNNING_PHASES:
+    if s.current is None or not s.current.runs:
         return True
     d.delete(s.mine)
     restore = "auto" if s.spec.stateful else ""
-    d.status["recoveriesBase"] = int(s.status.get("recoveries", s.status.get("recoveriesBase", 0))) + 1
+    counted = s.status.recoveries if s.status.recoveries is not None else s.status.recoveries_base or 0
+    d.status.recoveries_base = counted + 1
     how = "from the last complete checkpoint" if restore else "from the start (no checkpointing)"
     why = "could not reach the state store" if unreachable else "was lost"
-    deploy(d, s.spec, s.revision + 1, restore, s.current, f"the coordinator {why}; redeploying {how}",
-           "Recovering")
+    deploy(d, s.spec, s.revision + 1, restore, f"the coordinator {why}; redeploying {how}", Phase.RECOVERING)
     return True

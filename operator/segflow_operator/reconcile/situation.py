@@ -9,25 +9,24 @@ from segflow.checkpoint.protocols import CheckpointProtocol
 
 from ..spec import StreamJobSpec
 from .carry_over import refusal
-from .views import CoordinatorView, Observed, PodView
-
-RUNNING_PHASES = ("Deploying", "Running", "Recovering")
+from .status import Deployed, JobStatus, Phase, SavepointInProgress
+from .views import CoordinatorPhase, CoordinatorView, Observed, PodView
 
 
 @dataclass(frozen=True)
 class Situation:
     spec: StreamJobSpec
-    status: dict
+    status: JobStatus
     observed: Observed
 
     @property
-    def current(self) -> str:
+    def current(self) -> Phase | None:
         """The phase the status shows now."""
-        return self.status.get("phase", "")
+        return self.status.phase
 
     @property
     def revision(self) -> int:
-        return int(self.status.get("revision", 0))
+        return self.status.revision or 0
 
     @cached_property
     def mine(self) -> list[PodView]:
@@ -54,24 +53,24 @@ class Situation:
     def running(self) -> bool:
         """The job runs and its coordinator can be asked for a savepoint."""
         update = self.update
-        return update is not None and update.phase == "RUNNING" and self.coordinator.ip != ""
+        return update is not None and update.phase == CoordinatorPhase.RUNNING and self.coordinator.ip != ""
 
     @property
-    def deployed(self) -> dict:
+    def deployed(self) -> Deployed:
         """What the status records of the deployed revision (``deployment.deploy``)."""
-        return self.status.get("deployed") or {}
+        return self.status.deployed or Deployed()
 
     @property
     def parallelism(self) -> int:
         """The deployed revision's worker count (a changed spec's is not its own until it is
         redeployed, and a refused upgrade never is)."""
-        return int(self.deployed.get("parallelism") or self.spec.parallelism)
+        return self.deployed.parallelism or self.spec.parallelism
 
     @property
     def deployed_protocol(self) -> CheckpointProtocol:
         """The protocol the deployed revision checkpoints with (the spec's, for a revision
         deployed before it was recorded): a savepoint is that revision's to take."""
-        recorded = self.deployed.get("protocol")
+        recorded = self.deployed.protocol
         return CheckpointProtocol.parse(recorded) if recorded else self.spec.checkpointing.protocol
 
     @property
@@ -83,7 +82,7 @@ class Situation:
     @property
     def changed(self) -> bool:
         """The wanted spec differs from the deployed one."""
-        return self.deployed.get("hash") != self.spec.deployment_hash()
+        return self.deployed.hash != self.spec.deployment_hash()
 
     @cached_property
     def upgrade_refusal(self) -> str:
@@ -92,5 +91,5 @@ class Situation:
         return refusal(self.deployed, self.spec) if self.changed else ""
 
     @property
-    def savepoint_in_progress(self) -> dict | None:
-        return self.status.get("savepointInProgress") or None
+    def savepoint_in_progress(self) -> SavepointInProgress | None:
+        return self.status.savepoint_in_progress

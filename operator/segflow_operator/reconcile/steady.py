@@ -5,10 +5,13 @@ from __future__ import annotations
 from .actions import CreateWorkers, DeletePods, Decision
 from .savepoints import record
 from .situation import Situation
+from .status import Checkpoint, Phase, Window
+from .views import CoordinatorPhase
 
-_COORDINATOR_PHASES = {"WAITING_FOR_WORKERS": "Deploying", "RUNNING": "Running", "RECOVERING": "Recovering"}
-_MESSAGES = {"Deploying": "waiting for the workers", "Running": "running",
-             "Recovering": "recovering from the last complete checkpoint"}
+_COORDINATOR_PHASES = {CoordinatorPhase.WAITING_FOR_WORKERS: Phase.DEPLOYING, CoordinatorPhase.RUNNING: Phase.RUNNING,
+                       CoordinatorPhase.RECOVERING: Phase.RECOVERING}
+_MESSAGES = {Phase.DEPLOYING: "waiting for the workers", Phase.RUNNING: "running",
+             Phase.RECOVERING: "recovering from the last complete checkpoint"}
 
 
 def job_outcome(s: Situation, d: Decision) -> bool:
@@ -16,26 +19,25 @@ def job_outcome(s: Situation, d: Decision) -> bool:
     update = s.update
     if update is None:
         return False
-    d.status["recoveries"] = int(s.status.get("recoveriesBase", 0)) + update.recoveries
-    known = (s.status.get("lastCheckpoint") or {}).get("id")
-    if update.last_checkpoint and update.last_checkpoint != known:
-        d.status["lastCheckpoint"] = {"id": update.last_checkpoint, "time": s.observed.now}
-    windows = {str(b): {"versions": v, "bytes": n, "records": r, "truncationLag": lag}
-               for b, v, n, r, lag in update.windows}
-    if windows and windows != s.status.get("pendingWindows"):
-        d.status["pendingWindows"] = windows
-    if update.restored and update.restored != s.status.get("restored"):
-        d.status["restored"] = update.restored
-    known_savepoint = (s.status.get("savepoint") or {}).get("id")
-    if update.last_savepoint and update.last_savepoint != known_savepoint and "savepoint" not in d.status:
+    d.status.recoveries = (s.status.recoveries_base or 0) + update.recoveries
+    known = s.status.last_checkpoint
+    if update.last_checkpoint and (known is None or update.last_checkpoint != known.id):
+        d.status.last_checkpoint = Checkpoint(update.last_checkpoint, s.observed.now)
+    if update.windows:
+        d.status.pending_windows = {str(b): Window(v, n, r, lag) for b, v, n, r, lag in update.windows}
+    if update.restored:
+        d.status.restored = update.restored
+    known_savepoint = s.status.savepoint
+    if update.last_savepoint and (known_savepoint is None or update.last_savepoint != known_savepoint.id) \
+            and d.status.savepoint == known_savepoint:
         # a periodic one (asked-for ones are recorded on their answer)
         record(s, d, update.last_savepoint, 0, update.last_savepoint_location)
-    if update.phase == "SUCCEEDED":
-        d.phase(s.current, "Completed", "the job finished")
+    if update.phase == CoordinatorPhase.SUCCEEDED:
+        d.phase(Phase.COMPLETED, "the job finished")
         return True
-    if update.phase == "FAILED":
-        d.status["lastError"] = update.error
-        d.phase(s.current, "Failed", update.error or "the job failed", warning=True)
+    if update.phase == CoordinatorPhase.FAILED:
+        d.status.last_error = update.error
+        d.phase(Phase.FAILED, update.error or "the job failed", warning=True)
         return True
     return False
 
@@ -45,9 +47,9 @@ def workers(s: Situation, d: Decision) -> None:
     once the coordinator has an address."""
     present = {p.index: p for p in s.mine if p.role == "worker"}
     ready = sum(1 for p in present.values() if p.ready)
-    d.status["readyReplicas"] = ready
-    d.status["ready"] = f"{ready}/{s.parallelism}"
-    d.status["coordinatorIP"] = s.coordinator.ip
+    d.status.ready_replicas = ready
+    d.status.ready = f"{ready}/{s.parallelism}"
+    d.status.coordinator_ip = s.coordinator.ip
     broken = tuple(p.name for p in present.values()
                    if p.ended or p.index >= s.parallelism)
     if broken:
@@ -60,5 +62,5 @@ def workers(s: Situation, d: Decision) -> None:
 def phase(s: Situation, d: Decision) -> None:
     """The phase the coordinator reports."""
     if s.update is not None:
-        now = _COORDINATOR_PHASES.get(s.update.phase, s.current or "Deploying")
-        d.phase(s.current, now, _MESSAGES[now], warning=now == "Recovering")
+        now = _COORDINATOR_PHASES.get(s.update.phase, s.current or Phase.DEPLOYING)
+        d.phase(now, _MESSAGES[now], warning=now == Phase.RECOVERING)

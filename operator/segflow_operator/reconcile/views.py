@@ -4,6 +4,26 @@ messages by ``observe`` and ``savepoints`` (the I/O side)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class PodPhase(StrEnum):
+    """A pod's ``status.phase`` (Kubernetes' own)."""
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+class CoordinatorPhase(StrEnum):
+    """The job's phase as its coordinator reports it: the names of control.proto's
+    ``JobUpdate.Phase`` (an unspecified one reads as waiting for the workers)."""
+    WAITING_FOR_WORKERS = "WAITING_FOR_WORKERS"
+    RUNNING = "RUNNING"
+    RECOVERING = "RECOVERING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
 
 
 @dataclass(frozen=True)
@@ -12,7 +32,7 @@ class PodView:
     role: str                  # coordinator | worker
     revision: int
     index: int = 0
-    phase: str = "Pending"     # Pending | Running | Succeeded | Failed
+    phase: PodPhase = PodPhase.PENDING
     ip: str = ""
     ready: bool = False
     deleting: bool = False
@@ -22,13 +42,13 @@ class PodView:
     @property
     def ended(self) -> bool:
         """The pod is over for good: it succeeded or failed, and will not run again."""
-        return self.phase in ("Failed", "Succeeded")
+        return self.phase in (PodPhase.FAILED, PodPhase.SUCCEEDED)
 
 
 @dataclass(frozen=True)
 class CoordinatorView:
     """The latest update streamed by the job's coordinator."""
-    phase: str                 # WAITING_FOR_WORKERS | RUNNING | RECOVERING | SUCCEEDED | FAILED
+    phase: CoordinatorPhase
     recoveries: int = 0
     last_checkpoint: int = 0
     error: str = ""
