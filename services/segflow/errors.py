@@ -19,7 +19,8 @@ class SegflowError(Exception):
 
 
 @contextlib.contextmanager
-def explained(error: type[SegflowError], where: str, what: str, caught: type | tuple[type, ...],
+def explained(error: type[SegflowError], where: str, what: str,
+              caught: type[BaseException] | tuple[type[BaseException], ...],
               hint: Callable[[BaseException], str]) -> Iterator[None]:
     """Raise a failure of ``caught`` inside the block as ``error("{where}: {what} {hint}")``:
     how the state stores and connectors turn a client library's exceptions into messages

@@ -122,10 +122,10 @@ class Config:
 
     @property
     def checkpointing(self) -> CheckpointSettings:
-        return CheckpointSettings(self.checkpoint_protocol, self.checkpoint_interval, self.state_url,
-                                  self.s3_endpoint, self.retain, self.job_name, self.restore, self.connectors,
-                                  savepoint_interval=self.savepoint_interval, savepoint_retain=self.savepoint_retain,
-                                  savepoint_max_age=self.savepoint_max_age)
+        return CheckpointSettings(CheckpointProtocol.parse(self.checkpoint_protocol), self.checkpoint_interval,
+                                  self.state_url, self.s3_endpoint, self.retain, self.job_name, self.restore,
+                                  self.connectors, savepoint_interval=self.savepoint_interval,
+                                  savepoint_retain=self.savepoint_retain, savepoint_max_age=self.savepoint_max_age)
 
     @property
     def runs_in_processes(self) -> bool:

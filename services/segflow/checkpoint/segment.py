@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import SegflowError
+from ..runtime.channels import Outlet
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
 from .barriers import Channel
@@ -39,12 +40,12 @@ class WindowPart:
     records: int
 
 
-class WindowRecorder:
+class WindowRecorder(Outlet):
     """One output channel of a connector replica: sends, and keeps what it sent."""
 
     __slots__ = ("inner", "kept", "records")
 
-    def __init__(self, inner: Any):
+    def __init__(self, inner: Outlet):
         self.inner = inner
         self.kept: list[bytes] = []
         self.records = 0

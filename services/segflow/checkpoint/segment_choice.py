@@ -47,7 +47,7 @@ def evaluate(pipeline: Pipeline, delays: Delays, prices: Prices, connectors: Ite
 def _candidate_sets(pipeline: Pipeline, delays: Delays, prices: Prices, interval: float,
                     max_recovery_delay: float) -> list[tuple[int, ...]]:
     inner = list(range(2, pipeline.nodes))
-    ends = (1, pipeline.nodes)
+    ends: tuple[int, ...] = (1, pipeline.nodes)
     if len(inner) <= EXHAUSTIVE:
         return [ends + extra for k in range(len(inner) + 1) for extra in combinations(inner, k)]
     chosen, found = list(ends), [ends]

@@ -41,11 +41,12 @@ def exited_within(pid: int, timeout: float | None) -> bool | None:
 def wait_exit(process: Child, timeout: float | None = None) -> int:
     """``process.wait(timeout)`` (the exit code, or ``TimeoutExpired``), returning as soon
     as the process has exited."""
-    if process.poll() is not None:
-        return process.returncode
+    code = process.poll()
+    if code is not None:
+        return code
     exited = exited_within(process.pid, timeout)
     if exited is None:
         return process.wait(timeout)
-    if not exited:
+    if not exited and timeout is not None:     # without a timeout, the wait ends only at the exit
         raise subprocess.TimeoutExpired(f"process {process.pid}", timeout)
     return process.wait()

@@ -161,7 +161,7 @@ class JobState:
             if peer_failure:
                 if self.pending_peer_failure is None:
                     self.pending_peer_failure = (now, error)
-                return
+                return ""
             self.fail(error, now)
             return ""
         complete = len(self.workers) == self.expected and self.pending_peer_failure is None

@@ -25,7 +25,7 @@ from ..runtime.channels import Cancelled, Inbox, Outlet
 from ..runtime.elements import Terminate
 from ..security.guard import ANY_ROLE, refuse
 from ..security.identities import Role
-from ..security.tls import peer_of
+from ..security.tls import RpcContext, peer_of
 from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc
 from . import PROTOCOL_VERSION
@@ -40,6 +40,10 @@ _CLOSE = object()
 DATA_PLANE_ROLES = {"/segflow.v1.DataPlane/Channel": frozenset({Role.WORKER}),
                     "/grpc.health.v1.Health/Check": ANY_ROLE}
 
+Lookup = Callable[[int, int, int], tuple[Inbox, bool] | None]    # (block, replica, input) -> (inbox, blocking)
+Owner = Callable[[int, int], str | None]                         # (block, replica) -> the worker running it
+
+
 class Receivers:
     """Where inbound channels deliver: the inboxes of this worker's replicas.
 
@@ -51,8 +55,7 @@ class Receivers:
     with that id.
     """
 
-    def __init__(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None] | None = None,
-                 owner: Callable[[int, int], str | None] | None = None):
+    def __init__(self, job_id: str, lookup: Lookup | None = None, owner: Owner | None = None):
         self.job_id = job_id
         self.lookup = lookup
         self.owner = owner
@@ -66,22 +69,24 @@ class Receivers:
             self.closed = True
             self.changed.notify_all()
 
-    def ready(self, job_id: str, lookup: Callable[[int, int, int], tuple[Inbox, bool] | None],
-              owner: Callable[[int, int], str | None]) -> None:
+    def ready(self, job_id: str, lookup: Lookup, owner: Owner) -> None:
         with self.changed:
             self.job_id = job_id
             self.lookup = lookup
             self.owner = owner
             self.changed.notify_all()
 
-    def wait_for(self, job_id: str, timeout: float) -> tuple[Callable, Callable] | None:
+    def wait_for(self, job_id: str, timeout: float) -> tuple[Lookup, Owner] | None:
         """The lookup and owner of attempt ``job_id``, once wired here (None after ``timeout``,
         once this worker stops, or at once when it runs a later attempt: the sender's attempt
         is over, and holding its channel open would hold up the sender's own restart)."""
         with self.changed:
             self.changed.wait_for(lambda: self.job_id == job_id or self.closed or _later_attempt(self.job_id, job_id),
                                   timeout)
-            return (self.lookup, self.owner) if self.job_id == job_id else None
+            lookup, owner = self.lookup, self.owner
+            if self.job_id != job_id or lookup is None or owner is None:
+                return None
+            return lookup, owner
 
 
 def _later_attempt(running: str, wanted: str) -> bool:
@@ -119,7 +124,7 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
         self.metrics = metrics or ChannelMetrics()
         self.wait_ready = wait_ready
 
-    def Channel(self, request_iterator: Iterator[pb.Frame], context: grpc.ServicerContext) -> pb.ChannelClosed:
+    def Channel(self, request_iterator: Iterator[pb.Frame], context: RpcContext) -> pb.ChannelClosed:
         try:
             first = next(request_iterator)
         except StopIteration:

@@ -44,7 +44,8 @@ class QuietBindServer(ThreadingHTTPServer):
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, self.server_port = self.server_address[:2]
+        self.server_name = str(host)         # an AF_INET address: the host is a str
 
 
 class MetricsPortInUse(SegflowError):

@@ -40,9 +40,9 @@ class EdgeSender:
                     if part:
                         self._add(dst, part, None, born)
             else:
-                for dst, (part, stamps) in enumerate(partition_timestamped(batch.items, batch.timestamps, n)):
+                for dst, (part, part_stamps) in enumerate(partition_timestamped(batch.items, batch.timestamps, n)):
                     if part:
-                        self._add(dst, part, stamps, born)
+                        self._add(dst, part, part_stamps, born)
         elif strategy is Strategy.BROADCAST:
             for dst in range(len(self.outlets)):
                 self._add(dst, batch.items, batch.timestamps, born)
@@ -74,10 +74,13 @@ class EdgeSender:
             self.stamps[dst] = list(stamps) if stamps is not None else None
         else:
             buffered.extend(items)
-            if born is not None and (self.born[dst] is None or born < self.born[dst]):
+            oldest = self.born[dst]
+            if born is not None and (oldest is None or born < oldest):
                 self.born[dst] = born
             if stamps is not None:
-                self.stamps[dst].extend(stamps)
+                buffered_stamps = self.stamps[dst]
+                assert buffered_stamps is not None, "an edge's batches are all timestamped or none is"
+                buffered_stamps.extend(stamps)
         if len(self.items[dst]) >= self.size:
             self._flush_one(dst)
         elif self.timeout is not None and time.monotonic() - self.since[dst] >= self.timeout:

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import NoReturn
 
 import grpc
 
 from ..observability.logs import event
 from .identities import Role
-from .tls import Peer, peer_of
+from .tls import Peer, RpcContext, peer_of
 
 log = logging.getLogger("segflow.security")
 
 ANY_ROLE = frozenset(Role)
 
 
-def refuse(context: grpc.ServicerContext, why: str) -> None:
+def refuse(context: RpcContext, why: str) -> NoReturn:
     """End the RPC as PERMISSION_DENIED, and say so in the log."""
     event(log, logging.WARNING, "refused a caller", peer=context.peer(), reason=why)
     context.abort(grpc.StatusCode.PERMISSION_DENIED, why)
 
 
-def authorize(context: grpc.ServicerContext, roles: frozenset[Role], method: str) -> Peer:
+def authorize(context: RpcContext, roles: frozenset[Role], method: str) -> Peer:
     peer = peer_of(context)
     if peer is None or peer.role not in roles:
         refuse(context, f"{method} is not open to {peer.role.value + ' ' + peer.name if peer else 'this caller'}")

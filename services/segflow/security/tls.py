@@ -5,7 +5,9 @@ plaintext mode: a process without an identity refuses to start.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn, Protocol
 
 import grpc
 
@@ -19,7 +21,7 @@ def server_credentials(identity: Identity) -> grpc.ServerCredentials:
 
 
 def secure_channel(address: str, identity: Identity, server_role: Role,
-                   options: list[tuple[str, object]] | None = None) -> grpc.Channel:
+                   options: Sequence[tuple[str, object]] | None = None) -> grpc.Channel:
     """A channel to a peer that must prove it holds ``server_role`` in this job."""
     credentials = grpc.ssl_channel_credentials(root_certificates=identity.ca, private_key=identity.key,
                                                certificate_chain=identity.cert)
@@ -33,7 +35,18 @@ class Peer:
     name: str
 
 
-def peer_of(context: grpc.ServicerContext) -> Peer | None:
+class RpcContext(Protocol):
+    """What the servicers use of their ``grpc.ServicerContext``, typed (grpc ships no types)."""
+
+    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        """End the RPC with ``code``: raises, so nothing after it runs."""
+
+    def peer(self) -> str: ...
+
+    def auth_context(self) -> Mapping[str, Iterable[bytes]]: ...
+
+
+def peer_of(context: RpcContext) -> Peer | None:
     """The authenticated caller of an RPC (None: no certificate of a known role)."""
     auth = context.auth_context()
     names = [n.decode() for n in auth.get("x509_common_name", [])]
