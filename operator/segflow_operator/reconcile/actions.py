@@ -7,9 +7,11 @@ revision runs, nonces record which savepoint trigger was served, and
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .status import JobStatus, Phase
+from .views import PodView
 
 
 @dataclass(frozen=True)
@@ -46,13 +48,16 @@ class Event:
     warning: bool = False
 
 
+Action = Deploy | CreateWorkers | DeletePods | Savepoint
+
+
 @dataclass
 class Decision:
     """What a step does, from the status it ``observed``: ``status`` starts as a copy of
     it and becomes the status wanted (``changes`` is what to patch)."""
     observed: JobStatus = field(default_factory=JobStatus)
-    actions: list = field(default_factory=list)
-    events: list = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     status: JobStatus = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,6 +74,6 @@ class Decision:
         if phase != self.observed.phase:
             self.events.append(Event(phase.value, message, warning))
 
-    def delete(self, pods: list) -> None:
+    def delete(self, pods: Sequence[PodView]) -> None:
         if pods:
             self.actions.append(DeletePods(tuple(p.name for p in pods)))

@@ -37,7 +37,7 @@ def suspend(s: Situation, d: Decision) -> bool:
     if s.savepoint_in_progress:
         return False                       # whichever savepoint runs, suspend after it
     if s.takes_savepoints and spec.upgrade_mode != "stateless" and s.running:
-        request(d, s, Savepoint(s.coordinator.ip, "suspend"))
+        request(d, s, Savepoint(s.coordinator_ip, "suspend"))
         return True
     d.delete(s.mine)
     d.status.resume_from = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""
@@ -89,7 +89,7 @@ def upgrade(s: Situation, d: Decision) -> bool:
     if s.upgrade_refusal or not s.changed or s.savepoint_in_progress:
         return False
     if s.takes_savepoints and spec.upgrade_mode == "savepoint" and s.running:
-        request(d, s, Savepoint(s.coordinator.ip, "redeploy"))
+        request(d, s, Savepoint(s.coordinator_ip, "redeploy"))
         return True
     d.delete(s.mine)
     restore = "auto" if spec.stateful and spec.upgrade_mode != "stateless" else ""

@@ -33,7 +33,7 @@ def observe(s: Situation, d: Decision) -> bool:
         return False
     if view is None:                                   # asked by an operator process that is gone
         if s.running:
-            d.actions.append(Savepoint(s.coordinator.ip, wanted.then, wanted.nonce))
+            d.actions.append(Savepoint(s.coordinator_ip, wanted.then, wanted.nonce))
             return False
         if s.unobserved and waited(wanted, s.observed.now) < UNOBSERVED_PATIENCE:
             return False                               # ask again once the coordinator is heard from
@@ -106,4 +106,4 @@ def by_nonce(s: Situation, d: Decision) -> None:
                else "the job runs without checkpointing (protocol none): nothing to save")
         d.events.append(Event("SavepointRefused", f"savepointTriggerNonce changed but {why}", warning=True))
     elif s.running:
-        request(d, s, Savepoint(s.coordinator.ip, "record", spec.savepoint_nonce))
+        request(d, s, Savepoint(s.coordinator_ip, "record", spec.savepoint_nonce))

@@ -38,6 +38,11 @@ class Situation:
         return next((p for p in self.mine if p.role == "coordinator"), None)
 
     @property
+    def coordinator_ip(self) -> str:
+        """The current revision's coordinator's pod IP ('' before it has one, or without one)."""
+        return self.coordinator.ip if self.coordinator is not None else ""
+
+    @property
     def update(self) -> CoordinatorView | None:
         """The coordinator's latest update, if the current revision has a coordinator."""
         return self.observed.coordinator if self.coordinator is not None else None
@@ -53,7 +58,7 @@ class Situation:
     def running(self) -> bool:
         """The job runs and its coordinator can be asked for a savepoint."""
         update = self.update
-        return update is not None and update.phase == CoordinatorPhase.RUNNING and self.coordinator.ip != ""
+        return update is not None and update.phase == CoordinatorPhase.RUNNING and self.coordinator_ip != ""
 
     @property
     def deployed(self) -> Deployed:

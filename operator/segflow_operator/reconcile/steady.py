@@ -49,14 +49,14 @@ def workers(s: Situation, d: Decision) -> None:
     ready = sum(1 for p in present.values() if p.ready)
     d.status.ready_replicas = ready
     d.status.ready = f"{ready}/{s.parallelism}"
-    d.status.coordinator_ip = s.coordinator.ip
+    d.status.coordinator_ip = s.coordinator_ip
     broken = tuple(p.name for p in present.values()
                    if p.ended or p.index >= s.parallelism)
     if broken:
         d.actions.append(DeletePods(broken))
     missing = tuple(i for i in range(s.parallelism) if i not in present)
-    if missing and s.coordinator.ip:
-        d.actions.append(CreateWorkers(s.revision, missing, s.coordinator.ip))
+    if missing and s.coordinator_ip:
+        d.actions.append(CreateWorkers(s.revision, missing, s.coordinator_ip))
 
 
 def phase(s: Situation, d: Decision) -> None:
