@@ -1,6 +1,8 @@
-"""Benchmark (not a test): what the checkpointing protocols cost (seeds 001 and 003).
+"""Benchmark (not a test): what the checkpointing protocols cost (Carbone et al.,
+Lightweight Asynchronous Snapshots, and Wiemers, Benchmarking Checkpointing; see
+docs/architecture/papers.md).
 
-Part 1, seed 003's comparison. Nexmark q1 (map), q3 (join person-auction), q8 (event-time
+Part 1, Wiemers's comparison. Nexmark q1 (map), q3 (join person-auction), q8 (event-time
 tumbling window join), q12 (bids per bidder in processing-time windows) and the cyclic
 3-hop query (an ``iterate`` loop with a feedback edge), jobs in bench/jobs/checkpoint_queries.py,
 run for every protocol (none, aligned, unaligned, uncoordinated, cic) at parallelism 2 with
@@ -9,7 +11,7 @@ through a paced run). The interval is segflow's: coordinated rounds start that l
 the previous one ended; uncoordinated/cic replicas checkpoint on their own timers, jittered
 to 0.5-1.5 times the interval.
 
-Part 2, seed 001's ABS overhead curve: wordcount's run time (and workers' CPU time) for
+Part 2, Carbone et al.'s ABS overhead curve: wordcount's run time (and workers' CPU time) for
 ``aligned`` at several checkpoint intervals, and with only the final checkpoint, against
 ``none``.
 
@@ -81,7 +83,7 @@ from segflow.runtime.elements import FINAL_CHECKPOINT  # noqa: E402
 JOBS = os.path.join(ROOT, "bench", "jobs", "checkpoint_queries.py")
 WORDCOUNT = os.path.join(ROOT, "bench", "jobs", "wordcount_probed.py")     # examples/wordcount.py
 QUERIES = ("q1", "q3", "q8", "q12", "cyclic")
-PROTOCOLS = ("none",) + tuple(p.value for p in CheckpointProtocol                  # seed 003's four
+PROTOCOLS = ("none",) + tuple(p.value for p in CheckpointProtocol                  # Wiemers's four
                              if p not in (CheckpointProtocol.NONE, CheckpointProtocol.SEGMENT))
 COORDINATED = ("aligned", "unaligned")
 NEVER = 86400.0      # an ABS-curve interval longer than any run: no periodic checkpoint
@@ -392,7 +394,7 @@ def wordcount_run(corpus: str, protocol: str, interval: float) -> dict:
 
 
 def abs_curve(settings: Settings) -> list[dict]:
-    """Seed 001: wordcount's run time with ``aligned`` at each interval and with ``none``.
+    """Carbone et al.'s curve: wordcount's run time with ``aligned`` at each interval and with ``none``.
     Every round runs every configuration, rotated so none has a fixed position; each
     configuration's loss is the median over rounds of its loss against the same round's
     ``none`` run (paired, so slow drifts in the machine's load cancel); ``_best`` compares

@@ -1,4 +1,5 @@
-"""Benchmark (not a test): seed 004's experiment (§5.2) on segflow's worker processes.
+"""Benchmark (not a test): the experiment of Shen, Segment Backup (§5.2) on segflow's worker
+processes.
 
 A linear topology of seven nodes (bench/jobs/all_pass_chain.py: a generator spout and six
 all-pass filter bolts, the last one the sink). Rates are the thesis's (arrival 30 tuples/s
@@ -33,8 +34,8 @@ seconds. Measured per node, from the probe lines the bolts write:
   web view sampled every 20 ms: the long-run average that equation 4.7 predicts, and what
   ``model_max_rel_error`` compares), and the snapshots' bytes.
 
-Beside them, chapter 4's cost model (segflow.checkpoint.segment_cost) with inputs measured
-in the same run: the restart time until the first node runs (t^rr + t^rm) and the edge
+Beside them, the thesis's cost model (chapter 4: segflow.checkpoint.segment_cost) with inputs
+measured in the same run: the restart time until the first node runs (t^rr + t^rm) and the edge
 delay t^e (each hop's mean time less the M/M/1 sojourn of the node it reaches: for the
 recovery delay on the tuples, from the probes, batching included; for the windows on the
 barriers, from the blocks' checkpoint start delays in the web view, as a barrier is never
@@ -91,7 +92,7 @@ from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
 NODES = 7
-ARRIVAL, SERVICE_RATE, BARRIER_EVERY = 30.0, 80.0, 25      # seed 004 §5.2
+ARRIVAL, SERVICE_RATE, BARRIER_EVERY = 30.0, 80.0, 25      # Shen, Segment Backup, §5.2
 CONFIGS = {"abs": ("aligned", (1, 7)), "seg2": ("segment", (1, 7)),      # connectors as node numbers
            "seg3": ("segment", (1, 4, 7)), "seg4": ("segment", (1, 3, 5, 7))}
 

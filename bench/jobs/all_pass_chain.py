@@ -1,10 +1,10 @@
-"""Seed 004's experiment topology: a linear chain of seven nodes (a generator spout and six
-all-pass filter bolts, the last of which writes the output), each hop a network exchange so
-every node is its own block. As in the thesis's experiment (§4.3: a pipeline of M/M/1
-queues), the spout emits as a Poisson process of ``rate`` and every bolt takes an
-exponentially distributed time per tuple with mean ``service`` (slept, like I/O-bound work,
-so the nodes of one worker process do not contend for the interpreter; seeded per node).
-Every bolt appends
+"""The experiment topology of Shen, Segment Backup: a linear chain of seven nodes (a
+generator spout and six all-pass filter bolts, the last of which writes the output), each
+hop a network exchange so every node is its own block. As in the thesis's experiment
+(§4.3: a pipeline of M/M/1 queues), the spout emits as a Poisson process of ``rate`` and
+every bolt takes an exponentially distributed time per tuple with mean ``service`` (slept,
+like I/O-bound work, so the nodes of one worker process do not contend for the
+interpreter; seeded per node). Every bolt appends
 ``node index unix-time`` for each tuple to ``probe`` (unbuffered: the lines survive a
 SIGKILL), which is how bench/segment_backup.py sees when each node first operates on
 input newer than before a failure (the thesis's Definition 1). ``batch_size`` and

@@ -1,5 +1,5 @@
-"""Seed 004's cost model, checked against values worked out by hand from the thesis's
-equations (a 7-node all-pass pipeline, as in its experiment)."""
+"""The cost model of Shen, Segment Backup (chapter 4), checked against values worked out
+by hand from the thesis's equations (a 7-node all-pass pipeline, as in its experiment)."""
 import dataclasses
 
 import pytest

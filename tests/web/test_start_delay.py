@@ -73,10 +73,10 @@ STATEFUL = textwrap.dedent('''
 
 
 def test_each_block_reports_its_time_on_barriers_and_a_large_state_takes_longest(job_run, tmp_path):
-    """Seed 004's per-node barrier time. The count's pre-aggregate (chained after the map)
-    keeps a partial per record seen until the end (100,000 and more when looked at), and
-    snapshotting it takes far longer than the source's position or the final count (which
-    gets the partials only at the end)."""
+    """The per-node barrier time of Shen, Segment Backup. The count's pre-aggregate
+    (chained after the map) keeps a partial per record seen until the end (100,000 and
+    more when looked at), and snapshotting it takes far longer than the source's position
+    or the final count (which gets the partials only at the end)."""
     process, web = _checkpointed(job_run, tmp_path, STATEFUL)
 
     def barrier_times():

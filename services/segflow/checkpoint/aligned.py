@@ -1,5 +1,5 @@
-"""The ``aligned`` protocol at a replica: asynchronous barrier snapshots (seed 001, Algorithm 1;
-Algorithm 2 for loops).
+"""The ``aligned`` protocol at a replica: asynchronous barrier snapshots (Carbone et al.,
+Lightweight Asynchronous Snapshots, Algorithm 1; Algorithm 2 for loops).
 
 A barrier *n* blocks its channel until barriers *n* have arrived on every regular input;
 then the replica snapshots its state, forwards the barrier and releases what the blocked

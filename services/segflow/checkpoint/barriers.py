@@ -4,10 +4,12 @@ recording) for the coordinated protocols.
 For checkpoint *n* a replica's input channels are of two kinds:
 
 * **aligned** channels are blocked from the moment their barrier *n* arrives until the
-  replica has taken its snapshot (ABS, seed 001, Algorithm 1);
+  replica has taken its snapshot (ABS: Carbone et al., Lightweight Asynchronous
+  Snapshots, Algorithm 1);
 * **recorded** channels keep flowing; whatever they deliver after the snapshot and before
   their own barrier *n* is kept as channel state and replayed on restore (Chandy-Lamport;
-  seed 000's non-blocking algorithm; ABS Algorithm 2's back-edge log).
+  the non-blocking algorithm of Lattuada, State Persistence in Noir; ABS Algorithm 2's
+  back-edge log).
 
 ``aligned`` makes regular channels aligned and loop back-edges recorded; ``unaligned``
 records every channel, so the snapshot is taken as soon as the first barrier arrives and

@@ -1,5 +1,5 @@
-"""The ``segment`` protocol at a replica: aligned barriers plus segment backup (seed 004,
-§3.4-3.5).
+"""The ``segment`` protocol at a replica: aligned barriers plus segment backup (Shen,
+Segment Backup, §3.4-3.5).
 
 Every replica snapshots its state per version as in ABS. A *connector* replica also keeps
 what it sends on each output channel, barriers included, and hands it over with each

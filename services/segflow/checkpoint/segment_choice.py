@@ -1,4 +1,5 @@
-"""Choosing connectors and a barrier interval with chapter 4's cost model (pure).
+"""Choosing connectors and a barrier interval with the cost model of Shen, Segment Backup,
+chapter 4 (pure).
 
 Candidates are every set of intermediate nodes (the spout and the sink are always
 connectors) and a few barrier intervals. Exhaustive for up to ``EXHAUSTIVE`` intermediate

@@ -1,4 +1,4 @@
-"""Seed 004's cost model of segment backup (chapter 4), for a linear topology: what a choice
+"""The cost model of segment backup (Shen, Segment Backup, chapter 4), for a linear topology: what a choice
 of connectors and barrier interval costs during normal running (time, network, storage,
 money) and buys at recovery (the recovery delay).
 

@@ -72,7 +72,7 @@ class WindowSize:
 
 class SegmentLedger:
     """The coordinator's view of a running job's acknowledged versions: tells which
-    pending-window parts a connector may truncate (the version pointers of §3.4, kept in
+    pending-window parts a connector may truncate (the version pointers of Shen, Segment Backup, §3.4, kept in
     one place: every replica's acknowledgement reaches the coordinator anyway)."""
 
     def __init__(self, topology: Topology, replicas: Mapping[Node, int]):

@@ -1,6 +1,6 @@
-"""Segment backup's pure core (seed 004, §3.3-3.6): the segments that connectors cut a
-topology into, how far each connector may truncate its pending window, and the *adjusted
-state* a job restarts from.
+"""Segment backup's pure core (Shen, Segment Backup, §3.3-3.6): the segments that
+connectors cut a topology into, how far each connector may truncate its pending window,
+and the *adjusted state* a job restarts from.
 
 Vocabulary. Blocks are nodes of a DAG. *Connectors* keep a pending window (their output,
 delimited by barrier versions, in the state store); every source and every sink is one

@@ -1,5 +1,5 @@
-"""``segflow plan JOB --segment-backup``: chapter 4's cost model fed by a short calibration
-run, and the connectors and barrier interval it chooses.
+"""``segflow plan JOB --segment-backup``: the cost model of Shen, Segment Backup, chapter 4,
+fed by a short calibration run, and the connectors and barrier interval it chooses.
 
 The calibration runs the job in this process for ``--calibrate`` seconds and measures,
 per block, the CPU seconds per tuple (its service time), its output ratio, and the
@@ -35,8 +35,8 @@ def chain_of(graph: JobGraph) -> list[int]:
     sources = [b.id for b in graph.blocks if not graph.inputs_of(b.id)]
     fanned = [b.id for b in graph.blocks if len(graph.inputs_of(b.id)) > 1 or len(graph.outputs_of(b.id)) > 1]
     if len(sources) != 1 or fanned:
-        raise SegflowError("the cost model covers linear pipelines (chapter 4), and this job has "
-                           f"{len(sources)} source(s) and blocks that split or merge ({fanned}); run it with "
+        raise SegflowError("the cost model covers linear pipelines (Shen, Segment Backup, chapter 4), and this "
+                           f"job has {len(sources)} source(s) and blocks that split or merge ({fanned}); run it with "
                            "--connectors auto, or list connectors by block id")
     chain = sources
     while graph.outputs_of(chain[-1]):

@@ -9,7 +9,7 @@ RESTART_SECONDS = 1.0        # t^rr: new processes up and restored (bench/segmen
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("segment backup (the cost model of seed 004, chapter 4)")
+    group = parser.add_argument_group("segment backup (the cost model of Shen, Segment Backup, chapter 4)")
     group.add_argument("--segment-backup", action="store_true",
                        help="calibrate the job, then print the connectors and barrier interval to choose "
                             "(the calibration runs the job: point its outputs somewhere disposable)")
