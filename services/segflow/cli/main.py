@@ -1,4 +1,6 @@
-"""``segflow``: run a job, show its plan, or run the demo.
+"""``segflow``: run a job, show its plan or run the demo; take a savepoint of a running job; read
+a state store's checkpoints; and the commands a job's own processes run (coordinator, worker,
+batch-stage).
 
 Errors that segflow raises on purpose are printed as one clear message (exit 1); only a
 bug in segflow itself shows a traceback.

@@ -1,10 +1,13 @@
-"""A worker's part in the coordinated checkpointing protocols.
+"""A worker's part in every checkpointing protocol, between its replicas, the state store
+and the coordinator.
 
-Triggers checkpoints at its replicas (sources inject barriers; a running replica that
-no barrier can reach any more starts one itself; a finished replica is snapshotted from
-outside), persists snapshots in the background so processing never waits for the store,
-acknowledges each replica's part to the coordinator, and passes completions on (sinks
-commit).
+Coordinated protocols: triggers checkpoints at its replicas (sources inject barriers; a
+running replica that no barrier can reach any more starts one itself; a finished replica
+is snapshotted from outside), persists snapshots in the background so processing never
+waits for the store, and acknowledges each replica's part to the coordinator.
+Uncoordinated ones: persists each replica's local checkpoints and log segments, and
+reports them to the coordinator, which computes the recovery line. Both: passes
+completions on (sinks commit).
 """
 from __future__ import annotations
 
