@@ -240,7 +240,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def Heartbeat(self, request_iterator, context):
         name_box: list[str] = []
-        stop = threading.Event()
+        commands: futures.Future = futures.Future()     # the worker's queue, once its first status named it
 
         def read():
             attempt = None
@@ -250,6 +250,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                         self._as_worker(context, status.worker)
                         name_box.append(status.worker)
                         attempt = self.state.attempt
+                        with self.lock:
+                            commands.set_result(self.commands.get(status.worker))
                     elif status.worker != name_box[0]:
                         refuse(context, f"a heartbeat stream of {name_box[0]!r} spoke for {status.worker!r}")
                     counters = {(r.block, r.replica): r.records_in for r in status.replicas}
@@ -261,24 +263,22 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             except grpc.RpcError:
                 pass
             finally:
-                stop.set()
+                if not commands.done():
+                    commands.set_result(None)
+                elif commands.result() is not None:
+                    commands.result().put(None)          # the stream's end: the loop below returns
                 if name_box:
                     with self.lock:
                         if self.state.attempt == attempt:
                             self._lost(name_box[0], "its heartbeat stream broke (process gone?)")
 
         threading.Thread(target=read, name="heartbeat-reader", daemon=True).start()
-        my_queue = None
-        while not stop.is_set() and context.is_active():
-            if my_queue is None:
-                my_queue = self.commands.get(name_box[0]) if name_box else None
-                if my_queue is None:
-                    time.sleep(0.05)
-                    continue
-            try:
-                yield my_queue.get(timeout=0.2)
-            except queue.Empty:
-                continue
+        my_queue = commands.result()
+        while my_queue is not None:
+            command = my_queue.get()
+            if command is None:
+                return
+            yield command
 
     def Finish(self, request, context):
         self._as_worker(context, request.worker)
@@ -358,17 +358,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if book.finished:
             return cpb.SavepointReply(error="the job had finished and this run resumed from its end, which its "
                                             "final checkpoint keeps: a restore resumes from it (--restore latest)")
-        deadline = time.monotonic() + SAVEPOINT_SECONDS
-        while True:
-            with self.lock:
-                if self.state.over:
-                    return cpb.SavepointReply(error="the job is over")
-                if self.state.phase is Phase.RUNNING and book.idle:
-                    waiter = book.start_savepoint()
-                    break
-            if time.monotonic() > deadline:
+        with self.lock:
+            ready = self.lock.wait_for(lambda: self.state.over or (self.state.phase is Phase.RUNNING and book.idle),
+                                       SAVEPOINT_SECONDS)
+            if self.state.over:
+                return cpb.SavepointReply(error="the job is over")
+            if not ready:
                 return cpb.SavepointReply(error="timed out waiting for the checkpoint in progress")
-            time.sleep(0.05)
+            waiter = book.start_savepoint()
         if not waiter.ended.wait(SAVEPOINT_SECONDS):
             return cpb.SavepointReply(error=f"checkpoint {waiter.checkpoint_id} did not end within "
                                             f"{SAVEPOINT_SECONDS:.0f} s")
@@ -428,8 +425,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return
 
     def monitor(self) -> None:
-        while not self.done.is_set():
-            time.sleep(0.1)
+        while not self.done.wait(0.1):
             with self.lock:
                 now = time.monotonic()
                 silent = self.state.check(now)

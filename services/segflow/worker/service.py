@@ -90,7 +90,8 @@ class Attempt:
         self.cancel = threading.Event()
         self.over = threading.Event()          # the attempt's heartbeat may stop
         self.committed = threading.Event()     # the job's end was committed
-        self.restart = False
+        self.restart = threading.Event()       # the coordinator asked for the next attempt
+        self.told = threading.Event()          # committed, or stopped, restarted or cut off by the coordinator
         self.stop_reason = ""
         self.stopped = False                   # the coordinator ended the job: no restart will come
         self.executors: dict = {}
@@ -227,18 +228,16 @@ class WorkerService:
                 all(isinstance(e, ConnectionError) for e in attempt.pool.errors):
             peer_failure = True
         try:
-            if attempt.restart:
+            if attempt.restart.is_set():
                 return RESTART
             if not ok:
                 self._finish(attempt, ok=False, error=error, peer_failure=peer_failure, tampered=tampered)
                 return RESTART if not attempt.stopped and self._wait_for_restart(attempt) else FAILED
             if attempt.two_phase:
                 self._finish(attempt, ok=True, committed=False)
-                while not attempt.committed.wait(0.2):
-                    if attempt.restart:
-                        return RESTART
-                    if attempt.cancel.is_set():
-                        return FAILED
+                attempt.told.wait()
+                if not attempt.committed.is_set():
+                    return RESTART if attempt.restart.is_set() else FAILED
             self._finish(attempt, ok=True, committed=True)
             return DONE
         finally:
@@ -249,10 +248,7 @@ class WorkerService:
 
     def _wait_for_restart(self, attempt: Attempt, seconds: float = 5.0) -> bool:
         """After a failure, a recovering coordinator may still ask for a restart."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not attempt.restart:
-            time.sleep(0.05)
-        return attempt.restart
+        return attempt.restart.wait(seconds)
 
     def _finish(self, attempt: Attempt, ok: bool, error: str = "", peer_failure: bool = False,
                 committed: bool = True, tampered: str = "") -> None:
@@ -411,6 +407,8 @@ class WorkerService:
                 attempt.stop_reason = f"lost the coordinator: {exc.details()}"
                 event(log, logging.ERROR, "lost the coordinator", error=str(exc.details()))
                 attempt.cancel.set()
+        finally:
+            attempt.told.set()          # the stream has ended: nothing more will be told
 
     def _command(self, attempt: Attempt, command: cpb.Command) -> None:
         kind = command.kind
@@ -419,15 +417,18 @@ class WorkerService:
             attempt.stopped = True
             event(log, logging.WARNING, "stopping", reason=attempt.stop_reason)
             attempt.cancel.set()
+            attempt.told.set()
         elif kind == cpb.Command.RESTART:
-            attempt.restart = True
+            attempt.restart.set()
             attempt.cancel.set()
+            attempt.told.set()
         elif kind == cpb.Command.CHECKPOINT and attempt.agent is not None:
             attempt.agent.checkpoint(command.checkpoint_id)
         elif kind == cpb.Command.CHECKPOINT_COMPLETE and attempt.agent is not None:
             attempt.agent.complete(command.checkpoint_id, command.process)
             if command.checkpoint_id == FINAL_CHECKPOINT:
                 attempt.committed.set()
+                attempt.told.set()
 
     def _snapshot(self):
         attempt = self.current
