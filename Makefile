@@ -29,8 +29,11 @@ lint: setup
 	$(BIN)/ruff check services operator
 	$(BIN)/mypy
 
+# The suite runs on TEST_WORKERS pytest-xdist workers: the tests that need Kubernetes (clusters,
+# helm) and those that need the Spark session each stay on one worker (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: bytecode test-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadgroup
 
 # System packages the tests need (redis-server); idempotent.
 .PHONY: test-deps

@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from support.clusters import (HELM, TEST_CLUSTER, Cluster, ensure_built, give_build_time,  # noqa: F401
-                              installed_operator, wait_for)
+from support.clusters import TEST_CLUSTER, Cluster, ensure_built, give_build_time
 
 
 def pytest_collection_modifyitems(config, items):

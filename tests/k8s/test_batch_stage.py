@@ -7,8 +7,8 @@ import json
 import os
 
 import pytest
-from conftest import installed_operator, wait_for
 
+from support.clusters import installed_operator, wait_for
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
 from support.servers import TEST_S3_CREDENTIALS, new_bucket, server_fixture, start_s3
 

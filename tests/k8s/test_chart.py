@@ -9,10 +9,10 @@ import subprocess
 import kubernetes_validate
 import pytest
 import yaml
-from conftest import HELM, ensure_built
 
 from segflow_operator import manifests
 from segflow_operator.spec import parse
+from support.clusters import HELM, ensure_built
 from support.processes import ROOT
 
 VERSIONS = ["1.25.0", kubernetes_validate.latest_version()]

@@ -13,10 +13,10 @@ import urllib.request
 
 import psutil
 import pytest
-from conftest import Cluster, wait_for
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from support.clusters import Cluster, wait_for
 from support.processes import ROOT
 
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")

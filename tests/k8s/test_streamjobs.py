@@ -15,11 +15,11 @@ import urllib.request
 import psutil
 import pytest
 import yaml
-from conftest import installed_operator, wait_for
 
 from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
 from segflow.state.sealing import Sealer
+from support.clusters import installed_operator, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket, server_fixture, start_redis, start_s3
 

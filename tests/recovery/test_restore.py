@@ -12,20 +12,24 @@ import pytest
 from segflow.checkpoint.catalog import Catalog
 from segflow.checkpoint.local_records import decode_line
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
+from support.processes import ROOT, SEGFLOW, savepoint_taken, segflow_savepoint, wait_for
 from test_kills import JOBS, PROTOCOLS, kill_tree, read_lines
+
+# `segflow savepoint NAME` finds a running job by its name, machine-wide: a name of this
+# test process's own keeps another test process's run of windowed_counts out of the way
+JOB_NAME = f"windowed_counts_{os.getpid()}"
 
 
 def start(output, state, *extra, events="30000", rate="6000", parallelism=2, protocol="aligned",
           job=os.path.join(JOBS, "windowed_counts.py")):
     return subprocess.Popen(
-        [SEGFLOW, "run", job, "--job-name", "windowed_counts", "-p", f"output={output}",
+        [SEGFLOW, "run", job, "--job-name", JOB_NAME, "-p", f"output={output}",
          "-p", f"events={events}", "-p", f"rate={rate}", "--parallelism", str(parallelism),
          "--checkpoint-protocol", protocol, "--checkpoint-interval", "0.3", "--state", state, *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def complete_checkpoints(state_dir, job="windowed_counts"):
+def complete_checkpoints(state_dir, job=JOB_NAME):
     root = os.path.join(state_dir, "jobs", job)
     if not os.path.isdir(root):
         return []
@@ -65,7 +69,7 @@ def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
     wrote the rest again; resumed from the job's final checkpoint, the file sink removed
     ``_SUCCESS`` after publishing the restored end again (a reader waits for it)."""
     output, state = tmp_path / "out", f"file://{tmp_path}/state"
-    catalog = Catalog(open_backend(state), "windowed_counts")
+    catalog = Catalog(open_backend(state), JOB_NAME)
     written = []
     for extra in ((), ("--restore", "latest")):
         run = start(output, state, *extra, events="4000", rate="4000", protocol=protocol)
@@ -87,7 +91,7 @@ def test_a_finished_job_restored_writes_its_output_once(tmp_path, protocol):
 def stored_state(state_dir, protocol):
     """A run under ``protocol`` has stored something to restore."""
     if protocol in ("uncoordinated", "cic"):
-        return (state_dir / "jobs/windowed_counts/unc/_STABLE").exists()
+        return (state_dir / "jobs" / JOB_NAME / "unc" / "_STABLE").exists()
     return len(complete_checkpoints(state_dir)) >= 2
 
 
@@ -109,9 +113,9 @@ def test_a_restore_under_a_protocol_of_the_other_kind_is_refused_and_changes_not
         _, stderr = refused.communicate(timeout=60)
         assert refused.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
         assert f"last ran under the {took} protocol" in stderr and "upgradeMode stateless" in stderr, stderr[-2000:]
-        assert "segflow: error: job 'windowed_counts' last ran under" in stderr, "the reason is not said as it is"
+        assert f"segflow: error: job '{JOB_NAME}' last ran under" in stderr, "the reason is not said as it is"
         assert files_in(state_dir) == stored, "a refused restore changed the store"
-    (state_dir / "jobs/windowed_counts/_PROTOCOL").unlink()     # as stored before runs recorded it
+    (state_dir / "jobs" / JOB_NAME / "_PROTOCOL").unlink()     # as stored before runs recorded it
     afresh = start(output, f"file://{state_dir}", "--restore", "auto", protocol=restores, events="3000")
     _, stderr = afresh.communicate(timeout=120)
     assert afresh.returncode == 0, stderr[-3000:]
@@ -182,12 +186,11 @@ def test_savepoint_of_a_running_job_and_restore_from_it(tmp_path):
     run = start(output, f"file://{state_dir}", "--retain", "1")
     try:
         assert wait_for(lambda: complete_checkpoints(state_dir), timeout=30)
-        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=60)
+        save = segflow_savepoint(JOB_NAME)
         assert save.returncode == 0, save.stderr
         savepoint, location = savepoint_taken(save.stdout)
-        assert location == f"file://{state_dir}/jobs/windowed_counts/chk-{savepoint:08d}/"
-        meta = Catalog(open_backend(f"file://{state_dir}"), "windowed_counts").metadata(savepoint)
+        assert location == f"file://{state_dir}/jobs/{JOB_NAME}/chk-{savepoint:08d}/"
+        meta = Catalog(open_backend(f"file://{state_dir}"), JOB_NAME).metadata(savepoint)
         assert meta["savepoint"] is True and meta["id"] == savepoint
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 0, stderr[-3000:]
@@ -212,19 +215,18 @@ def test_restore_without_checkpoints_is_a_clear_error(tmp_path):
 
 def test_the_uncoordinated_protocols_restore_their_stable_line_only_and_say_so(tmp_path):
     output, state = tmp_path / "out", f"file://{tmp_path}/state"
-    catalog = Catalog(open_backend(state), "windowed_counts")
+    catalog = Catalog(open_backend(state), JOB_NAME)
 
     def refused(*extra, parallelism=2):
         run = start(output, state, *extra, parallelism=parallelism, protocol="cic")
         _, stderr = run.communicate(timeout=60)
         assert run.returncode == 1 and "Traceback" not in stderr, stderr[-2000:]
         return stderr
-    assert "no stable line of job 'windowed_counts'" in refused("--restore", "latest")
+    assert f"no stable line of job '{JOB_NAME}'" in refused("--restore", "latest")
     run = start(output, state, protocol="cic")
     try:
         assert wait_for(catalog.read_stable_line, timeout=30), "no stable line was stored"
-        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=30)
+        save = segflow_savepoint(JOB_NAME, timeout=30)
         assert save.returncode == 1 and "the cic protocol takes no savepoints" in save.stderr, save.stderr
     finally:
         kill_tree(run)
@@ -249,8 +251,7 @@ def test_restore_a_savepoint_at_another_parallelism(tmp_path, before, after):
     run = start(output, f"file://{state_dir}", events="60000", parallelism=before)
     try:
         assert wait_for(lambda: len(complete_checkpoints(state_dir)) >= 1, timeout=30)
-        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=60)
+        save = segflow_savepoint(JOB_NAME)
         assert save.returncode == 0, save.stderr
         kill_tree(run)
     finally:
@@ -276,8 +277,7 @@ def test_another_job_restores_a_savepoint_by_its_location_from_another_store(tmp
     run = start(output, store_a, "--retain", "1")
     try:
         assert wait_for(lambda: complete_checkpoints(tmp_path / "a"), timeout=30)
-        save = subprocess.run([SEGFLOW, "savepoint", "windowed_counts"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=60)
+        save = segflow_savepoint(JOB_NAME)
         assert save.returncode == 0, save.stderr
         savepoint, location = savepoint_taken(save.stdout)
         kill_tree(run)
@@ -289,7 +289,7 @@ def test_another_job_restores_a_savepoint_by_its_location_from_another_store(tmp
     assert other.returncode == 0, stderr[-3000:]
     assert collections.Counter(read_lines(output)) == expected_lines()
     adopted = Catalog(open_backend(store_b), "copy").metadata(savepoint)
-    assert adopted["adopted_from"] == {"job": "windowed_counts", "id": savepoint}
+    assert adopted["adopted_from"] == {"job": JOB_NAME, "id": savepoint}
 
 
 def test_a_location_that_cannot_be_restored_is_a_clear_error(tmp_path):

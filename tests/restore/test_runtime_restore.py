@@ -21,7 +21,7 @@ import pytest
 from recovery.test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from segflow import Config
 from segflow.jobs.loader import JobModule, build_job
-from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
+from support.processes import ROOT, SEGFLOW, savepoint_taken, segflow_savepoint, wait_for
 
 from .jobs.families import oracle_lines
 
@@ -32,12 +32,14 @@ RATE = 2000
 
 
 def job_name(job):
-    return os.path.splitext(os.path.basename(job))[0]
+    """The module's name and this test process's: ``segflow savepoint NAME`` finds a running
+    job by its name, machine-wide, so another test process's run of the job stays apart."""
+    return f"{os.path.splitext(os.path.basename(job))[0]}_{os.getpid()}"
 
 
 def run_args(job, params, state_url, protocol, *extra):
-    args = [SEGFLOW, "run", job, "--parallelism", "2", "--checkpoint-protocol", protocol,
-            "--checkpoint-interval", "0.2", "--state", state_url, "--quiet", *extra]
+    args = [SEGFLOW, "run", job, "--job-name", job_name(job), "--parallelism", "2", "--checkpoint-protocol",
+            protocol, "--checkpoint-interval", "0.2", "--state", state_url, "--quiet", *extra]
     for key, value in params.items():
         args += ["-p", f"{key}={value}"]
     return args
@@ -56,8 +58,7 @@ def outputs(output):
 def take_savepoint(state_dir, job) -> str:
     """Once the job has checkpointed: a savepoint of it (``segflow savepoint``), its id."""
     assert wait_for(lambda: complete_checkpoints(state_dir, job), timeout=30), "no checkpoint completed"
-    save = subprocess.run([SEGFLOW, "savepoint", job_name(job)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    save = segflow_savepoint(job_name(job))
     assert save.returncode == 0, save.stderr
     return str(savepoint_taken(save.stdout)[0])
 

@@ -57,6 +57,16 @@ def wait_for(predicate, timeout: float, every: float = 0.1):
     return predicate()
 
 
+def segflow_savepoint(job_name: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``segflow savepoint job_name``, once the job's ``segflow run`` has registered it: the
+    run does so after its coordinator listens, so on a loaded machine the job may already
+    have checkpointed when it is not registered yet."""
+    from segflow.launcher.processes import running_jobs
+    assert wait_for(lambda: job_name in running_jobs(), timeout=30), f"job {job_name!r} was never registered"
+    return subprocess.run([SEGFLOW, "savepoint", job_name], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def savepoint_taken(stdout: str) -> tuple[int, str]:
     """``(id, location)`` from what ``segflow savepoint`` prints: ``savepoint N at LOCATION``."""
     match = re.fullmatch(r"savepoint (\d+) at (\S+)", stdout.strip())
