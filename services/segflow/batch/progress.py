@@ -51,7 +51,7 @@ def summary(progress: dict) -> dict:
     """The progress as a StreamJob shows it in ``status.batchStage`` (the final epoch as
     ``end``)."""
     last = progress.get("lastEpoch", 0)
-    shown = {"lastEpoch": "end" if last == FINAL_CHECKPOINT else str(last)}
+    shown: dict[str, object] = {"lastEpoch": "end" if last == FINAL_CHECKPOINT else str(last)}
     run = progress.get("lastRun")
     if run:
         shown["lastRun"] = {k: run[k] for k in ("epochs", "seconds", "records", "rows", "error", "at") if k in run}

@@ -48,17 +48,17 @@ def to_table(suffix: str, lines: list[str]) -> pa.Table:
         width = max((len(r) for r in rows), default=0)
         return pa.table({f"_c{i}": pa.array([r[i] if i < len(r) else None for r in rows], pa.string())
                          for i in range(width)})
-    rows = []
+    records: list[dict] = []
     for number, line in enumerate(lines, 1):
         try:
             value = json.loads(line)
         except ValueError as exc:
             raise SegflowError(f"line {number} of the range's .jsonl parts is not JSON ({exc}): {line[:200]!r}"
                                ) from exc
-        rows.append(value if isinstance(value, dict) else {"value": value})
-    columns = list(dict.fromkeys(key for row in rows for key in row))     # every row's fields, in order seen
+        records.append(value if isinstance(value, dict) else {"value": value})
+    columns = list(dict.fromkeys(key for record in records for key in record))   # every field, in order seen
     try:
-        return pa.table({key: pa.array([row.get(key) for row in rows]) for key in columns})
+        return pa.table({key: pa.array([record.get(key) for record in records]) for key in columns})
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise SegflowError(f"the range's .jsonl records do not fit one table (a field with values of "
                            f"different types?): {exc}") from exc

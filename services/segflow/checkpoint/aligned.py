@@ -103,7 +103,8 @@ class AlignedSnapshots(ReplicaCheckpointing):
             for channel in sorted(book.blocked):
                 executor.replay(self.stash.pop(channel, []))
             book.blocked.clear()
-        if cp.snapshotted and not cp.waiting_recorded:
+        state = cp.state
+        if state is not None and not cp.waiting_recorded:      # snapshotted, and every channel recorded
             del book.active[cp.checkpoint_id]
             book.completed = max(book.completed, cp.checkpoint_id)
-            self.report(cp.checkpoint_id, cp.state, cp.recordings, BarrierTiming(cp.arrived, cp.alignment), False)
+            self.report(cp.checkpoint_id, state, cp.recordings, BarrierTiming(cp.arrived, cp.alignment), False)

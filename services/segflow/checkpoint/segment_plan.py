@@ -12,14 +12,14 @@ their downstream connectors), and no upstream connector of those segments is beh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Generic, Mapping
 
-from .segments import AdjustedState, Node, Topology, adjusted_state, segments, truncation_heads
+from .segments import AdjustedState, N, Topology, adjusted_state, segments, truncation_heads
 
-Versions = Mapping[Node, "set[int] | frozenset[int]"]
+Versions = Mapping[N, "set[int] | frozenset[int]"]     # node -> the versions the store holds of it
 
 
-def restorable_versions(topology: Topology, snapshots: Versions) -> dict[Node, int]:
+def restorable_versions(topology: Topology[N], snapshots: Versions[N]) -> dict[N, int]:
     """Each connector's freshest restorable version (0: start it afresh); ``snapshots``:
     the versions of which the store holds every replica's snapshot, per node.
 
@@ -29,7 +29,7 @@ def restorable_versions(topology: Topology, snapshots: Versions) -> dict[Node, i
     on both sides of one segment)."""
     feeding = {c: [s for s in segments(topology) if c in s.downstream] for c in topology.connectors}
 
-    def newest(connector: Node, cap: int | None) -> int:
+    def newest(connector: N, cap: int | None) -> int:
         return max((v for v in snapshots.get(connector, ()) if (cap is None or v <= cap)
                     and all(v in snapshots.get(n, ()) for s in feeding[connector] for n in s.inner)), default=0)
     durable = {c: newest(c, None) for c in topology.connectors}
@@ -44,7 +44,7 @@ def restorable_versions(topology: Topology, snapshots: Versions) -> dict[Node, i
     return durable
 
 
-def plan_restore(topology: Topology, snapshots: Versions, windows: Versions) -> AdjustedState:
+def plan_restore(topology: Topology[N], snapshots: Versions[N], windows: Versions[N]) -> AdjustedState:
     """The adjusted state the store can serve: like :func:`segments.adjusted_state` of the
     restorable versions, lowered where a replay would need a window part the store lacks
     (``windows``: the versions of which every replica's part is stored, per connector)."""
@@ -70,21 +70,21 @@ class WindowSize:
     truncation_lag: int        # versions between the newest part and the truncation head
 
 
-class SegmentLedger:
+class SegmentLedger(Generic[N]):
     """The coordinator's view of a running job's acknowledged versions: tells which
     pending-window parts a connector may truncate (the version pointers of Shen, Segment Backup, §3.4, kept in
     one place: every replica's acknowledgement reaches the coordinator anyway)."""
 
-    def __init__(self, topology: Topology, replicas: Mapping[Node, int]):
+    def __init__(self, topology: Topology[N], replicas: Mapping[N, int]):
         self.topology = topology
         self.replicas = dict(replicas)
-        self.acked: dict[tuple[Node, int], set[int]] = {}
-        self.complete: dict[Node, set[int]] = {n: set() for n in topology.nodes}
-        self.parts: dict[Node, dict[int, list[int]]] = {c: {} for c in topology.connectors if topology.successors(c)}
-        self.heads: dict[Node, int] = {c: 0 for c in topology.connectors}
+        self.acked: dict[tuple[N, int], set[int]] = {}
+        self.complete: dict[N, set[int]] = {n: set() for n in topology.nodes}
+        self.parts: dict[N, dict[int, list[int]]] = {c: {} for c in topology.connectors if topology.successors(c)}
+        self.heads: dict[N, int] = {c: 0 for c in topology.connectors}
         self.floor = 0                # no restorable version is older (see _forget_below)
 
-    def seed(self, snapshots: Versions, windows: Versions) -> None:
+    def seed(self, snapshots: Versions[N], windows: Versions[N]) -> None:
         """What the store holds after a restore (nothing of the versions above it)."""
         for node, versions in snapshots.items():
             self.complete[node] = set(versions)
@@ -93,7 +93,7 @@ class SegmentLedger:
                 self.parts[node] = {v: [0, 0] for v in versions}
         self.heads = truncation_heads(self.topology, restorable_versions(self.topology, self.complete))
 
-    def ack(self, node: Node, replica: int, version: int, size: int = 0, records: int = 0) -> dict[Node, list[int]]:
+    def ack(self, node: N, replica: int, version: int, size: int = 0, records: int = 0) -> dict[N, list[int]]:
         """A replica's snapshot (and window part of ``size`` bytes) of ``version`` is
         durable: the window parts that may go now, per connector."""
         if node in self.parts and version <= self.heads[node]:
@@ -113,7 +113,7 @@ class SegmentLedger:
         durable = restorable_versions(self.topology, self.complete)
         self._forget_below(min(durable.values(), default=0))
         heads = truncation_heads(self.topology, durable)
-        truncated = {}
+        truncated: dict[N, list[int]] = {}
         for connector, head in heads.items():
             if head <= self.heads[connector]:
                 continue
@@ -135,7 +135,7 @@ class SegmentLedger:
         for node, versions in self.complete.items():
             self.complete[node] = {v for v in versions if v >= floor}
 
-    def window_sizes(self) -> dict[Node, WindowSize]:
+    def window_sizes(self) -> dict[N, WindowSize]:
         """Each connector's pending window (acknowledged parts, not truncated)."""
         return {c: WindowSize(len(parts), sum(b for b, _ in parts.values()), sum(r for _, r in parts.values()),
                               max(parts, default=self.heads[c]) - self.heads[c])

@@ -28,12 +28,12 @@ every path (Theorem 1).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping
+from typing import Generic, Hashable, Iterable, Mapping, TypeVar
 
 from ..errors import SegflowError
 from ..plan.cycles import find_cycle
 
-Node = Hashable
+N = TypeVar("N", bound=Hashable)      # a node: a block id in the engine, any hashable in the tests
 
 
 class SegmentBackupError(SegflowError):
@@ -41,33 +41,33 @@ class SegmentBackupError(SegflowError):
 
 
 @dataclass(frozen=True)
-class Topology:
+class Topology(Generic[N]):
     """A job's blocks as a DAG, and which of them are connectors."""
 
-    nodes: tuple[Node, ...]
-    edges: tuple[tuple[Node, Node], ...]
-    connectors: frozenset
+    nodes: tuple[N, ...]
+    edges: tuple[tuple[N, N], ...]
+    connectors: frozenset[N]
 
     @classmethod
-    def of(cls, nodes: Iterable[Node], edges: Iterable[tuple[Node, Node]], connectors: Iterable[Node],
-           names: Mapping[Node, str] | None = None) -> "Topology":
+    def of(cls, nodes: Iterable[N], edges: Iterable[tuple[N, N]], connectors: Iterable[N],
+           names: Mapping[N, str] | None = None) -> Topology[N]:
         """Checked: every source and sink must be a connector, and there must be no cycle
         (``names`` name the nodes in errors)."""
         topology = cls(tuple(nodes), tuple(edges), frozenset(connectors))
         topology.check(names or {})
         return topology
 
-    def predecessors(self, node: Node) -> list[Node]:
+    def predecessors(self, node: N) -> list[N]:
         return [a for a, b in self.edges if b == node]
 
-    def successors(self, node: Node) -> list[Node]:
+    def successors(self, node: N) -> list[N]:
         return [b for a, b in self.edges if a == node]
 
-    def is_connector(self, node: Node) -> bool:
+    def is_connector(self, node: N) -> bool:
         return node in self.connectors
 
-    def check(self, names: Mapping[Node, str]) -> None:
-        def name(n: Node) -> str:
+    def check(self, names: Mapping[N, str]) -> None:
+        def name(n: N) -> str:
             return names.get(n, str(n))
         known = set(self.nodes)
         unknown = {n for edge in self.edges for n in edge} - known | (set(self.connectors) - known)
@@ -89,19 +89,19 @@ class Topology:
 
 
 @dataclass(frozen=True)
-class Segment:
-    upstream: frozenset      # connectors feeding the segment
-    inner: frozenset         # its plain nodes (empty for a connector-to-connector edge)
-    downstream: frozenset    # connectors it feeds
+class Segment(Generic[N]):
+    upstream: frozenset[N]      # connectors feeding the segment
+    inner: frozenset[N]         # its plain nodes (empty for a connector-to-connector edge)
+    downstream: frozenset[N]    # connectors it feeds
 
 
-def segments(topology: Topology) -> list[Segment]:
+def segments(topology: Topology[N]) -> list[Segment[N]]:
     """The segments of a topology, in a deterministic order."""
     order = {n: i for i, n in enumerate(topology.nodes)}
     plain = [n for n in topology.nodes if not topology.is_connector(n)]
     group = {n: n for n in plain}
 
-    def find(n: Node) -> Node:
+    def find(n: N) -> N:
         while group[n] != n:
             group[n] = group[group[n]]
             n = group[n]
@@ -109,10 +109,10 @@ def segments(topology: Topology) -> list[Segment]:
     for a, b in topology.edges:
         if a in group and b in group:
             group[find(a)] = find(b)
-    inner: dict[Node, set] = {}
+    inner: dict[N, set[N]] = {}
     for n in plain:
         inner.setdefault(find(n), set()).add(n)
-    found = []
+    found: list[Segment[N]] = []
     for members in inner.values():
         upstream = {a for a, b in topology.edges if b in members and a not in members}
         downstream = {b for a, b in topology.edges if a in members and b not in members}
@@ -123,10 +123,10 @@ def segments(topology: Topology) -> list[Segment]:
     return sorted(found, key=lambda s: sorted(order[n] for n in s.upstream | s.inner | s.downstream))
 
 
-def version_pointers(topology: Topology, acked: Mapping[Node, int]) -> dict[tuple[Node, int], int]:
+def version_pointers(topology: Topology[N], acked: Mapping[N, int]) -> dict[tuple[N, int], int]:
     """``(connector, segment index) -> version``: how far each downstream segment of a
     connector has acknowledged its output (``acked``: each connector's latest ack sent)."""
-    pointers = {}
+    pointers: dict[tuple[N, int], int] = {}
     for index, segment in enumerate(segments(topology)):
         pointer = min(acked.get(d, 0) for d in segment.downstream)
         for u in segment.upstream:
@@ -134,12 +134,12 @@ def version_pointers(topology: Topology, acked: Mapping[Node, int]) -> dict[tupl
     return pointers
 
 
-def truncation_heads(topology: Topology, acked: Mapping[Node, int]) -> dict[Node, int]:
+def truncation_heads(topology: Topology[N], acked: Mapping[N, int]) -> dict[N, int]:
     """Each connector's pending-window head: its window holds versions after it. A
     connector with no downstream segment (a sink) never truncates."""
-    heads: dict[Node, int] = {c: 0 for c in topology.connectors}
+    heads: dict[N, int] = {c: 0 for c in topology.connectors}
     pointers = version_pointers(topology, acked)
-    by_connector: dict[Node, list[int]] = {}
+    by_connector: dict[N, list[int]] = {}
     for (u, _), pointer in pointers.items():
         by_connector.setdefault(u, []).append(pointer)
     for u, values in by_connector.items():
@@ -156,7 +156,7 @@ class AdjustedState:
     drop_through: dict        # connector -> replayed input up to this version is dropped
 
 
-def adjusted_state(topology: Topology, durable: Mapping[Node, int]) -> AdjustedState:
+def adjusted_state(topology: Topology[N], durable: Mapping[N, int]) -> AdjustedState:
     """The freshest consistent restart (see the module's doc); ``durable`` maps every
     connector to its latest durable version (0: nothing yet)."""
     missing = [n for n in topology.connectors if n not in durable]

@@ -131,7 +131,7 @@ def _show_line(catalog: Catalog, state: str) -> int:
         raise SegflowError(f"job {catalog.job!r} has no stored stable line in {redact_url(state)}: only the "
                            "uncoordinated protocols (uncoordinated, cic) store one, once every replica has "
                            "taken a local checkpoint")
-    checkpoints = {} if stored is None else {r.process: r.index for r in stored.line}
+    checkpoints = {} if stored is None else {str(r.process): r.index for r in stored.line}   # process names
     print(json.dumps({"job": catalog.job, **describe_line(stored, damaged), "line": checkpoints,
                       "location": f"{redact_url(state).rstrip('/')}/{catalog.stable_line_key()}",
                       "objects": [catalog.local_key(p, i) for p, i in sorted(checkpoints.items())]}, indent=2))

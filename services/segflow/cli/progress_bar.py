@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..observability.rates import RateMeter
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 
 def human(n: float) -> str:
@@ -59,8 +63,8 @@ class Progress:
         self.enabled = self.tty if enabled is None else enabled
         self.meter = RateMeter()
         self.expected: dict[int, int] = {}
-        self._display = None          # a rich.progress.Progress while shown on a terminal
-        self._task = None
+        self._display: RichProgress | None = None       # while shown on a terminal
+        self._task: TaskID | None = None
 
     def expect(self, expected: dict[int, int]) -> None:
         """Source block -> the records it will read (sources whose size is known)."""
@@ -80,14 +84,16 @@ class Progress:
             self.stream.write(line + "\n")
             self.stream.flush()
             return
-        if self._display is None:
-            self._start(bounded=done is not None)
-        if done is None:
-            self._display.update(self._task, rates=line)
+        if self._display is None or self._task is None:
+            display, task = self._start(bounded=done is not None)
         else:
-            self._display.update(self._task, completed=done[0], total=done[1], rates=line)
+            display, task = self._display, self._task
+        if done is None:
+            display.update(task, rates=line)
+        else:
+            display.update(task, completed=done[0], total=done[1], rates=line)
 
-    def _start(self, bounded: bool) -> None:
+    def _start(self, bounded: bool) -> tuple[RichProgress, TaskID]:
         # Imported here: every worker process imports this module, and rich takes ~50 ms.
         from rich.console import Console
         from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
@@ -97,10 +103,12 @@ class Progress:
         rates = TextColumn("{task.fields[rates]}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1))
         columns = ([BarColumn(bar_width=24), TaskProgressColumn(), TimeRemainingColumn(compact=True)] if bounded
                    else [SpinnerColumn()])
-        self._display = RichProgress(*columns, rates, console=Console(file=self.stream), transient=True,
-                                     expand=True, refresh_per_second=4)
-        self._task = self._display.add_task("job", total=None, rates="")
-        self._display.start()
+        display = RichProgress(*columns, rates, console=Console(file=self.stream), transient=True,
+                               expand=True, refresh_per_second=4)
+        task = display.add_task("job", total=None, rates="")
+        display.start()
+        self._display, self._task = display, task
+        return display, task
 
     def say(self, text: str) -> None:
         """A message above the display (or a plain line when there is none)."""

@@ -41,6 +41,7 @@ class StoreCleanup:
     def _write_line(self) -> None:
         with self._line_lock:
             encoded, self._line = self._line, None
+        assert encoded is not None, "stable_line queues this writer only with a line to write"
         try:
             self.catalog.write_stable_line(encoded)
         except StateStoreError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..observability.history import JobHistory
 from ..observability.rates import RateMeter
@@ -44,8 +45,9 @@ class JobView:
         self.protocol = protocol
         self.interval = interval
         final = {b.id for b in graph.blocks if not graph.outputs_of(b.id)}
-        self.blocks = [{"id": b.id, "name": b.name, "operators": b.label, "source": b.is_source, "final": b.id in final,
-                        "connector": b.id in connectors} for b in graph.blocks]
+        self.blocks: list[dict[str, Any]] = [
+            {"id": b.id, "name": b.name, "operators": b.label, "source": b.is_source, "final": b.id in final,
+             "connector": b.id in connectors} for b in graph.blocks]
         self.edges = [{"src": e.src, "dst": e.dst, "strategy": e.strategy.value, "feedback": e.feedback}
                       for e in graph.edges]
         self.rates_in = RateMeter()
@@ -54,15 +56,19 @@ class JobView:
     def render(self, live: LiveState, history: JobHistory, now: float) -> dict:
         """The JSON the page polls; ``now``: a monotonic time, for the rates."""
         replicas = Counter(block for block, _ in live.owners)
-        records_in, records_out = Counter(), Counter()
-        inbox, blocked, barriers, latency = Counter(), Counter(), Counter(), {}
+        records_in: Counter[int] = Counter()
+        records_out: Counter[int] = Counter()
+        inbox: Counter[int] = Counter()
+        blocked: dict[int, float] = {}
+        barriers: dict[int, float] = {}
+        latency: dict[int, float] = {}
         for (block, replica), n in live.records_in.items():
             records_in[block] += n
         for (block, _replica), load in live.loads.items():
             records_out[block] += load.records_out
             inbox[block] += load.inbox
-            blocked[block] += load.blocked_seconds
-            barriers[block] += load.barrier_seconds
+            blocked[block] = blocked.get(block, 0) + load.blocked_seconds
+            barriers[block] = barriers.get(block, 0) + load.barrier_seconds
             latency[block] = max(latency.get(block, 0.0), load.latency_seconds)
         ids = [b["id"] for b in self.blocks]
         rates_in = self.rates_in.add(now, {b: records_in[b] for b in ids})
@@ -74,7 +80,8 @@ class JobView:
             blocks.append({**block, "replicas": replicas[b], "records_in": records_in[b],
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
-                           "blocked_seconds": round(blocked[b], 3), "barrier_seconds": round(barriers[b], 4),
+                           "blocked_seconds": round(blocked.get(b, 0), 3),
+                           "barrier_seconds": round(barriers.get(b, 0), 4),
                            "checkpoint_start_delay_ms": milliseconds(live.delays.start.get(b)),
                            "checkpoint_ack_delay_ms": milliseconds(live.delays.ack.get(b)),
                            "latency_ms": round(latency.get(b, 0.0) * 1000, 2) if block["final"] else None,

@@ -79,7 +79,7 @@ class SegmentBackup:
         self.connectors = self.topology.connectors
         self.catalog = catalog
         self.cleanup = cleanup
-        self.ledger: SegmentLedger | None = None
+        self.ledger: SegmentLedger[int] | None = None
         self.plans: dict[int, dict | None] = {}
 
     def has_state(self) -> bool:
@@ -92,12 +92,12 @@ class SegmentBackup:
         every block at that version, nothing to replay)."""
         if attempt in self.plans:
             return self.plans[attempt]
-        self.ledger = SegmentLedger(self.topology, replicas)
-        plan = self._restore(replicas, restore) if restore else None
+        self.ledger = ledger = SegmentLedger(self.topology, replicas)
+        plan = self._restore(ledger, replicas, restore) if restore else None
         self.plans[attempt] = plan
         return plan
 
-    def _restore(self, replicas: dict[int, int], restore: str) -> dict | None:
+    def _restore(self, ledger: SegmentLedger[int], replicas: dict[int, int], restore: str) -> dict | None:
         held = self.catalog.holdings()
         found, parts = held.snapshots, held.windows
         _same_parallelism(held, replicas)
@@ -110,8 +110,8 @@ class SegmentBackup:
             state = AdjustedState({n: checkpoint for n in self.topology.nodes}, {}, {})
         versions = {block: state.versions.get(block, 0) for block in replicas}
         self.catalog.delete_after(versions, held)
-        self.ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},
-                         {b: {v for v in s if v <= versions[b]} for b, s in _held_by_any(parts).items()})
+        ledger.seed({b: {v for v in s if v <= versions[b]} for b, s in snapshots.items()},
+                    {b: {v for v in s if v <= versions[b]} for b, s in _held_by_any(parts).items()})
         event(log, logging.WARNING, "segment restore", versions=versions,
               replays={f"{u}>{s}": r for (u, s), r in state.replays.items()})
         if not any(versions.values()):

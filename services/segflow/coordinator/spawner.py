@@ -93,12 +93,12 @@ class ForkedWorker:
 
     def wait(self, timeout: float | None = None) -> int:
         """Polls (:func:`.child_exit.wait_exit` wakes at the exit instead)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
+        start = time.monotonic()
+        while (code := self.poll()) is None:
+            if timeout is not None and time.monotonic() - start >= timeout:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
             time.sleep(0.01)
-        return self.returncode
+        return code
 
     def send_signal(self, signum: int) -> None:
         if self.poll() is None:
@@ -160,7 +160,8 @@ class WorkerSpawner:
             if pid == 0:
                 os.close(write)
                 for earlier in self.processes.values():    # its end of the others' address pipes
-                    earlier.stdin.close()
+                    if earlier.stdin is not None:
+                        earlier.stdin.close()
                 _become_worker(name, i, read, env, run_command)
             os.close(read)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))

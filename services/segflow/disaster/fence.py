@@ -17,10 +17,11 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..errors import SegflowError
 from ..observability.logs import event
 from ..state import StateBackend, StateStoreError
 from .lease import Lease, LeaseError, publish_refusal
-from .lease_store import LeaseStore
+from .lease_store import LeaseStore, VersionedStore
 
 log = logging.getLogger("segflow.disaster")
 WATCH_SECONDS = 1.0
@@ -73,4 +74,7 @@ def lease_fence(backend: StateBackend, state_url: str, job_name: str, owner: str
     through the job's own store; None when no lease fences the job (generation 0)."""
     if not generation:
         return None
+    if not isinstance(backend, VersionedStore):
+        raise SegflowError("a lease fences only a job whose state store keeps versioned objects: use an s3:// "
+                           "state URL with disasterRecovery")
     return LeaseFence(LeaseStore(state_url, job_name, backend=backend), owner, generation)

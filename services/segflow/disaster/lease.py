@@ -105,8 +105,7 @@ def decide(me: str, role: str, ttl: float, held: Lease | None, seen: Observation
             return LeaseDecision(Move.HOLD, "the backup store does not answer; holding the lease until its deadline")
         return LeaseDecision(Move.LOST, f"could not renew the lease for {now - held.renewed_at:.0f} s (the backup "
                                         "store does not answer): stopping so that the standby can take over")
-    holding = held is not None and lease is not None and lease.owner == me and lease.generation == held.generation
-    if holding:
+    if held is not None and lease is not None and lease.owner == me and lease.generation == held.generation:   # holding
         if lease.released:
             return LeaseDecision(Move.STAND_BY, "released the lease; waiting for the primary to take it")
         if release:

@@ -2,17 +2,26 @@
 unchanged, so two clusters racing for the lease can never both win."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 from ..errors import SegflowError
 from ..extras import require
 from .lease import Lease
 
-if TYPE_CHECKING:
-    from ..state.s3 import S3Backend
-
 LEASES = "leases"
+
+
+@runtime_checkable
+class VersionedStore(Protocol):
+    """What a lease needs of its store: objects read with a version and written only if
+    unchanged (S3's ETags; :class:`segflow.state.s3.S3Backend`)."""
+
+    def get_tagged(self, key: str) -> tuple[bytes, str] | None: ...
+
+    def put_if(self, key: str, data: bytes, etag: str | None) -> str: ...
+
+    def close(self) -> None: ...
 
 
 def lease_key(job_name: str) -> str:
@@ -27,7 +36,7 @@ class LeaseStore:
     ``segflow.state.backend.WriteConflict`` otherwise."""
 
     def __init__(self, backup_url: str, job_name: str, s3_endpoint: str | None = None,
-                 backend: S3Backend | None = None):
+                 backend: VersionedStore | None = None):
         if urlparse(backup_url).scheme != "s3":
             raise SegflowError(f"the disaster-recovery backup store must be S3 (s3://bucket/prefix), shared by "
                                f"both clusters, not {backup_url!r}")

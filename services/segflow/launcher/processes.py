@@ -49,8 +49,10 @@ def _read_address(process: subprocess.Popen) -> tuple[str, str]:
     its web view's URL). A coordinator that refuses the job (a restore it cannot make, a
     store it cannot use) prints why instead, which is said as it is: the reason, not a
     start-up failure."""
+    stdout = process.stdout
+    assert stdout is not None, "the coordinator is started with stdout=PIPE"
     box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)
+    reader = threading.Thread(target=lambda: box.append(stdout.readline()), daemon=True)
     reader.start()
     reader.join(STARTUP_TIMEOUT)
     line = box[0] if box else ""
@@ -59,7 +61,7 @@ def _read_address(process: subprocess.Popen) -> tuple[str, str]:
     if not line.startswith("coordinator listening on "):
         detail = line.strip() or (f"exit code {process.poll()}" if process.poll() is not None else "no answer")
         raise JobFailed(f"the coordinator did not start: {detail}")
-    threading.Thread(target=process.stdout.read, daemon=True).start()
+    threading.Thread(target=stdout.read, daemon=True).start()
     words = line.split()
     return words[3], words[words.index("web") + 1] if "web" in words else ""
 
@@ -133,14 +135,16 @@ def _give_worker_certificates(coordinator: subprocess.Popen, authority: Authorit
     """Write the workers' certificates to the coordinator's stdin. A coordinator that ended
     before it read them has said why on stdout, which the caller reads next."""
     line = workers_line(worker_identities(authority, workers))
+    stdin = coordinator.stdin
+    assert stdin is not None, "the coordinator is started with stdin=PIPE"
     try:
-        coordinator.stdin.write(line)
-        coordinator.stdin.flush()
+        stdin.write(line)
+        stdin.flush()
     except BrokenPipeError:
         pass
     finally:
         with contextlib.suppress(BrokenPipeError):
-            coordinator.stdin.close()
+            stdin.close()
 
 
 def _not_running_already(settings: CheckpointSettings) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Iterable
+from typing import Iterable, cast
 from urllib.parse import urlparse
 
 import redis
@@ -140,7 +140,7 @@ class RedisBackend(StateBackend):
 
     def get(self, key: str) -> bytes | None:
         with self._failing(f"reading {key!r}"):
-            return self._client.get(self._name(key))
+            return cast("bytes | None", self._client.get(self._name(key)))   # decode_responses=False: bytes
 
     def list(self, prefix: str) -> list[str]:
         pattern = escape_glob(NAMESPACE + prefix) + "*"

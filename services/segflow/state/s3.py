@@ -201,7 +201,7 @@ class S3Backend(StateBackend):
     def list(self, prefix: str) -> list[str]:
         self._ensure_bucket()
         start = len(self.prefix)
-        keys = []
+        keys: list[str] = []
         with self._failing(f"listing keys under {prefix!r}"):
             pages = self._client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=self.prefix + prefix, PaginationConfig={"PageSize": self.page_size})
