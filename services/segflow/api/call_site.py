@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def caller_location() -> str:
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
     if frame is None:

@@ -8,11 +8,13 @@ from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
 from ..plan.compact import compact
 from ..process_runner import installed as installed_process_runner
+from ..runtime.operator import Operator
 from ..runtime.operators import sources as src
 from ..runtime.operators.sinks import CollectSink
 from ..runtime.sentinels import NOTHING
 from ..settings import Config
 from .call_site import caller_location
+from .core import StreamCore, T
 from .stream import KeyedStream, Stream
 
 
@@ -24,10 +26,11 @@ class StreamOutput:
         self.sink_id = sink_id
         self._value: Any = NOTHING     # a marker that survives copies and pickles
 
-    def get(self) -> list:
+    def get(self) -> list[Any]:
         if self._value is NOTHING:
             raise SegflowError("the job has not run yet: call env.execute() before output.get()")
-        return self._value
+        value: list[Any] = self._value
+        return value
 
 
 class StreamEnvironment:
@@ -43,7 +46,8 @@ class StreamEnvironment:
         self.job_spec: Any = None    # set when built from a job module (needed by workers)
 
     # ------------------------------------------------------------------ sources
-    def _source(self, name: str, factory: Callable, single: bool = False, expected: int | None = None) -> Stream:
+    def _source(self, name: str, factory: Callable[[], Operator], single: bool = False,
+                expected: int | None = None) -> Stream[Any]:
         """A source opens a block of its own and the stream goes on in the next one, which
         keeps the source's replica cap until the next split, as in Noir; once the graph is
         complete, that block is chained into the source's where it can be
@@ -62,26 +66,26 @@ class StreamEnvironment:
         if not self.config.planning_only and not os.path.isfile(path):
             raise PipelineError(f"{kind}: no such file: {path}")
 
-    def from_iterable(self, iterable: Iterable) -> Stream:
+    def from_iterable(self, iterable: Iterable[T]) -> Stream[T]:
         """Records of a Python iterable, read by one replica."""
         if not hasattr(iterable, "__iter__"):
             raise PipelineError(f"from_iterable needs an iterable, got {type(iterable).__name__}")
         return self._source("from_iterable", lambda: src.IterableSource(iterable), single=True)
 
-    def from_parallel(self, make: Callable[[int, int], Iterable]) -> Stream:
+    def from_parallel(self, make: Callable[[int, int], Iterable[T]]) -> Stream[T]:
         """Each replica reads ``make(replica_index, replicas)``."""
         if not callable(make):
             raise PipelineError("from_parallel needs a function (replica_index, replicas) -> iterable")
         return self._source("from_parallel", lambda: src.ParallelSource(make))
 
-    def read_text(self, path: str) -> Stream:
+    def read_text(self, path: str) -> Stream[str]:
         """One record per line (without the newline); replicas read disjoint byte ranges.
         The file must exist at the same path for every worker."""
         path = os.fspath(path)
         self._require_file("read_text", path)
         return self._source(f"read_text({path})", lambda: src.TextFileSource(path))
 
-    def read_jsonl(self, path: str) -> Stream:
+    def read_jsonl(self, path: str) -> Stream[Any]:
         """One JSON value per line (blank lines skipped); replicas read disjoint byte ranges.
         A line that is not JSON fails the job with the file and line number."""
         path = os.fspath(path)
@@ -89,7 +93,7 @@ class StreamEnvironment:
         return self._source(f"read_jsonl({path})", lambda: src.JsonLinesSource(path))
 
     def read_csv(self, path: str, delimiter: str = ",", has_headers: bool = True, columnar: bool = False,
-                 types: dict | None = None, batch_bytes: int = 1 << 20) -> Stream:
+                 types: dict[str, Any] | None = None, batch_bytes: int = 1 << 20) -> Stream[Any]:
         """CSV rows (dicts by header name, or lists without headers), read in parallel.
 
         ``columnar=True``: the records are Arrow record batches instead, one per
@@ -109,8 +113,8 @@ class StreamEnvironment:
             raise PipelineError("read_csv: types are for columnar=True (rows are read as strings)")
         return self._source(f"read_csv({path})", lambda: src.CsvSource(path, delimiter, has_headers))
 
-    def generate(self, make: Callable[[int], Any], count: int | None = None,
-                 rate: float | None = None, catch_up: bool = False, arrivals: str = "steady") -> Stream:
+    def generate(self, make: Callable[[int], T], count: int | None = None,
+                 rate: float | None = None, catch_up: bool = False, arrivals: str = "steady") -> Stream[T]:
         """Records ``make(0), make(1), ...`` (``count`` of them, or without end), spread over
         the replicas; ``rate`` caps records per second. Deterministic, so replayable.
 
@@ -140,7 +144,7 @@ class StreamEnvironment:
                             expected=count)
 
     def read_redis_stream(self, url: str, stream: str | list[str], until: str | None = None,
-                          count: int | None = None, rate: float | None = None) -> Stream:
+                          count: int | None = None, rate: float | None = None) -> Stream[Any]:
         """Entries of a Redis stream as ``(entry_id, fields)`` records, oldest first: up to the
         stream's last entry when the job starts, or up to the entry id ``until``, or the first
         ``count`` entries. Replayable (its position is the last entry id read). One stream is
@@ -176,8 +180,8 @@ class StreamEnvironment:
         self._scopes += 1
         return self._scopes
 
-    def _merge(self, name: str, streams: list[Stream], strategies: list[Strategy],
-               head: Callable, keyed: bool, max_parallelism: int | None = None) -> Stream:
+    def _merge(self, name: str, streams: list[StreamCore[Any]], strategies: list[Strategy],
+               head: Callable[[], Operator], keyed: bool, max_parallelism: int | None = None) -> Stream[Any]:
         """A new block fed by several streams (input i from ``streams[i]``).
 
         A stream from outside an iteration joining a loop body becomes a side input: it is
@@ -197,7 +201,7 @@ class StreamEnvironment:
         block.operators.append(OperatorSpec(name, head, caller_location(), stateful=True))
         return (KeyedStream if keyed else Stream)(self, block)
 
-    def _collect(self, stream: Stream) -> StreamOutput:
+    def _collect(self, stream: StreamCore[Any]) -> StreamOutput:
         output = StreamOutput(self, len(self.outputs))
         self.outputs.append(output)
         sink_id = output.sink_id
@@ -214,7 +218,8 @@ class StreamEnvironment:
             from ..checkpoint.connectors import segment_topology
             segment_topology(self.graph, settings.connectors)
 
-    def execute(self, on_progress: Callable | None = None, on_event: Callable | None = None) -> Any:
+    def execute(self, on_progress: Callable[[dict[int, int], dict[int, str]], Any] | None = None,
+                on_event: Callable[..., Any] | None = None) -> Any:
         """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.
 
         ``on_progress(records_in, names)`` is called about once a second with the records

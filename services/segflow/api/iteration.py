@@ -10,6 +10,7 @@ from ..runtime.operators.iteration import (DECISION_PORT, DELTA_PORT, FEEDBACK, 
                                            IterationEnd,
                                            IterationLeader, IterationStart)
 from .call_site import caller_location
+from .core import StreamCore, _callable
 
 if TYPE_CHECKING:
     from .stream import Stream
@@ -36,20 +37,20 @@ def until_none_flagged(flag: Callable[[Any], Any]) -> dict[str, Any]:
             "global_fold": _add_flagged, "loop_condition": _any_flagged, "delta_init": 0}
 
 
-def _add_flagged(state: dict, flagged: int) -> dict:
+def _add_flagged(state: dict[str, int], flagged: int) -> dict[str, int]:
     return {"flagged": state["flagged"] + flagged}
 
 
-def _any_flagged(state: dict) -> bool:
+def _any_flagged(state: dict[str, int]) -> bool:
     """Called once per iteration: it also starts the next iteration's count."""
     flagged, state["flagged"] = state["flagged"], 0
     return flagged > 0
 
 
-def build_iteration(stream: "Stream", max_iterations: int, initial_state: Any, body: Callable,
-                    local_fold: Callable, global_fold: Callable, loop_condition: Callable | None,
-                    delta_init: Any, replay: bool) -> tuple["Stream", "Stream | None"]:
-    from .stream import Stream, _callable
+def build_iteration(stream: StreamCore[Any], max_iterations: int, initial_state: Any,
+                    body: Callable[["Stream[Any]", IterationState], Any], local_fold: Callable[[Any, Any], Any],
+                    global_fold: Callable[[Any, Any], Any], loop_condition: Callable[[Any], Any] | None,
+                    delta_init: Any, replay: bool) -> tuple["Stream[Any]", "Stream[Any] | None"]:
     kind = "replay" if replay else "iterate"
     if not isinstance(max_iterations, int) or max_iterations < 1:
         raise PipelineError(f"{kind} needs max_iterations >= 1, got {max_iterations!r}")
@@ -70,8 +71,8 @@ def build_iteration(stream: "Stream", max_iterations: int, initial_state: Any, b
         f"{kind}.start", lambda: IterationStart(scope, initial_state, replay), location, stateful=True))
     graph.connect(stream.block, start, Strategy.FORWARD, dst_input=0)
 
-    out = body(Stream(env, start), IterationState(scope))
-    if not isinstance(out, Stream) or out.block.scope != scope:
+    out = body(stream._next(start, keyed=False), IterationState(scope))
+    if not isinstance(out, StreamCore) or out.block.scope != scope:
         raise PipelineError(f"the {kind} body must return a stream built from the stream it was given")
     out._consume(f"{kind}.end")
     end = out.block
@@ -91,9 +92,9 @@ def build_iteration(stream: "Stream", max_iterations: int, initial_state: Any, b
 
     state_block = env._new_block(leader, scope=None)
     graph.connect(leader, state_block, Strategy.FORWARD)
-    state_stream = Stream(env, state_block)
+    state_stream = stream._next(state_block, keyed=False)
     if replay:
         return state_stream, None
     result_block = env._new_block(start, scope=None)
     graph.connect(start, result_block, Strategy.FORWARD, port=RESULT_PORT)
-    return state_stream, Stream(env, result_block)
+    return state_stream, stream._next(result_block, keyed=False)

@@ -2,16 +2,16 @@
 replica matches them), as in Noir's ``join_with``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ..errors import PipelineError
 from ..plan.graph import Strategy
 from ..runtime.operators import stateless as sl
 from ..runtime.operators.joins import INNER, LEFT, OUTER, HashJoin, SortMergeJoin
-from .stream import _callable, _named
+from .core import StreamCore, _callable, _named
 
 if TYPE_CHECKING:
-    from .stream import KeyedStream, Stream
+    from .stream import KeyedStream
 
 
 _SHIPS = {"hash": (Strategy.HASH, Strategy.HASH), "broadcast_right": (Strategy.FORWARD, Strategy.BROADCAST)}
@@ -21,7 +21,8 @@ _LOCALS = {"hash": HashJoin, "sort_merge": SortMergeJoin}
 class JoinBuilder:
     """``left.join_with(right, key_left, key_right).ship_hash().local_hash().inner()``."""
 
-    def __init__(self, left: "Stream", right: "Stream", key_left: Callable, key_right: Callable):
+    def __init__(self, left: StreamCore[Any], right: StreamCore[Any], key_left: Callable[[Any], Any],
+                 key_right: Callable[[Any], Any]):
         _callable("join", key_left)
         _callable("join", key_right)
         if left.keyed or right.keyed:
@@ -52,16 +53,16 @@ class JoinBuilder:
         self.ship, self.local = ship or self.ship, local or self.local
         return self
 
-    def inner(self) -> "KeyedStream":
+    def inner(self) -> "KeyedStream[Any, Any]":
         return self._build(INNER)
 
-    def left(self) -> "KeyedStream":
+    def left(self) -> "KeyedStream[Any, Any]":
         return self._build(LEFT)
 
-    def outer(self) -> "KeyedStream":
+    def outer(self) -> "KeyedStream[Any, Any]":
         return self._build(OUTER)
 
-    def _build(self, kind: str) -> "KeyedStream":
+    def _build(self, kind: str) -> "KeyedStream[Any, Any]":
         if kind == OUTER and self.ship == "broadcast_right":
             raise PipelineError("an outer join cannot ship broadcast-right (unmatched right records "
                                 "would be emitted by every replica): use .ship_hash()")
@@ -69,5 +70,6 @@ class JoinBuilder:
         left = self.left_stream._chain(_named("join.key_left", key_left), lambda: sl.KeyBy(key_left), keyed=True)
         right = self.right_stream._chain(_named("join.key_right", key_right), lambda: sl.KeyBy(key_right), keyed=True)
         local, partitioned = _LOCALS[self.local], self.ship == "hash"
-        return left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], list(_SHIPS[self.ship]),
-                               lambda: local(kind, partitioned), keyed=True)  # type: ignore[return-value]
+        joined = left.env._merge(f"{kind}_join({self.ship}, {self.local})", [left, right], list(_SHIPS[self.ship]),
+                                 lambda: local(kind, partitioned), keyed=True)
+        return cast("KeyedStream[Any, Any]", joined)     # _merge makes a KeyedStream when keyed

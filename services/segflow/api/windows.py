@@ -12,11 +12,14 @@ from typing import Any, Callable
 from ..errors import PipelineError
 from ..runtime.operator import Operator
 from ..runtime.operators.windows import (CountWindows, ProcessingTime, SessionWindows,
-                                         TimeWindows)
+                                         TimeWindows, WindowOperator)
 
 
 class WindowDescription:
-    name = "window"
+    @property
+    def name(self) -> str:
+        return "window"
+
     needs_timestamps = False        # its input must carry event times (add_timestamps)
     clocked = False                 # closes windows on the wall clock, between records too
 
@@ -25,7 +28,7 @@ class WindowDescription:
         (count windows pass them on)."""
         return stamped
 
-    def make(self, aggregate: Callable[[list], Any], keyed: bool, flat: bool = False) -> Operator:
+    def make(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool = False) -> Operator:
         raise NotImplementedError
 
 
@@ -58,7 +61,7 @@ class CountWindow(WindowDescription):
     def name(self) -> str:
         return f"count_window({self.size}, {self.step})"
 
-    def make(self, aggregate, keyed, flat=False):
+    def make(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool = False) -> Operator:
         return CountWindows(self.size, self.step, aggregate, keyed, flat)
 
 
@@ -109,7 +112,10 @@ class EventTimeWindow(WindowDescription):
             return f"{self.kind}_session({self.gap})"
         return f"{self.kind}_window({self.size}, {self.step})"
 
-    def make(self, aggregate, keyed, flat=False):
+    def make(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool = False) -> Operator:
+        return self._windows(aggregate, keyed, flat)
+
+    def _windows(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool) -> WindowOperator:
         if self.gap is not None:
             return SessionWindows(self.gap, aggregate, keyed, flat)
         return TimeWindows(self.size, self.step, aggregate, keyed, flat)
@@ -123,5 +129,5 @@ class ProcessingTimeWindow(EventTimeWindow):
     needs_timestamps = False
     clocked = True
 
-    def make(self, aggregate, keyed, flat=False):
-        return ProcessingTime(super().make(aggregate, keyed, flat))
+    def make(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool = False) -> Operator:
+        return ProcessingTime(self._windows(aggregate, keyed, flat))

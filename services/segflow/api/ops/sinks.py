@@ -1,0 +1,63 @@
+"""Where a stream ends: back to the caller, a function per record, files, S3, Redis."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ...errors import PipelineError
+from ...runtime.operators.sinks import FileSink, ForEachSink
+from ..core import StreamCore, T, _callable, _named
+
+if TYPE_CHECKING:
+    from ..environment import StreamOutput
+
+
+class SinkOps(StreamCore[T]):
+    def collect(self) -> "StreamOutput":
+        """Bring every record back to the caller: ``output.get()`` after the job ran."""
+        return self.env._collect(self._single("collect"))
+
+    def for_each(self, fn: Callable[[T], Any]) -> None:
+        """Call ``fn(record)`` for every record, in the replicas."""
+        _callable("for_each", fn)
+        self._chain(_named("for_each", fn), lambda: ForEachSink(fn))
+
+    def write_text(self, directory: str, format: Callable[[T], str] | None = None) -> None:
+        """One line per record, ``format(record)`` or ``str(record)``, in part files
+        ``directory/part-NNNNN.txt`` (one per replica)."""
+        self._chain(f"write_text({directory})", lambda: FileSink(str(directory), "text", format))
+
+    def write_csv(self, directory: str, format: Callable[[T], Any] | None = None, delimiter: str = ",") -> None:
+        """One CSV row per record (a sequence, or ``format(record)``), in part files."""
+        self._chain(f"write_csv({directory})", lambda: FileSink(str(directory), "csv", format, delimiter))
+
+    def write_jsonl(self, directory: str, format: Callable[[T], Any] | None = None) -> None:
+        """One JSON document per line per record, in part files."""
+        self._chain(f"write_jsonl({directory})", lambda: FileSink(str(directory), "jsonl", format))
+
+    def write_s3(self, url: str, fmt: str = "text", format: Callable[[T], Any] | None = None, delimiter: str = ",",
+                 endpoint: str | None = None) -> None:
+        """Part objects ``part-NNNNN...<ext>`` under ``s3://bucket/prefix`` (one or more per
+        replica), in ``fmt`` ``text``, ``jsonl`` or ``csv`` as for the file sinks; exactly once
+        with checkpoints. ``endpoint``: an S3-compatible server (else ``AWS_ENDPOINT_URL``)."""
+        from ...runtime.operators.s3_sink import S3Sink, check_s3_url
+        from ...runtime.operators.two_phase import part_suffix
+        check_s3_url(str(url))
+        try:
+            part_suffix(fmt)
+        except KeyError:
+            raise PipelineError(f"write_s3: fmt must be 'text', 'jsonl' or 'csv', got {fmt!r}") from None
+        if format is not None:
+            _callable("write_s3", format)
+        self._chain(f"write_s3({url})", lambda: S3Sink(str(url), fmt, format, delimiter, endpoint))
+
+    def write_redis_stream(self, url: str, stream: str, formatter: Callable[[T], Any] | None = None) -> None:
+        """One entry per record appended to a Redis stream: a dict record (or ``formatter``'s
+        dict) gives the entry's fields, anything else the single field ``data``. Exactly once
+        with checkpoints (idempotent commits keyed by replica and epoch)."""
+        from ...runtime.operators.redis_streams import RedisStreamSink, check_redis_url
+        check_redis_url(url, "write_redis_stream")
+        if not isinstance(stream, str) or not stream:
+            raise PipelineError(f"write_redis_stream needs a stream name, got {stream!r}")
+        if formatter is not None:
+            _callable("write_redis_stream", formatter)
+        self._chain(f"write_redis_stream({stream})", lambda: RedisStreamSink(url, stream, formatter))
