@@ -18,7 +18,7 @@ costs 8-20 ms.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .process_runner import install
 
@@ -78,7 +78,10 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_homes(), "__all__", "__version__"})
 
 
-def _run_in_processes(job_spec, config: Config, on_progress, on_event):
+def _run_in_processes(job_spec: Any, config: Config, on_progress: Callable[..., None] | None,
+                      on_event: Callable[[str], None] | None) -> Any:
+    """A :data:`.process_runner.ProcessRunner`: ``job_spec`` is a loaded job module, the
+    result a ``DistributedResult`` (both types live above the API)."""
     from .launcher.processes import run_processes
     return run_processes(job_spec, config.parallelism, config.checkpointing, on_progress, on_event)
 
