@@ -74,8 +74,8 @@ class LocalCheckpointRecords:
         gone = {p: (i, floor[p]) for p, i in result.line.items() if i < floor.get(p, 0)}
         if gone:
             raise StateNoLongerKept(
-                "the recovery line needs " + ", ".join(
-                    f"local checkpoint {i} of {p} (the oldest kept is {floor})" for p, (i, floor) in sorted(gone.items()))
+                "the recovery line needs " + ", ".join(f"local checkpoint {i} of {p} (the oldest kept is {floor})"
+                                                       for p, (i, floor) in sorted(gone.items()))
                 + f", deleted already: the job keeps {self.retain} stable lines (--retain); restart it "
                 "from a savepoint, or from scratch")
         for process, index in result.line.items():

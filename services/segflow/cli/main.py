@@ -50,7 +50,8 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                        help="state store: file:///dir, redis://host:port/db or s3://bucket/prefix")
     group.add_argument("--s3-endpoint", default=None, metavar="URL",
                        help="S3 endpoint for s3:// state (default: $AWS_ENDPOINT_URL)")
-    group.add_argument("--retain", type=int, default=None, help="complete checkpoints to keep; uncoordinated/cic: stable lines per replica (default: 3)")
+    group.add_argument("--retain", type=int, default=None,
+                       help="complete checkpoints to keep; uncoordinated/cic: stable lines per replica (default: 3)")
     group.add_argument("--restore", default=None, metavar="ID|latest|auto|LOCATION",
                        help="start from this complete checkpoint of the job in --state (auto: the latest if there "
                             "is one, else from the start; uncoordinated/cic: the stored stable line; a job that "

@@ -118,7 +118,8 @@ class S3Backend(StateBackend):
             code = exc.response.get("Error", {}).get("Code", "")
             if code == "NoSuchBucket":
                 self._bucket_ready = False  # deleted behind our back: recreate on next use
-                return f"failed: {exc}; the bucket {self.bucket!r} does not exist (any more); it is recreated on next use"
+                return (f"failed: {exc}; the bucket {self.bucket!r} does not exist (any more); it is recreated on "
+                        "next use")
             if code in _CREDENTIAL_CODES:
                 return (f"failed: {exc}; access denied: check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the "
                         f"bucket policy for {self.bucket!r}")
