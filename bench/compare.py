@@ -202,7 +202,8 @@ def measure(job: str, records: int, runs: dict, rounds: int) -> dict:
             if expected is None:
                 expected = result
             elif result != expected:
-                raise SystemExit(f"{job}/{name}: output differs from the loop's ({len(result)} vs {len(expected)} keys)")
+                raise SystemExit(f"{job}/{name}: output differs from the loop's "
+                                 f"({len(result)} vs {len(expected)} keys)")
             best[name] = min(best[name], seconds)
     rows = {}
     for name, seconds in best.items():
@@ -225,7 +226,8 @@ def table(results: dict[str, dict]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=50, help="word-count corpus size")
-    parser.add_argument("--bids", type=int, default=10_000_000, help="bids in the aggregate's CSV (issue 16 measured 10M)")
+    parser.add_argument("--bids", type=int, default=10_000_000,
+                        help="bids in the aggregate's CSV (issue 16 measured 10M)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each configuration (the best counts)")
     parser.add_argument("--no-spark", action="store_true", help="leave Spark out (no JVM start)")
     args = parser.parse_args()

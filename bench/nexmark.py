@@ -74,7 +74,7 @@ def main() -> None:
                     key = f"{query}_p{parallelism}_eps"
                     results[key] = max(results.get(key, 0.0), args.events / seconds)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-    print(f"| query | N=1 events/s | N=2 events/s |\n|---|---|---|")
+    print("| query | N=1 events/s | N=2 events/s |\n|---|---|---|")
     for query in queries:
         print(f"| {query} | {results[f'{query}_p1_eps']:,.0f} | {results[f'{query}_p2_eps']:,.0f} |")
     if {"q5", "q6"} <= set(queries):

@@ -432,7 +432,8 @@ def main() -> None:
             replayed = f"{mean([r['replayed'][n] for r in rounds]):.0f}" if n in per_node else ""
             busy = f"{100 * mean([r['busy'][n] for r in rounds]):.1f}" if n in per_node else ""
             print(f"{name:6} {n:>4} {delay:>10} {'' if n != NODES else f'{model_delay:.2f}':>8} {replayed:>8} "
-                  f"{busy:>7} {barrier_percent[n]:>9.2f} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} {'' if model is None else f'{model:.1f}':>12}"
+                  f"{busy:>7} {barrier_percent[n]:>9.2f} {kib:>10.1f} {tuples:>13.0f} {sampled:>11.1f} "
+                  f"{'' if model is None else f'{model:.1f}':>12}"
                   f" {'' if versioned is None else f'{versioned:.1f}':>9}")
             if model is not None and model > 0:
                 window_errors.append(abs(sampled - model) / model)
