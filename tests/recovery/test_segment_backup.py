@@ -1,8 +1,9 @@
-"""Segment backup under the loss of every process (seed 004's datacenter disaster): a
-linear, a splitting and a merging topology at parallelism 2, with the state in a real
-store (file, Redis, moto S3). Every process of the job is SIGKILLed at a random moment,
-three times per run, and each time a new ``segflow run ... --restore latest`` starts from
-the store alone; the committed output must equal a plain-Python oracle, line for line."""
+"""Segment backup under the loss of every process (the datacenter disaster of Shen, Segment
+Backup): a linear, a splitting and a merging topology at parallelism 2, with the state in a
+real store (file, Redis, moto S3). Every process of the job is SIGKILLed at a random
+moment, three times per run, and each time a new ``segflow run ... --restore latest``
+starts from the store alone; the committed output must equal a plain-Python oracle, line
+for line."""
 import collections
 import json
 import os
@@ -13,6 +14,7 @@ import time
 import pytest
 
 from recovery.jobs.segment_shapes import oracle
+from segflow.checkpoint import layout
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
 from test_kills import JOBS, kill_tree, read_lines
@@ -21,6 +23,7 @@ from test_stores import redis_server, s3_server  # noqa: F401 - fixtures
 EVENTS = 36000
 RATE = 3000         # events/s: a run lasts 12 s, time for three disasters
 DELAY = 0.0006      # per record on one branch: its sink acknowledges versions later (see segment_shapes)
+JOB = "segment_shapes"
 
 
 def start(shape, output, state, endpoint, connectors, *extra):
@@ -34,16 +37,15 @@ def start(shape, output, state, endpoint, connectors, *extra):
 
 def snapshots(state, endpoint):
     """The replicas' snapshots in the store (not the checkpoints' markers)."""
-    return [k for k in open_backend(state, endpoint or None).list("jobs/segment_shapes/")
-            if "/chk-" in k and not k.endswith("/_COMPLETE")]
+    return [k for k in open_backend(state, endpoint or None).list(layout.checkpoint_prefix(JOB))
+            if layout.checkpoint_of(k) is not None and layout.snapshot_of(k) is not None]
 
 
 def held_versions(state, endpoint):
-    """The versions each replica (``b2.r0``) holds in the store."""
+    """The versions each replica (``(block, replica)``) holds in the store."""
     held = collections.defaultdict(set)
     for key in snapshots(state, endpoint):
-        version, replica = key.split("/chk-")[1].split("/")
-        held[replica].add(int(version))
+        held[layout.snapshot_of(key)].add(layout.checkpoint_of(key))
     return held
 
 
@@ -58,8 +60,7 @@ def held_apart(state, endpoint, a, b):
     """Every replica of one of blocks ``a`` and ``b`` holds a version that no replica of
     the other holds yet: a disaster now restores them at different versions."""
     newest = {a: [], b: []}
-    for replica, versions in held_versions(state, endpoint).items():
-        block = int(replica[1:].split(".r")[0])
+    for (block, _), versions in held_versions(state, endpoint).items():
         if block in newest:
             newest[block].append(max(versions))
     if not newest[a] or not newest[b]:
@@ -68,11 +69,11 @@ def held_apart(state, endpoint, a, b):
 
 
 def newest_version(state, endpoint):
-    return max((int(k.split("/chk-")[1].split("/")[0]) for k in snapshots(state, endpoint)), default=0)
+    return max((layout.checkpoint_of(k) for k in snapshots(state, endpoint)), default=0)
 
 
 def windows(state, endpoint):
-    return open_backend(state, endpoint or None).list("jobs/segment_shapes/windows/")
+    return open_backend(state, endpoint or None).list(layout.window_prefix(JOB))
 
 
 def restored_versions(stderr):
@@ -207,7 +208,7 @@ def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
     run = start("linear", tmp_path / "out", state, "", "auto")
     try:
         assert wait_for(lambda: newest_version(state, "") >= 2, timeout=60), "no snapshot was taken"
-        save = subprocess.run([SEGFLOW, "savepoint", "segment_shapes"], cwd=ROOT, capture_output=True, text=True,
+        save = subprocess.run([SEGFLOW, "savepoint", JOB], cwd=ROOT, capture_output=True, text=True,
                               timeout=60)
         assert save.returncode == 0, save.stderr
         savepoint, _ = savepoint_taken(save.stdout)

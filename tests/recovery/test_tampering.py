@@ -15,13 +15,14 @@ import subprocess
 import pytest
 
 from segflow.checkpoint.catalog import Catalog
-from segflow.checkpoint.layout import snapshot_key
+from segflow.checkpoint import layout
 from segflow.runtime.elements import FINAL_CHECKPOINT
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import server_fixture, start_redis, start_s3, new_bucket
 from test_kills import JOBS, read_lines, workers_of
 from test_restore import expected_lines, start
+from test_segment_backup import JOB as SEGMENT_JOB
 from test_segment_backup import assert_oracle as assert_segment_oracle
 from test_segment_backup import newest_version as segment_newest
 from test_segment_backup import snapshots as segment_snapshots
@@ -76,9 +77,9 @@ def test_damaged_snapshots_are_found_and_the_restore_falls_back(tmp_path, store,
         kill_tree(run)
     complete = catalog.complete_ids()
     newest, second = complete[-1], complete[-2]
-    flipped = next(k for k in backend.list(f"jobs/{JOB}/chk-{newest:08d}/") if not k.endswith("_COMPLETE"))
+    flipped = next(k for k in backend.list(layout.checkpoint_prefix(JOB, newest)) if layout.snapshot_of(k))
     damage(backend, flipped, flip)
-    cut = snapshot_key(JOB, second, *map(int, flipped.rsplit("/", 1)[1][1:].split(".r")))
+    cut = layout.snapshot_key(JOB, second, *layout.snapshot_of(flipped))
     damage(backend, cut, truncate)
 
     rerun = start(output, url, "--restore", "latest", events="30000", rate="5000")
@@ -100,7 +101,7 @@ def test_a_damaged_end_of_a_finished_job_falls_back_to_its_newest_intact_state(t
     ended = start(output, url, events="4000", rate="4000", protocol=protocol)
     _, stderr = ended.communicate(timeout=120)
     assert ended.returncode == 0, stderr[-3000:]
-    end = sorted(k for k in backend.list(f"jobs/{JOB}/chk-{FINAL_CHECKPOINT:08d}/") if not k.endswith("_COMPLETE"))
+    end = sorted(k for k in backend.list(layout.checkpoint_prefix(JOB, FINAL_CHECKPOINT)) if layout.snapshot_of(k))
     damage(backend, end[0], flip)
     rerun = start(output, url, "--restore", "latest", events="4000", rate="4000", protocol=protocol)
     _, stderr = rerun.communicate(timeout=150)
@@ -131,9 +132,8 @@ def test_a_store_written_under_another_state_key_is_refused(tmp_path, monkeypatc
 def _newest_by_block(state: str, endpoint: str) -> dict[int, int]:
     newest: dict[int, int] = {}
     for key in segment_snapshots(state, endpoint):
-        version, replica = key.split("/chk-")[1].split("/")
-        block = int(replica[1:].split(".")[0])
-        newest[block] = max(newest.get(block, 0), int(version))
+        block, _ = layout.snapshot_of(key)
+        newest[block] = max(newest.get(block, 0), layout.checkpoint_of(key))
     return newest
 
 
@@ -173,7 +173,7 @@ def test_damaged_pending_windows_are_found_and_the_restore_lowers_its_versions(t
         if ended:
             # A slow machine let the job finish before the sink fell behind: nothing is
             # left to replay, so start over from an empty store.
-            backend.delete(backend.list("jobs/segment_shapes/"))
+            backend.delete(backend.list(layout.job_prefix(SEGMENT_JOB)))
             shutil.rmtree(output, ignore_errors=True)
             restore = ()
             continue
@@ -210,21 +210,22 @@ def test_damaged_log_segments_are_found_and_the_recovery_line_falls_back(tmp_pat
          "--retain", "6", "--state", url], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         def newest_segments():
+            """Each replica's newest log segment's index."""
             newest = {}
-            for key in backend.list(f"jobs/{JOB}/unc/"):
-                if key.endswith(".log"):
-                    process = key.split("/unc/")[1].split("/")[0]
-                    newest[process] = max(newest.get(process, ""), key)
+            for key in backend.list(layout.local_prefix(JOB)):
+                local = layout.local_of(JOB, key)
+                if local and layout.is_log(key):
+                    newest[local[0]] = max(newest.get(local[0], -1), local[1])
             return newest
 
         def checkpointed_enough():
             """Every replica (two blocks of two) with six local checkpoints each: older stable
             lines exist to fall back to."""
             newest = newest_segments()
-            return len(newest) == 4 and min(int(k.rsplit("/", 1)[1][:-4]) for k in newest.values()) >= 6
+            return len(newest) == 4 and min(newest.values()) >= 6
         assert wait_for(lambda: checkpointed_enough() or run.poll() is not None, timeout=40)
         assert run.poll() is None, "the job ended before the damage: make it longer"
-        newest = newest_segments()
+        newest = {process: layout.log_key(JOB, process, index) for process, index in newest_segments().items()}
         for n, key in enumerate(sorted(newest.values())):
             damage(backend, key, flip if n % 2 else truncate)
         workers_of(run)[0].send_signal(signal.SIGKILL)

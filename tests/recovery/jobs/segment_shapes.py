@@ -1,4 +1,5 @@
-"""Three topologies for segment backup (seed 004, §3.6), with their plain-Python oracles.
+"""Three topologies for segment backup (Shen, Segment Backup, §3.6), with their
+plain-Python oracles.
 
 linear: generate, timestamps (the source's block) -> shuffle -> key (a plain block) -> hash
 -> event-time window count (a connector under ``--connectors auto``) -> shuffle -> format
