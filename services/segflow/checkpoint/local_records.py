@@ -5,6 +5,7 @@ messaging and the deleting."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Set
 from typing import NamedTuple
 
 from .recovery_line import CheckpointRecord, Process, RecoveryPlan, recovery_line
@@ -40,7 +41,7 @@ class LocalCheckpointRecords:
         """Per replica, the oldest kept stable-line checkpoint: nothing before it is kept."""
         return {process: kept[0] for process, kept in self.kept_lines.items()}
 
-    def history(self, processes: list[Process]) -> list[CheckpointRecord]:
+    def history(self, processes: Iterable[Process]) -> list[CheckpointRecord]:
         """Every replica's initial state (or restored checkpoint) and its contiguous run of
         stored checkpoints."""
         history = []
@@ -55,7 +56,7 @@ class LocalCheckpointRecords:
                 index += 1
         return history
 
-    def add(self, record: CheckpointRecord, processes: list[Process]) -> dict[Process, int]:
+    def add(self, record: CheckpointRecord, processes: Iterable[Process]) -> dict[Process, int]:
         """A replica stored a local checkpoint: the processes whose committed checkpoint
         advanced (the stable line: no failure can roll back before it), with their index."""
         self.records.setdefault(record.process, {})[record.index] = record
@@ -66,7 +67,7 @@ class LocalCheckpointRecords:
             self.kept_lines[process] = (self.kept_lines.get(process, []) + [index])[-self.retain:]
         return advanced
 
-    def recover(self, processes: list[Process], failed: set[Process]) -> RecoveryPlan:
+    def recover(self, processes: Iterable[Process], failed: Set[Process]) -> RecoveryPlan:
         """The recovery line after losing ``failed`` (rollback propagation); checkpoints past
         it are forgotten, as they will be taken again."""
         result = recovery_line(self.history(processes), failed)
@@ -129,7 +130,7 @@ class StoredLine(NamedTuple):
     layout: dict | None              # the pipeline's (plan.signature.layout; None: not recorded)
 
 
-def encode_line(line: list[CheckpointRecord], processes: list[Process], written: float,
+def encode_line(line: list[CheckpointRecord], processes: Iterable[Process], written: float,
                 layout: dict) -> bytes:
     """A stable line of a job whose replicas are ``processes``, stored at ``written``
     (wall-clock seconds) by a pipeline laid out as ``layout``, for the state store (JSON:
