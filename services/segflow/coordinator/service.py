@@ -106,6 +106,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.done.set()
         self.lock.notify_all()
 
+    def _book(self) -> CheckpointBookkeeping:
+        """The checkpoints of a job that must have them: only a checkpointed job recovers, or
+        commits its end (``recoverable`` and ``two_phase`` are ``settings.enabled``)."""
+        assert self.checkpoints is not None, "a recovery or an end commit in a job without checkpoints"
+        return self.checkpoints
+
     def _replicas(self) -> set:
         return set(self._owners())
 
@@ -138,7 +144,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if not self.state.lost(name, why, time.monotonic()):
             self._changed()
             return
-        book = self.checkpoints          # set: only a checkpointed job is recoverable
+        book = self._book()
         try:
             book.recover(name, self._worker_names())
         except NoIntactCheckpoint as exc:
@@ -297,7 +303,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             decision = self.state.finished(request.worker, ok, error, request.peer_failure,
                                            results, time.monotonic(), committed=request.committed)
             if decision == "commit":
-                self.checkpoints.final_checkpoint()
+                self._book().final_checkpoint()
             self._changed()
         return cpb.Ack()
 
@@ -346,7 +352,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             if self.state.phase is Phase.RUNNING and not self.state.commit_sent and \
                     all(w.finished for w in self.state.workers.values()):
                 self.state.commit_sent = True
-                self.checkpoints.final_checkpoint()
+                self._book().final_checkpoint()
 
     def Savepoint(self, request, context):
         book = self.checkpoints
