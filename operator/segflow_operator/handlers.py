@@ -33,9 +33,10 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_) -> None:
 
 
 @kopf.daemon(GROUP, VERSION, PLURAL, cancellation_timeout=10.0)
-def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, memo: kopf.Memo, **_) -> None:
+def reconcile(stopped: kopf.DaemonStopped, namespace: str | None, name: str, memo: kopf.Memo, **_) -> None:
     """Runs while the StreamJob exists; each step is idempotent, so a restarted operator
     simply continues from the status."""
+    assert namespace is not None, "a StreamJob is namespaced"
     loop = JobLoop(memo.kube, namespace, name)
     try:
         while not stopped:
@@ -50,9 +51,11 @@ def reconcile(stopped: kopf.DaemonStopped, namespace: str, name: str, memo: kopf
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=lambda spec, **_: bool(spec.get("finalSavepointOnDelete")))
-def final_savepoint(status: dict, body: dict, namespace: str, name: str, memo: kopf.Memo, **_) -> None:
+def final_savepoint(status: kopf.Status, body: kopf.Body, namespace: str | None, name: str, memo: kopf.Memo,
+                    **_) -> None:
     """Deleting a running job with ``finalSavepointOnDelete``: keep its state first. The
     savepoint is recorded in the status, so a repeated call does not take another."""
+    assert namespace is not None, "a StreamJob is namespaced"
     kube: Kube = memo.kube
     observed = JobStatus.parse(status)
     address = observed.coordinator_ip

@@ -72,9 +72,10 @@ class JobLoop:
             return
         pods = tuple(pod_view(p) for p in self.kube.pods(self.namespace, self.name))
         if spec.disaster_recovery is not None:
-            spec = self._lease(body, spec, status, pods)
-            if spec is None:
+            leased = self._lease(body, spec, status, pods)
+            if leased is None:
                 return
+            spec = leased
         revision = status.revision or 0
         coordinator = next((p for p in pods if p.role == "coordinator" and p.revision == revision
                             and not p.deleting), None)
@@ -96,6 +97,7 @@ class JobLoop:
         it. A holder whose role became standby suspends the job through a savepoint, then
         releases the lease for the primary to take (a planned switch-over loses nothing)."""
         dr = spec.disaster_recovery
+        assert dr is not None, "only a job with disasterRecovery holds a lease"
         if self.keeper is None or (self.keeper.dr.backup_url, self.keeper.dr.s3_endpoint, self.keeper.dr.cluster) \
                 != (dr.backup_url, dr.s3_endpoint, dr.cluster):
             if self.keeper is not None:
@@ -134,6 +136,7 @@ class JobLoop:
     def _dr_status(self, spec: StreamJobSpec, wanted: JobStatus) -> DisasterRecoveryStatus:
         """``status.disasterRecovery`` for the status ``wanted`` after this step."""
         keeper, dr = self.keeper, spec.disaster_recovery
+        assert keeper is not None and dr is not None, "only a job with disasterRecovery has a lease status"
         result = dr_status(dr.cluster, dr.role, wanted.disaster_recovery, keeper.lease, keeper.taken, wanted.phase,
                            time.time(), wanted.restored or "")
         return replace(result, held_as=keeper.held_as) if keeper.held is not None else result
@@ -144,6 +147,7 @@ class JobLoop:
         operator needs read access to that bucket), rather than asking the sidecar: the
         record outlives the pod, so the status shows the final run of a finished job too."""
         stage = spec.batch_stage
+        assert stage is not None, "only a job with a batchStage has its status"
         where = (stage.output, stage.s3_endpoint)
         try:
             if self.progress_store is None or self.progress_store[0] != where:

@@ -67,8 +67,10 @@ def _lead(host: str, health_port: int):
                       os.environ.get("POD_NAME") or socket.gethostname())
     with _standby_health(host, health_port):
         elector.wait_for_leadership()
-    elector.keep(lambda: (logging.getLogger("segflow.operator").error("lost the leader lease; stopping"),
-                          os._exit(LOST_LEADERSHIP)))
+    def stop() -> None:
+        logging.getLogger("segflow.operator").error("lost the leader lease; stopping")
+        os._exit(LOST_LEADERSHIP)
+    elector.keep(stop)
     return elector
 
 

@@ -212,6 +212,7 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
     run left; it does so at once, while the workers (created once the coordinator pod has
     an address) are still to come, so no marker of this run exists yet."""
     stage = spec.batch_stage
+    assert stage is not None, "only a job with a batchStage has its sidecar"
     args = ["batch-stage", "--input", stage.input, "--output", stage.output, "--module", stage.module,
             "--function", stage.function, "--trigger", stage.trigger, "--spark-master", stage.spark_master,
             "--until-finished"]

@@ -251,7 +251,8 @@ def _batch_stage(raw: dict | None, job_image: str, parameters: dict,
     if source.rstrip("/") == raw["output"].rstrip("/"):
         raise InvalidSpec("spec.batchStage.output must differ from its input (the sink's output)")
     return BatchStage(module=raw["module"], function=raw["function"], input=source, output=raw["output"],
-                      image=raw.get("image") or spark_image(job_image), trigger=trigger, spark_master=raw.get("sparkMaster", "local[1]"),
+                      image=raw.get("image") or spark_image(job_image), trigger=trigger,
+                      spark_master=raw.get("sparkMaster", "local[1]"),
                       s3_endpoint=raw.get("s3Endpoint") or checkpointing.s3_endpoint)
 
 
