@@ -125,7 +125,7 @@ class LocalCheckpointRecords:
 class StoredLine(NamedTuple):
     """A stable line as the state store holds it, for a whole-job restore."""
     line: list[CheckpointRecord]
-    processes: list[Process]         # every replica of the job that stored it
+    processes: list[str]             # every replica of the job that stored it, by name
     written: float | None            # wall-clock seconds (None: stored before it was recorded)
     layout: dict | None              # the pipeline's (plan.signature.layout; None: not recorded)
 

@@ -16,7 +16,7 @@ from ..checkpoint.adoption import restore_point
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import checkpoint_location, parse_location
 from ..checkpoint.local_records import LocalCheckpointRecords, StoredLine, decode_line, encode_line
-from ..checkpoint.recovery_line import CheckpointRecord
+from ..checkpoint.recovery_line import CheckpointRecord, Process
 from ..checkpoint.retention import SavepointRetention
 from ..checkpoint.segment_plan import WindowSize
 from ..disaster.fence import lease_fence
@@ -301,7 +301,8 @@ class CheckpointBookkeeping:
         processes = self.processes(workers)
         advanced = self.local_records.add(record, processes)
         for process, index in sorted(advanced.items()):
-            self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index, process=process))
+            self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT_COMPLETE, checkpoint_id=index,
+                                       process=str(process)))      # a replica's name
         if advanced:
             self.cleanup.stable_line(encode_line(self.local_records.stable_line(), processes, time.time(), self.layout))
             checkpoints, segments = self.local_records.newly_collectable()
@@ -356,7 +357,7 @@ class CheckpointBookkeeping:
         store (the connectors, which the assignment names, are returned); with a stored
         stable line to restore, the first attempt's recovery plan."""
         if self.stored_line is not None and attempt == 0:
-            self._restore_stable_line([w.name for w in workers])
+            self._restore_stable_line(self.stored_line, [w.name for w in workers])
         if self.segment is None:
             return []
         replicas = plan(self.graph, workers).replicas
@@ -364,10 +365,10 @@ class CheckpointBookkeeping:
         self.recovery_plan = self.segment.plan(attempt, replicas, again)
         return sorted(self.segment.connectors)
 
-    def _restore_stable_line(self, workers: list[str]) -> None:
+    def _restore_stable_line(self, stored_line: StoredLine, workers: list[str]) -> None:
         """The first attempt of a whole-job restore: every replica from its checkpoint on
         the stored line, in-transit messages replayed from the senders' logs."""
-        line, stored = self.stored_line.line, self.stored_line.processes
+        line, stored = stored_line.line, stored_line.processes
         processes = self.processes(workers)
         if sorted(stored) != processes:
             raise SegflowError(f"the stored stable line is of {len(stored)} replicas, this run has {len(processes)}: "
@@ -377,12 +378,13 @@ class CheckpointBookkeeping:
         self.recovery_plan = {"line": result.line, "replay": result.replay}
         self.stored_line = None
 
-    def _tidy_around(self, line: dict[str, int]) -> dict[str, set[int]]:
+    def _tidy_around(self, line: dict[Process, int]) -> dict[Process, set[int]]:
         """What earlier runs stored around the restored ``line``: past it, removed now
         (this run numbers its checkpoints from the line on); checkpoints before it, removed
         in the background; log segments before it (returned) go with the line's own, as
         retention decides (a replay may still read them)."""
-        past_blobs, past_logs, earlier_blobs, earlier_logs = set(), set(), set(), {}
+        past_blobs, past_logs, earlier_blobs = set(), set(), set()
+        earlier_logs: dict[Process, set[int]] = {}
         for p, (blobs, logs) in self.catalog.local_indices().items():
             at = line.get(p, 0)
             past_blobs |= {(p, i) for i in blobs if i > at}
