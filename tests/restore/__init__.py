@@ -1,4 +1,5 @@
-"""The restore property, operator by operator and in-process: a runtime operator or
-connector snapshotted, pickled and restored into a fresh instance behaves as if it had
-never stopped (case registry, rescaling, sources' positions). Whole jobs whose processes
-are killed and restored from a store are tests/recovery's subject."""
+"""The restore property: an operator restored from its snapshot goes on as if it had never
+stopped. Operator by operator and in-process (the case registry, rescaling, sources'
+positions), and once per operator family through the public API in new processes
+(test_runtime_restore). Whole jobs under failures (kills, lost or damaged stores), their
+output checked against an oracle, are tests/recovery's subject."""
