@@ -10,6 +10,7 @@ import time
 from typing import Callable
 
 from ..errors import JobFailed, SegflowError
+from ..plan.placement import ReplicaId
 from .affinity import bind_replica_thread
 from .channels import Cancelled
 from .executor import ReplicaExecutor
@@ -17,7 +18,7 @@ from .executor import ReplicaExecutor
 
 class ExecutorPool:
     def __init__(self, executors: dict, cancel: threading.Event,
-                 on_done: Callable[[object], None] | None = None, core: int | None = None):
+                 on_done: Callable[[ReplicaId], None] | None = None, core: int | None = None):
         self.executors = executors
         self.core = core
         self.cancel = cancel

@@ -19,6 +19,7 @@ from ..runtime.elements import checkpoint_label
 from ..runtime.rescale import check_blobs, executor_state, finished_after_rescale, rescale_states
 
 if TYPE_CHECKING:
+    from .agent import CheckpointAgent
     from .service import Attempt
 
 log = logging.getLogger("segflow.worker")
@@ -39,6 +40,11 @@ def restore_attempt(worker: str, attempt: "Attempt", catalog: Catalog, execution
             _recovery_line(worker, attempt, catalog, plan)
 
 
+def _agent(attempt: "Attempt") -> "CheckpointAgent":
+    assert attempt.agent is not None, "an attempt restores once its checkpoint agent is made"
+    return attempt.agent
+
+
 def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int) -> None:
     restored = []
     for rid, executor in attempt.executors.items():
@@ -49,7 +55,7 @@ def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoi
         executor.restore(pickle.loads(blob))
         restored.append(str(rid))
         if executor.finished:
-            attempt.agent.done.add(rid)
+            _agent(attempt).done.add(rid)
     event(log, logging.WARNING, "restored", worker=worker, checkpoint=checkpoint_label(checkpoint_id),
           attempt=attempt.assignment.attempt, replicas=restored)
 
@@ -116,9 +122,9 @@ def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan
             version, dropping, {dst: r for (src, dst), r in replays.items() if src == rid.block},
             lambda v, rid=rid: catalog.read_window(rid.block, rid.index, v))
         owed = range(version + 1, newest + 1)
-        attempt.agent.owe(rid, owed)
+        _agent(attempt).owe(rid, owed)
         if executor.finished:
-            attempt.agent.done.add(rid)
+            _agent(attempt).done.add(rid)
         elif executor.block.is_source:
             for checkpoint_id in owed:
                 executor.trigger(checkpoint_id)
@@ -146,7 +152,7 @@ def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: dict
         executor.restore({"state": saved["state"], "channels": {}})
         executor.checkpointing.local.restore(index, saved["record"])
         if executor.finished:
-            attempt.agent.done.add(rid)
+            _agent(attempt).done.add(rid)
     for rid, executor in attempt.executors.items():
         by_channel = {c: key for key, c in executor.checkpointing.channel_of.items()}
         for channel, (first, last) in sorted(replay.items()):

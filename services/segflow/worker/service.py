@@ -206,8 +206,7 @@ class WorkerService:
         attempt = self.current = Attempt(assignment)
         ok, error, peer_failure, tampered = True, "", False, ""
         try:
-            self._start(attempt)
-            attempt.pool.wait()
+            self._start(attempt).wait()
             for outlet in attempt.outlets:
                 outlet.close()
             if not attempt.cancel.is_set():
@@ -263,7 +262,7 @@ class WorkerService:
             event(log, logging.WARNING, "could not report to the coordinator", error=str(exc.details()))
 
     # ------------------------------------------------------------------ wiring
-    def _start(self, attempt: Attempt) -> None:
+    def _start(self, attempt: Attempt) -> ExecutorPool:
         assignment = attempt.assignment
         spec = JobModule(assignment.job.target, assignment.job.function or "build", dict(assignment.job.params))
         workers = [Worker(w.name, w.slots) for w in assignment.workers]
@@ -314,6 +313,7 @@ class WorkerService:
         threading.Thread(target=self._heartbeat, args=(attempt,), name="heartbeat", daemon=True).start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         attempt.pool.start()
+        return attempt.pool
 
     def _outlet(self, attempt: Attempt, execution, addresses: dict, replica: ReplicaId, edge, destination: int):
         """Where ``replica`` sends on ``edge`` to replica ``destination``: an inbox here, or
