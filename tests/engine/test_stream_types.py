@@ -15,6 +15,7 @@ PIPELINE = textwrap.dedent("""
     reveal_type(numbers.map(str).group_by(len))
     reveal_type(numbers.map(str).group_by(len).map(lambda key, value: value + "!"))
     reveal_type(numbers.fold(0.5, lambda acc, x: acc + x))
+    reveal_type(numbers.map(str).collect().get())
     numbers.map(lambda x: x.upper())
 """)
 
@@ -27,4 +28,5 @@ def test_records_and_callbacks_are_typed(tmp_path: Path):
     assert 'Revealed type is "segflow.api.stream.KeyedStream[int, str]"' in out
     assert out.count("KeyedStream[int, str]") == 2     # a keyed map keeps the key
     assert 'Revealed type is "segflow.api.stream.Stream[float]"' in out
+    assert 'Revealed type is "list[str]"' in out
     assert '"int" has no attribute "upper"' in out

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterable
 
 from ..errors import PipelineError, SegflowError
 from ..plan.graph import DEFAULT_BATCH_MODE, BatchMode, BlockSpec, JobGraph, OperatorSpec, Strategy
@@ -18,7 +18,7 @@ from .core import StreamCore, T
 from .stream import KeyedStream, Stream
 
 
-class StreamOutput:
+class StreamOutput(Generic[T]):
     """Handle on a ``collect()`` sink: ``get()`` returns its records once the job has run."""
 
     def __init__(self, env: "StreamEnvironment", sink_id: int):
@@ -26,10 +26,10 @@ class StreamOutput:
         self.sink_id = sink_id
         self._value: Any = NOTHING     # a marker that survives copies and pickles
 
-    def get(self) -> list[Any]:
+    def get(self) -> list[T]:
         if self._value is NOTHING:
             raise SegflowError("the job has not run yet: call env.execute() before output.get()")
-        value: list[Any] = self._value
+        value: list[T] = self._value
         return value
 
 
@@ -39,7 +39,7 @@ class StreamEnvironment:
     def __init__(self, config: Config | None = None, **settings: Any):
         self.config = config or Config(**settings)
         self.graph = JobGraph()
-        self.outputs: list[StreamOutput] = []
+        self.outputs: list[StreamOutput[Any]] = []
         self._batch_mode: BatchMode = DEFAULT_BATCH_MODE
         self._scopes = 0
         self.result: Any = None
@@ -201,8 +201,8 @@ class StreamEnvironment:
         block.operators.append(OperatorSpec(name, head, caller_location(), stateful=True))
         return (KeyedStream if keyed else Stream)(self, block)
 
-    def _collect(self, stream: StreamCore[Any]) -> StreamOutput:
-        output = StreamOutput(self, len(self.outputs))
+    def _collect(self, stream: StreamCore[T]) -> StreamOutput[T]:
+        output: StreamOutput[T] = StreamOutput(self, len(self.outputs))
         self.outputs.append(output)
         sink_id = output.sink_id
         stream._chain("collect", lambda: CollectSink(sink_id))

@@ -173,7 +173,11 @@ class Catalog:
         target = layout.checkpoint_prefix(self.job, checkpoint_id)
         for key in source.backend.list(origin):
             if not layout.is_complete_marker(key):
-                self._put(target + key[len(origin):], source._get(key))
+                blob = source._get(key)
+                if blob is None:
+                    raise SegflowError(f"checkpoint {checkpoint_id} of job {source.job!r} lost {key!r} while it was "
+                                       "copied (deleted by its retention?): restore a newer checkpoint")
+                self._put(target + key[len(origin):], blob)
         self.mark_complete(checkpoint_id, {**meta, "adopted_from": {"job": source.job, "id": checkpoint_id}})
 
     def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:

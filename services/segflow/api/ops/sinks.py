@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 class SinkOps(StreamCore[T]):
-    def collect(self) -> "StreamOutput":
+    def collect(self) -> "StreamOutput[T]":
         """Bring every record back to the caller: ``output.get()`` after the job ran."""
         return self.env._collect(self._single("collect"))
 
