@@ -21,7 +21,7 @@ from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
 from support.servers import server_fixture, start_redis, start_s3, new_bucket
 from test_kills import JOBS, read_lines, workers_of
-from test_restore import expected_lines, start
+from test_restore import JOB_NAME, expected_lines, start
 from test_segment_backup import JOB as SEGMENT_JOB
 from test_segment_backup import assert_oracle as assert_segment_oracle
 from test_segment_backup import newest_version as segment_newest
@@ -29,6 +29,8 @@ from test_segment_backup import snapshots as segment_snapshots
 from test_segment_backup import start as start_segment
 from test_segment_backup import windows as segment_windows
 
+# The job's module, and the name of the runs this file starts itself (test_restore.start names
+# its runs JOB_NAME, after the test process, so that two pytest workers never share a run).
 JOB = "windowed_counts"
 
 
@@ -68,7 +70,7 @@ def state_store(store: str, tmp_path, request, monkeypatch) -> tuple[str, str | 
 def test_damaged_snapshots_are_found_and_the_restore_falls_back(tmp_path, store, request, monkeypatch):
     url, endpoint = state_store(store, tmp_path, request, monkeypatch)
     backend = open_backend(url, endpoint)
-    catalog = Catalog(backend, JOB)
+    catalog = Catalog(backend, JOB_NAME)
     output = tmp_path / "out"
     run = start(output, url, "--retain", "6", events="30000", rate="5000")
     try:
@@ -77,9 +79,9 @@ def test_damaged_snapshots_are_found_and_the_restore_falls_back(tmp_path, store,
         kill_tree(run)
     complete = catalog.complete_ids()
     newest, second = complete[-1], complete[-2]
-    flipped = next(k for k in backend.list(layout.checkpoint_prefix(JOB, newest)) if layout.snapshot_of(k))
+    flipped = next(k for k in backend.list(layout.checkpoint_prefix(JOB_NAME, newest)) if layout.snapshot_of(k))
     damage(backend, flipped, flip)
-    cut = layout.snapshot_key(JOB, second, *layout.snapshot_of(flipped))
+    cut = layout.snapshot_key(JOB_NAME, second, *layout.snapshot_of(flipped))
     damage(backend, cut, truncate)
 
     rerun = start(output, url, "--restore", "latest", events="30000", rate="5000")
@@ -101,7 +103,7 @@ def test_a_damaged_end_of_a_finished_job_falls_back_to_its_newest_intact_state(t
     ended = start(output, url, events="4000", rate="4000", protocol=protocol)
     _, stderr = ended.communicate(timeout=120)
     assert ended.returncode == 0, stderr[-3000:]
-    end = sorted(k for k in backend.list(layout.checkpoint_prefix(JOB, FINAL_CHECKPOINT)) if layout.snapshot_of(k))
+    end = sorted(k for k in backend.list(layout.checkpoint_prefix(JOB_NAME, FINAL_CHECKPOINT)) if layout.snapshot_of(k))
     damage(backend, end[0], flip)
     rerun = start(output, url, "--restore", "latest", events="4000", rate="4000", protocol=protocol)
     _, stderr = rerun.communicate(timeout=150)
@@ -117,13 +119,14 @@ def test_a_store_written_under_another_state_key_is_refused(tmp_path, monkeypatc
     output = tmp_path / "out"
     run = start(output, f"file://{state}")
     try:
-        catalog = Catalog(open_backend(f"file://{state}"), JOB)
+        catalog = Catalog(open_backend(f"file://{state}"), JOB_NAME)
         assert wait_for(lambda: len(catalog.complete_ids()) >= 1, timeout=40)
     finally:
         kill_tree(run)
     monkeypatch.setenv("SEGFLOW_STATE_KEY", "another-key-of-32-characters-0000")
     rerun = subprocess.run([SEGFLOW, "run", f"{ROOT}/tests/recovery/jobs/{JOB}.py", "-p", f"output={output}",
-                            "--checkpoint-protocol", "aligned", "--state", f"file://{state}", "--restore", "latest"],
+                            "--job-name", JOB_NAME, "--checkpoint-protocol", "aligned", "--state", f"file://{state}",
+                            "--restore", "latest"],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 1
     assert "failed their integrity check" in rerun.stderr and "Traceback" not in rerun.stderr
