@@ -31,8 +31,9 @@ lint: setup
 
 # The suite runs on TEST_WORKERS pytest-xdist workers: the tests that need Kubernetes (clusters,
 # helm) and those that need the Spark session each stay on one worker (tests/conftest.py).
+# Lint runs first: a style or type error fails the suite before its half hour starts.
 TEST_WORKERS ?= 2
-test: bytecode test-deps
+test: bytecode test-deps lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadgroup
 
 # System packages the tests need (redis-server); idempotent.

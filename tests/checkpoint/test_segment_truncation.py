@@ -3,8 +3,8 @@ including a version that a disaster left with some replicas' parts only (it stru
 the middle of a truncation): no restore reads it, and nothing else would delete it."""
 import segflow
 from segflow.checkpoint.catalog import Catalog
-from segflow.coordinator.cleanup import StoreCleanup
-from segflow.coordinator.segment_backup import SegmentBackup
+from segflow.protocols.cleanup import StoreCleanup
+from segflow.protocols.segment_backup import SegmentBackup
 from segflow.state import open_backend
 
 

@@ -41,6 +41,9 @@ LAYERS = {
     "segflow.settings": {"segflow.errors", "segflow.checkpoint"},
     "segflow.disaster": {"segflow.errors", "segflow.extras", "segflow.state", "segflow.observability"},
     "segflow.security": {"segflow.errors", "segflow.observability"},
+    # each protocol's two sides: below the coordinator and the worker that look them up
+    "segflow.protocols": {"segflow.errors", "segflow.redaction", "segflow.plan", "segflow.runtime",
+                          "segflow.observability", "segflow.state", "segflow.checkpoint", "segflow.settings"},
 }
 
 

@@ -30,6 +30,7 @@ from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
 from ..plan.placement import Worker, parse_replica_name, plan, replica_name
+from ..protocols.complete import NoIntactCheckpoint
 from ..redaction import redact
 from ..security.guard import ANY_ROLE, RoleGuard, refuse
 from ..security.identities import Role
@@ -40,7 +41,7 @@ from ..state import StateStoreError
 from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
 from ..v1 import control_pb2_grpc as cpb_grpc
-from .bookkeeping import CheckpointBookkeeping, NoIntactCheckpoint
+from .bookkeeping import CheckpointBookkeeping
 from .checkpoints import BlockDelays
 from .job_view import JobView, LiveState
 from .parent import watch_parent
@@ -88,7 +89,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
                                                      self._final_failed)
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
-                            settings.interval, self.checkpoints.connectors if self.checkpoints else set())
+                            settings.interval, self.checkpoints.side.connectors if self.checkpoints else set())
 
     # ------------------------------------------------------------ helpers
     def _broadcast(self, command: cpb.Command) -> None:
@@ -118,14 +119,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def _rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
         """Lock held. For a restore: ``(replica counts of the snapshot if the plan's differ,
         pinned block counts)``."""
-        return self.checkpoints.rescaling(workers) if self.checkpoints is not None else ({}, {})
+        return self.checkpoints.side.rescaling(workers) if self.checkpoints is not None else ({}, {})
 
     def _assignment(self) -> cpb.Assignment:
         workers = sorted(self.state.workers.values(), key=lambda w: w.name)
         placed = [Worker(w.name, w.slots) for w in workers]
         restore_replicas, pinned = self._rescaling(placed)
         s, book = self.settings, self.checkpoints
-        connectors = book.prepare(self.state.attempt, placed) if book is not None else []
+        connectors = book.side.prepare(self.state.attempt, placed) if book is not None else []
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
@@ -135,8 +136,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name, connectors=connectors,
                                             lease_owner=s.lease_owner, lease_generation=s.lease_generation),
-            restore_checkpoint=book.restore_id if book else 0, restore_replicas=restore_replicas,
-            pinned_replicas=pinned, **recovery_fields(book.recovery_plan if book else None))
+            restore_checkpoint=book.side.restore_id if book else 0, restore_replicas=restore_replicas,
+            pinned_replicas=pinned, **recovery_fields(book.side.plan if book else None))
 
     def _lost(self, name: str, why: str) -> None:
         """Lock held. Start a recovery, or fail the job."""
@@ -157,9 +158,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if book.metrics is not None:
             book.metrics.recoveries.inc()
-        self.history.recovery(RecoveryEntry(time.time(), name, why, book.restoring()))
+        self.history.recovery(RecoveryEntry(time.time(), name, why, book.side.restoring()))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
-              restore_checkpoint=book.restore_id or "none (from the start)")
+              restore_checkpoint=book.side.restore_id or "none (from the start)")
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
         self._broadcast(restart)
         # The queues stay: a worker that registered but has not sent its first heartbeat yet
@@ -340,7 +341,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def remove_unfinished_checkpoints(self) -> None:
         if self.checkpoints is not None:
-            self.checkpoints.remove_unfinished()
+            self.checkpoints.side.remove_unfinished()
 
     def _final_failed(self) -> None:
         """Lock held: the checkpoint of the job's end failed; try it again in a second."""
@@ -361,7 +362,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if not self.settings.protocol.takes_savepoints:
             return cpb.SavepointReply(error=f"{self.settings.protocol.no_savepoints()}; its stored stable line "
                                             "restores the job: --restore latest")
-        if book.finished:
+        if book.side.finished:
             return cpb.SavepointReply(error="the job had finished and this run resumed from its end, which its "
                                             "final checkpoint keeps: a restore resumes from it (--restore latest)")
         with self.lock:
@@ -392,9 +393,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _update(self) -> cpb.JobUpdate:
         state = self.state
-        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=redact(state.error), recoveries=state.recoveries, blocks=[
-            cpb.BlockProgress(block=b, name=self.block_names.get(b, ""), records_in=n)
-            for b, n in sorted(state.progress().items())])
+        blocks = [cpb.BlockProgress(block=b, name=self.block_names.get(b, ""), records_in=n)
+                  for b, n in sorted(state.progress().items())]
+        update = cpb.JobUpdate(phase=_PHASES[state.phase], error=redact(state.error), recoveries=state.recoveries,
+                               blocks=blocks)
         if state.events:
             update.event = redact("; ".join(state.events))
             state.events.clear()
@@ -412,9 +414,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             state, book = self.state, self.checkpoints
             seconds = (state.ended_at or time.monotonic()) - state.started_at if state.started_at else 0.0
             live = LiveState(self.job_id, state.phase.name, redact(state.error), seconds, state.recoveries,
-                             book.restored() if book else "", self._owners() if state.workers else {},
+                             book.side.restored() if book else "", self._owners() if state.workers else {},
                              {r: n for w in state.workers.values() for r, n in w.counters.items()},
-                             state.replica_loads(), book.window_sizes() if book else {},
+                             state.replica_loads(), book.side.window_sizes() if book else {},
                              [(w.name, w.pid, w.finished, w.metrics_address)
                               for w in sorted(state.workers.values(), key=lambda w: w.name)],
                              book.block_delays() if book else BlockDelays())

@@ -13,7 +13,8 @@ from ..checkpoint.catalog import Catalog
 from ..checkpoint.uncoordinated import cut, size
 from ..errors import SegflowError
 from ..observability.logs import event
-from ..net.control_codec import recovery_plan
+from ..checkpoint.restore_plan import LineRestore, SegmentRestore
+from ..net.control_codec import restore_plan
 from ..plan.placement import replica_name
 from ..runtime.elements import checkpoint_label
 from ..runtime.rescale import check_blobs, executor_state, finished_after_rescale, rescale_states
@@ -33,10 +34,11 @@ def restore_attempt(worker: str, attempt: "Attempt", catalog: Catalog, execution
         _rescaled(worker, attempt, catalog, restore, dict(assignment.restore_replicas), execution)
     elif restore:
         _from_checkpoint(worker, attempt, catalog, restore)
-    elif (plan := recovery_plan(assignment)) is not None:
-        if "segment" in plan:
-            _segments(worker, attempt, catalog, execution, plan["segment"])
-        else:
+    else:
+        plan = restore_plan(assignment)
+        if isinstance(plan, SegmentRestore):
+            _segments(worker, attempt, catalog, execution, plan)
+        elif isinstance(plan, LineRestore):
             _recovery_line(worker, attempt, catalog, plan)
 
 
@@ -101,11 +103,11 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
           replicas={str(b): f"{n}->{execution.replicas[b]}" for b, n in sorted(before.items())})
 
 
-def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan: dict) -> None:
+def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan: SegmentRestore) -> None:
     """Segment backup (checkpoint.segment): each block at its own version; connectors
     replay their windows to the segments behind them and drop what their state already
     holds; replicas behind the newest version owe snapshots of the versions in between."""
-    versions, replays = plan["versions"], plan["replays"]
+    versions, replays = plan.versions, plan.replays
     newest = max(versions.values())
     graph = execution.graph
     for rid, executor in attempt.executors.items():
@@ -133,10 +135,10 @@ def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan
           replays={f"{a}>{b}": r for (a, b), r in replays.items()})
 
 
-def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: dict) -> None:
+def _recovery_line(worker: str, attempt: "Attempt", catalog: Catalog, plan: LineRestore) -> None:
     """Uncoordinated recovery: each replica from its checkpoint on the recovery line, then
     the in-transit messages of its input channels, replayed from the senders' logs."""
-    line, replay = plan["line"], plan["replay"]
+    line, replay = plan.line, plan.replay
     restored = {}
     for rid, executor in attempt.executors.items():
         process = replica_name(rid.block, rid.index)

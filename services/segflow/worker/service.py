@@ -22,12 +22,8 @@ from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from ..checkpoint.aligned import AlignedSnapshots
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
-from ..checkpoint.segment import SegmentSnapshots
-from ..checkpoint.unaligned import UnalignedSnapshots
-from ..checkpoint.uncoordinated import LocalCheckpoints, LoggingOutlet, UncoordinatedCheckpoints
 from ..coordinator import ADDRESS_FROM_STDIN
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
@@ -38,7 +34,9 @@ from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ReplicaLoad, ServiceMetrics
-from ..plan.placement import ReplicaId, Worker, plan, replica_name
+from ..plan.placement import ReplicaId, Worker, plan
+from ..protocols.registry import family
+from ..protocols.replica_side import ReplicaSide
 from ..runtime.affinity import worker_core_from_env
 from ..runtime.channels import Inbox, LocalOutlet
 from ..runtime.elements import FINAL_CHECKPOINT
@@ -62,14 +60,8 @@ from .restore import restore_attempt
 log = logging.getLogger("segflow.worker")
 
 STOP_GRACE = 5.0      # seconds a stopping worker gives peers' streams to end (see stop_serving)
-COORDINATED = {CheckpointProtocol.ALIGNED: AlignedSnapshots, CheckpointProtocol.UNALIGNED: UnalignedSnapshots}
 
 RESTART, DONE, FAILED = "restart", "done", "failed"
-
-
-def _process_channel(edge, sender: int, destination: int) -> tuple[str, str]:
-    """An edge's channel between two replicas, as the uncoordinated protocols name it."""
-    return replica_name(edge.src, sender), replica_name(edge.dst, destination)
 
 
 class _NetworkCounters(ChannelMetrics):
@@ -287,7 +279,8 @@ class WorkerService:
             with attempt.results_lock:
                 attempt.results.setdefault(sink_id, []).extend(items)
 
-        locals_ = self._local_checkpoints(attempt, execution, mine)
+        side = family(attempt.protocol).replica(assignment.checkpointing, execution, mine, assignment.attempt) \
+            if attempt.two_phase else None
         for replica in mine:
             final = not graph.outputs_of(replica.block)
             load = attempt.loads[replica] = self.metrics.replica_load(replica.block, graph.blocks[replica.block].name,
@@ -295,16 +288,14 @@ class WorkerService:
 
             def outlet_for(edge, destination: int, replica=replica):
                 outlet = self._outlet(attempt, execution, addresses, replica, edge, destination)
-                if replica not in locals_:
-                    return outlet
-                return LoggingOutlet(outlet, _process_channel(edge, replica.index, destination), locals_[replica])
+                return outlet if side is None else side.outlet(replica, edge, destination, outlet)
             executor = build_executor(execution, replica, attempt.inboxes.get(replica), outlet_for, deliver, cancel,
                                       transactional=attempt.two_phase, restored_from=assignment.restore_checkpoint)
             if final:
                 executor.on_sink_batch = load.reached_sink
             attempt.executors[replica] = executor
-        if attempt.two_phase:
-            self._enable_checkpoints(attempt, execution, locals_)
+        if side is not None:
+            self._enable_checkpoints(attempt, execution, side)
         self.receivers.ready(assignment.job_id, lookup,
                              lambda block, index: execution.placement.get(ReplicaId(block, index)))
         attempt.pool = ExecutorPool(attempt.executors, cancel,
@@ -330,19 +321,8 @@ class WorkerService:
         attempt.outlets.append(outlet)
         return outlet
 
-    @staticmethod
-    def _local_checkpoints(attempt: Attempt, execution, mine: list[ReplicaId]) -> dict[ReplicaId, LocalCheckpoints]:
-        """Uncoordinated protocols: each replica's counters, log and timer (none otherwise)."""
-        if not attempt.protocol.uncoordinated:
-            return {}
-        processes = sorted(replica_name(r.block, r.index) for r in execution.all_replicas())
-        return {r: LocalCheckpoints(replica_name(r.block, r.index), attempt.assignment.checkpointing.interval_seconds,
-                                    processes, cic=attempt.protocol.communication_induced,
-                                    seed=hash((r.block, r.index, attempt.assignment.attempt)))
-                for r in mine}
-
-    def _enable_checkpoints(self, attempt: Attempt, execution, locals_: dict[ReplicaId, LocalCheckpoints]) -> None:
-        """Give every replica its protocol's side, then restore what the assignment asks for."""
+    def _enable_checkpoints(self, attempt: Attempt, execution, side: ReplicaSide) -> None:
+        """Give every replica its protocol's hooks, then restore what the assignment asks for."""
         checkpointing = attempt.assignment.checkpointing
         catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
                           checkpointing.job_name)
@@ -350,17 +330,8 @@ class WorkerService:
                             checkpointing.lease_owner, checkpointing.lease_generation)
         attempt.agent = CheckpointAgent(self.name, attempt.assignment.attempt, catalog, self.control,
                                         attempt.executors, fence)
-        graph = execution.graph
         for rid, executor in attempt.executors.items():
-            if attempt.protocol.uncoordinated:
-                channel_of = {(e.dst_input, s): _process_channel(e, s, rid.index)
-                              for e in graph.inputs_of(rid.block) for s in execution.senders(e, rid.index)}
-                executor.checkpointing = UncoordinatedCheckpoints(executor, attempt.agent, locals_[rid], channel_of)
-            elif attempt.protocol.segment_backup:
-                executor.checkpointing = SegmentSnapshots(executor, attempt.agent,
-                                                          connector=rid.block in checkpointing.connectors)
-            else:
-                executor.checkpointing = COORDINATED[attempt.protocol](executor, attempt.agent)
+            executor.checkpointing = side.checkpointing(rid, executor, attempt.agent)
         restore_attempt(self.name, attempt, catalog, execution)
 
     def _peer(self, address: str) -> grpc.Channel:

@@ -45,7 +45,7 @@ class HashJoin(Operator):
                 mine.setdefault(k, []).append(v)
             return None
         other = self.tables[1 - input_index]
-        out = []
+        out: list[Any] = []
         for k, v in batch.items:
             mine.setdefault(k, []).append(v)
             matches = other.get(k)
@@ -53,7 +53,7 @@ class HashJoin(Operator):
                 if input_index == 0:
                     out.extend((k, (v, r)) for r in matches)
                 else:
-                    out.extend((k, (l, v)) for l in matches)
+                    out.extend((k, (lv, v)) for lv in matches)
         return Batch(out) if out else None
 
     def on_end(self) -> Output:
@@ -61,13 +61,13 @@ class HashJoin(Operator):
         self.tables = ({}, {})
         if self.kind == INNER:
             return None
-        out = []
+        out: list[Any] = []
         for k, lefts in left.items():
             rights = right.get(k)
             if rights:
-                out.extend((k, (l, r)) for l in lefts for r in rights)
+                out.extend((k, (lv, r)) for lv in lefts for r in rights)
             else:
-                out.extend((k, (l, None)) for l in lefts)
+                out.extend((k, (lv, None)) for lv in lefts)
         if self.kind == OUTER:
             for k, rights in right.items():
                 if k not in left:
@@ -106,7 +106,7 @@ class SortMergeJoin(Operator):
         except TypeError as exc:
             raise TypeError(f"sort-merge join needs keys that can be ordered ({exc}); "
                             "use .local_hash() for unorderable keys") from exc
-        out = []
+        out: list[Any] = []
         i = j = 0
         while i < len(left) or j < len(right):
             if j >= len(right) or (i < len(left) and left[i][0] < right[j][0]):
@@ -115,7 +115,7 @@ class SortMergeJoin(Operator):
                 while i2 < len(left) and left[i2][0] == k:
                     i2 += 1
                 if self.kind != INNER:
-                    out.extend((k, (l, None)) for _, l in left[i:i2])
+                    out.extend((k, (lv, None)) for _, lv in left[i:i2])
                 i = i2
             elif i >= len(left) or right[j][0] < left[i][0]:
                 k = right[j][0]
@@ -132,7 +132,7 @@ class SortMergeJoin(Operator):
                     i2 += 1
                 while j2 < len(right) and right[j2][0] == k:
                     j2 += 1
-                out.extend((k, (l, r)) for _, l in left[i:i2] for _, r in right[j:j2])
+                out.extend((k, (lv, r)) for _, lv in left[i:i2] for _, r in right[j:j2])
                 i, j = i2, j2
         return Batch(out) if out else None
 
@@ -220,7 +220,8 @@ class IntervalJoin(Operator):
         # meets left ones at [q - upper, q + lower].
         before, after = (self.lower, self.upper) if left_side else (self.upper, self.lower)
         keyed = self.keyed
-        out, stamps = [], []
+        out: list[Any] = []
+        stamps: list[Any] = []
         emit, stamp = out.append, stamps.append
         find_mine, find_partners = mine.get, other.get
         items = batch.items if keyed else [(None, x) for x in batch.items]

@@ -74,7 +74,8 @@ def check_redis_url(url: str, what: str) -> None:
     except ValueError:
         raise PipelineError(f"{what}: bad port in the Redis URL {redact_url(url)!r}") from None
     if parsed.scheme not in ("redis", "rediss") or not parsed.hostname or not (parsed.path.strip("/") or "0").isdigit():
-        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, got {redact_url(url)!r}")
+        raise PipelineError(f"{what} needs a Redis URL like redis://[user:password@]host:6379/0, "
+                            f"got {redact_url(url)!r}")
 
 
 def entry_key(entry_id: str) -> tuple[int, int]:

@@ -64,10 +64,10 @@ class AddTimestamps(Operator):
 
     state_fields = ("largest", "emitted")
 
-    def __init__(self, timestamp: Callable, watermark: Callable | WatermarkStrategy | None):
+    def __init__(self, timestamp: Callable[..., Any], watermark: Callable[..., Any] | WatermarkStrategy | None):
         self.timestamp = timestamp
         self.strategy = watermark if isinstance(watermark, WatermarkStrategy) else None
-        self.watermark = None if self.strategy is not None else watermark
+        self.watermark = None if isinstance(watermark, WatermarkStrategy) else watermark
         self.call = UserCall(self)
         self.largest: Any = None      # the largest timestamp seen (strategies)
         self.emitted: Any = None      # the last watermark emitted (strategies)
@@ -108,13 +108,15 @@ class AddTimestamps(Operator):
 
     def _by_strategy(self, batch: Batch) -> Output:
         self.call.seen += len(batch.items)
-        if not batch.items:
+        if not batch.items or batch.timestamps is None:
             return batch
+        strategy = self.strategy
+        assert strategy is not None, "only a strategy's watermarks come here"
         self.last_record = time.monotonic()
         top = max(batch.timestamps)
         if self.largest is None or top > self.largest:
             self.largest = top
-        w = self.strategy.next_watermark(self.largest, self.emitted)
+        w = strategy.next_watermark(self.largest, self.emitted)
         if w is None and self.idle:
             w = self.emitted           # active again: a watermark tells the receivers so
         self.idle = False

@@ -45,14 +45,14 @@ class WindowResult(NamedTuple):
 class WindowAware:
     """Marks a window function that takes the window first: ``fn(window, values)``."""
 
-    def __init__(self, fn: Callable[[Window, list], Any]):
+    def __init__(self, fn: Callable[[Window, list[Any]], Any]):
         self.fn = fn
 
-    def __call__(self, window: Window, values: list) -> Any:
+    def __call__(self, window: Window, values: list[Any]) -> Any:
         return self.fn(window, values)
 
 
-def apply_window_function(aggregate: Callable, key: Any, start: Any, end: Any, values: list) -> Any:
+def apply_window_function(aggregate: Callable[..., Any], key: Any, start: Any, end: Any, values: list[Any]) -> Any:
     """``aggregate(values)``, or ``aggregate(Window(start, end, key), values)`` for a
     :class:`WindowAware` one; the engine and the Spark translation both call this."""
     if isinstance(aggregate, WindowAware):
@@ -80,15 +80,15 @@ class WindowOperator(Operator):
 
     spark_step = CHAIN
 
-    def __init__(self, aggregate: Callable[[list], Any], keyed: bool, flat: bool = False):
+    def __init__(self, aggregate: Callable[[list[Any]], Any], keyed: bool, flat: bool = False):
         self.aggregate = aggregate
         self.keyed = keyed
         self.flat = flat
         self.call = UserCall(self)
-        self.out_items: list = []
-        self.out_stamps: list = []
+        self.out_items: list[Any] = []
+        self.out_stamps: list[Any] = []
 
-    def emit(self, key: Any, values: list, ts: Any, start: Any = None, end: Any = None) -> None:
+    def emit(self, key: Any, values: list[Any], ts: Any, start: Any = None, end: Any = None) -> None:
         """Aggregate one window ``[start, end)`` (bounds unknown for count windows)."""
         try:
             result = apply_window_function(self.aggregate, key if self.keyed else None, start, end, values)
@@ -136,15 +136,15 @@ class CountWindows(WindowOperator):
 
     state_fields = ("buffers", "watermark")
 
-    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+    def rescale(self, states: list[dict[Any, Any]], index: int, replicas: int) -> dict[Any, Any]:
         return {"buffers": split_by_key(states, "buffers", index, replicas),
                 "watermark": earliest_watermark(states)}
 
-    def __init__(self, size: int, step: int, aggregate: Callable, keyed: bool, flat: bool = False):
+    def __init__(self, size: int, step: int, aggregate: Callable[..., Any], keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
         self.size = size
         self.step = step
-        self.buffers: dict = {}
+        self.buffers: dict[Any, Any] = {}
         self.watermark: Any = None
 
     def add(self, key: Any, value: Any, ts: Any) -> None:
@@ -161,7 +161,7 @@ class CountWindows(WindowOperator):
                 values.popleft()
                 stamps.popleft()
 
-    def _fire(self, key: Any, state: list) -> None:
+    def _fire(self, key: Any, state: list[Any]) -> None:
         values, stamps, _ = state
         state[2] = 0
         known = [s for s in stamps if s is not None]
@@ -192,19 +192,19 @@ class TimeWindows(WindowOperator):
 
     state_fields = ("windows", "ends", "order", "watermark")
 
-    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+    def rescale(self, states: list[dict[Any, Any]], index: int, replicas: int) -> dict[Any, Any]:
         windows = split_by_key(states, "windows", index, replicas, key=lambda slot: slot[0])
         slots = sorted(windows, key=lambda slot: (slot[1], stable_hash(slot[0])))
         ends = [(start + self.size, order, key, start) for order, (key, start) in enumerate(slots)]
         heapq.heapify(ends)
         return {"windows": windows, "ends": ends, "order": len(ends), "watermark": earliest_watermark(states)}
 
-    def __init__(self, size: Any, step: Any, aggregate: Callable, keyed: bool, flat: bool = False):
+    def __init__(self, size: Any, step: Any, aggregate: Callable[..., Any], keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
         self.size = size
         self.step = step
-        self.windows: dict = {}      # (key, start) -> values
-        self.ends: list = []         # heap of (end, order, key, start)
+        self.windows: dict[Any, Any] = {}      # (key, start) -> values
+        self.ends: list[Any] = []         # heap of (end, order, key, start)
         self.order = 0
         self.watermark: Any = None
 
@@ -252,7 +252,7 @@ class SessionWindows(WindowOperator):
 
     state_fields = ("sessions", "deadlines", "order", "watermark")
 
-    def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
+    def rescale(self, states: list[dict[Any, Any]], index: int, replicas: int) -> dict[Any, Any]:
         sessions = split_by_key(states, "sessions", index, replicas)
         deadlines = [(s[1] + self.gap, order, key)
                      for order, (key, s) in enumerate((k, s) for k, ss in sessions.items() for s in ss)]
@@ -260,11 +260,11 @@ class SessionWindows(WindowOperator):
         return {"sessions": sessions, "deadlines": deadlines, "order": len(deadlines),
                 "watermark": earliest_watermark(states)}
 
-    def __init__(self, gap: Any, aggregate: Callable, keyed: bool, flat: bool = False):
+    def __init__(self, gap: Any, aggregate: Callable[..., Any], keyed: bool, flat: bool = False):
         super().__init__(aggregate, keyed, flat)
         self.gap = gap
-        self.sessions: dict = {}     # key -> list of [first_ts, last_ts, [(ts, value)]]
-        self.deadlines: list = []    # heap of (last + gap, order, key)
+        self.sessions: dict[Any, Any] = {}     # key -> list[Any] of [first_ts, last_ts, [(ts, value)]]
+        self.deadlines: list[Any] = []    # heap of (last + gap, order, key)
         self.order = 0
         self.watermark: Any = None
 
@@ -288,7 +288,7 @@ class SessionWindows(WindowOperator):
         heapq.heappush(self.deadlines, (merged[1] + gap, self.order, key))
         self.order += 1
 
-    def _close(self, key: Any, session: list) -> None:
+    def _close(self, key: Any, session: list[Any]) -> None:
         records = sorted(session[2], key=lambda r: r[0])
         self.emit(key, [v for _, v in records], session[1] + self.gap, session[0], session[1] + self.gap)
 
@@ -375,7 +375,7 @@ class TagInputs(Operator):
         return Batch(items, batch.timestamps)
 
 
-def window_join_pairs(tagged: list) -> list:
+def window_join_pairs(tagged: list[Any]) -> list[Any]:
     """Cartesian product of a window's left and right values."""
     left = [v for side, v in tagged if side == 0]
     right = [v for side, v in tagged if side == 1]

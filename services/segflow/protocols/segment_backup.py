@@ -13,6 +13,7 @@ import logging
 
 from ..checkpoint.catalog import Catalog, Holdings
 from ..checkpoint.connectors import segment_topology
+from ..checkpoint.restore_plan import SegmentRestore
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
 from ..checkpoint.segments import AdjustedState, SegmentBackupError, segments
 from ..observability.logs import event
@@ -80,12 +81,12 @@ class SegmentBackup:
         self.catalog = catalog
         self.cleanup = cleanup
         self.ledger: SegmentLedger[int] | None = None
-        self.plans: dict[int, dict | None] = {}
+        self.plans: dict[int, SegmentRestore | None] = {}
 
     def has_state(self) -> bool:
         return bool(self.catalog.holdings().snapshots)
 
-    def plan(self, attempt: int, replicas: dict[int, int], restore: str) -> dict | None:
+    def plan(self, attempt: int, replicas: dict[int, int], restore: str) -> SegmentRestore | None:
         """The restore plan of ``attempt`` (``None``: start afresh), made once per attempt:
         the workers of an attempt all start from the same one. ``restore``: "" (afresh),
         ``latest``/``auto`` (the adjusted state) or a complete checkpoint's id (a savepoint:
@@ -97,7 +98,7 @@ class SegmentBackup:
         self.plans[attempt] = plan
         return plan
 
-    def _restore(self, ledger: SegmentLedger[int], replicas: dict[int, int], restore: str) -> dict | None:
+    def _restore(self, ledger: SegmentLedger[int], replicas: dict[int, int], restore: str) -> SegmentRestore | None:
         held = self.catalog.holdings()
         found, parts = held.snapshots, held.windows
         _same_parallelism(held, replicas)
@@ -117,13 +118,13 @@ class SegmentBackup:
         if not any(versions.values()):
             return None
         by_segment = segments(self.topology)
-        replays = {}
+        replays: dict[tuple[int, int], tuple[int, int]] = {}
         for (connector, index), versions_range in state.replays.items():
             segment = by_segment[index]
             for successor in self.topology.successors(connector):
                 if successor in segment.inner | segment.downstream:
                     replays[(connector, successor)] = versions_range
-        return {"segment": {"versions": versions, "replays": replays}}
+        return SegmentRestore(versions, replays)
 
     def acknowledged(self, block: int, replica: int, version: int, size: int, records: int) -> None:
         """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""

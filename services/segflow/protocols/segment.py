@@ -1,0 +1,70 @@
+"""``segment``: segment backup (Segment Backup, chapters 3 and 4). Aligned barriers, and
+connectors that keep the pending windows of their output; a restore puts each block at its
+own version (the adjusted state) and replays each segment from its nearest upstream
+connector, planned from the state store alone (:mod:`.segment_backup`).
+
+Both sides of the family: the coordinator's restore plan and window ledger, and each
+replica's hooks (``checkpoint.segment``: connectors record their window parts).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..checkpoint.replica import ReplicaCheckpointing
+from ..checkpoint.segment import SegmentSnapshots
+from ..checkpoint.segment_plan import WindowSize
+from ..plan.placement import ReplicaId, Worker, plan
+from ..redaction import redact_url
+from ..v1 import control_pb2 as cpb
+from .coordinator_side import CoordinatorSide, ProtocolContext
+from .replica_side import ReplicaSide
+from .segment_backup import SegmentBackup
+
+if TYPE_CHECKING:
+    from ..runtime.executor import ReplicaExecutor
+
+
+class SegmentBackupSide(CoordinatorSide):
+    def __init__(self, context: ProtocolContext) -> None:
+        super().__init__(context)
+        self.backup = SegmentBackup(context.graph, context.settings.connectors, context.catalog, context.cleanup)
+
+    def _choose_restore(self) -> None:
+        settings, catalog, checks = self.context.settings, self.context.catalog, self.context.checks
+        self._resume_end()
+        if self.wanted not in ("", "latest", "auto"):
+            checks.same_layout(catalog.resolve(self.wanted))   # complete, or a clear error
+        elif settings.restore and self.backup.has_state():
+            checks.same_layout(max(catalog.complete_ids(), default=0))
+        elif settings.restore:
+            checks.nothing_of_this_protocol(f"no checkpoint of job {settings.job_name!r} in "
+                                            f"{redact_url(settings.state_url)} to restore")
+
+    def prepare(self, attempt: int, workers: list[Worker]) -> list[int]:
+        """Each attempt's restore is planned from the store: what the lost run made durable."""
+        replicas = plan(self.context.graph, workers).replicas
+        again = self.wanted if attempt == 0 or self.finished else "latest"
+        self.plan = self.backup.plan(attempt, replicas, again)
+        return sorted(self.backup.connectors)
+
+    def recover(self, lost: str, workers: list[str], last_complete: int | None) -> None:
+        """Nothing to choose now: :meth:`prepare` plans the next attempt from the store."""
+
+    def acknowledged(self, checkpoint_id: int, ack: cpb.ReplicaAck) -> None:
+        if ack.ok:
+            self.backup.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)
+
+    def restoring(self) -> str:
+        return "segment backup: each connector's pending window"
+
+    @property
+    def connectors(self) -> set[int]:
+        return set(self.backup.connectors)
+
+    def window_sizes(self) -> dict[int, WindowSize]:
+        return self.backup.window_sizes()
+
+
+class SegmentReplicas(ReplicaSide):
+    def checkpointing(self, replica: ReplicaId, executor: "ReplicaExecutor", agent: Any) -> ReplicaCheckpointing:
+        return SegmentSnapshots(executor, agent, connector=replica.block in self.settings.connectors)
