@@ -1,15 +1,21 @@
-"""Every protocol segflow accepts has both sides registered, and the StreamJob CRD offers
-exactly the protocols the engine knows; a registry with a gap is refused by name."""
+"""Every protocol segflow accepts has both sides registered, the StreamJob CRD offers exactly
+the protocols the engine knows, the kill and restore tests run every one, and every kind of
+restore plan has its restore on the worker; a registry with a gap is refused by name."""
 from pathlib import Path
+from typing import get_args
 
 import pytest
 import yaml
 
+from recovery.test_kills import PROTOCOLS as KILLED
+from restore.test_runtime_restore import RESTORED_PROTOCOLS
 from segflow.checkpoint.protocols import CheckpointProtocol
+from segflow.checkpoint.restore_plan import RestorePlan
 from segflow.protocols.complete import AlignedReplicas, CompleteCheckpoints
 from segflow.protocols.coordinator_side import CoordinatorSide
 from segflow.protocols.registry import (PROTOCOLS, ProtocolFamily, UnregisteredProtocol, check_registry, family,
                                         registration_gaps)
+from segflow.worker.restore import RESTORES
 
 CRD = Path(__file__).resolve().parents[2] / "charts" / "segflow" / "crds" / "streamjobs.segflow.io.yaml"
 
@@ -56,3 +62,13 @@ def test_a_side_of_the_wrong_kind_is_named():
 def test_none_checkpoints_nothing_and_has_no_family():
     with pytest.raises(UnregisteredProtocol, match="aligned, unaligned, segment, uncoordinated, cic"):
         family(CheckpointProtocol.NONE)
+
+
+def test_every_protocol_is_exercised_by_the_kill_and_restore_tests():
+    registered = {p.value for p in PROTOCOLS}
+    assert set(KILLED) == registered
+    assert RESTORED_PROTOCOLS == registered
+
+
+def test_every_kind_of_restore_plan_has_its_restore_on_the_worker():
+    assert set(RESTORES) == set(get_args(RestorePlan))

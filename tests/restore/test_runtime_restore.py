@@ -87,8 +87,15 @@ def kill_then_restore(job, params, state_dir, protocol, restore_point, seed, *ex
     assert rerun.returncode == 0, rerun.stderr[-3000:]
 
 
-@pytest.mark.parametrize("protocol, restore_point", [("aligned", latest_checkpoint), ("unaligned", latest_checkpoint),
-                                                      ("aligned", take_savepoint), ("segment", latest_checkpoint)],
+# The protocols whose jobs restart whole from a checkpoint, and those whose lost worker is
+# replaced from a recovery line: between them, every registered protocol (tests/protocols).
+WHOLE_JOB_RESTORES = [("aligned", latest_checkpoint), ("unaligned", latest_checkpoint), ("aligned", take_savepoint),
+                      ("segment", latest_checkpoint)]
+REPLACEMENT_WORKER_PROTOCOLS = ["uncoordinated", "cic"]
+RESTORED_PROTOCOLS = {p for p, _ in WHOLE_JOB_RESTORES} | set(REPLACEMENT_WORKER_PROTOCOLS)
+
+
+@pytest.mark.parametrize("protocol, restore_point", WHOLE_JOB_RESTORES,
                          ids=["aligned-latest", "unaligned-latest", "aligned-savepoint", "segment-latest"])
 def test_a_job_killed_whole_continues_in_new_processes_from_a_checkpoint(tmp_path, protocol, restore_point):
     output = tmp_path / "out"
@@ -117,7 +124,7 @@ def test_an_iteration_killed_whole_continues_in_new_processes_from_its_latest_ch
     assert read_lines(str(output) + "-state") == [str(3000 * 30)]
 
 
-@pytest.mark.parametrize("protocol", ["uncoordinated", "cic"])
+@pytest.mark.parametrize("protocol", REPLACEMENT_WORKER_PROTOCOLS)
 def test_a_replacement_worker_continues_from_the_recovery_line(tmp_path, protocol):
     output = tmp_path / "out"
     run_with_kills(JOB, {"output": output, "events": EVENTS, "rate": RATE}, f"file://{tmp_path}/state", protocol,
