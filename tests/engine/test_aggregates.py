@@ -3,7 +3,7 @@ the group_by_* family with local pre-aggregation, against plain Python."""
 import collections
 
 import pytest
-from conftest import bag, execute, groups, run
+from support.pipelines import bag, execute, groups, run
 
 WORDS = [f"w{(i * 7) % 11}" for i in range(300)] + ["solo"]
 VALUES = [(w, (i * 37) % 101 - 20) for i, w in enumerate(WORDS)]

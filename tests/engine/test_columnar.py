@@ -7,7 +7,7 @@ import random
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from conftest import run
+from support.pipelines import run
 
 from segflow import StreamEnvironment
 from segflow.errors import JobFailed, PipelineError

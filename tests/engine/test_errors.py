@@ -1,7 +1,7 @@
 """Bad pipelines and failing user code give specific exceptions whose messages say what
 went wrong and what to do, found while building when possible."""
 import pytest
-from conftest import run
+from support.pipelines import run
 
 import segflow
 from segflow import (BatchMode, CountWindow, EventTimeWindow, PipelineError, ProcessingTimeWindow,

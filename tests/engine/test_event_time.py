@@ -1,7 +1,7 @@
 """add_timestamps and watermarks: a block's event time is the minimum over all its input
 replicas and inputs (the watermark frontier), so no record that was on time where it was
 stamped becomes late downstream, whatever the parallelism."""
-from conftest import bag, run, time_windows
+from support.pipelines import bag, run, time_windows
 
 from segflow import EventTimeWindow
 

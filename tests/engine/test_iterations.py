@@ -1,7 +1,7 @@
 """iterate and replay: the leader's state (delta folds, global fold, loop condition), the
 feedback of each iteration into the next, side inputs replayed every iteration, and
 operators in the body starting afresh every iteration."""
-from conftest import bag, run
+from support.pipelines import bag, run
 
 ADD = dict(local_fold=lambda d, x: d + x, global_fold=lambda s, d: s + d, delta_init=0)
 

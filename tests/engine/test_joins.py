@@ -3,7 +3,7 @@ sort-merge) strategy, and interval joins, against plain Python."""
 import itertools
 
 import pytest
-from conftest import bag, run
+from support.pipelines import bag, run
 from hypothesis import given, settings, strategies as st
 
 from segflow import EventTimeWindow

@@ -6,7 +6,7 @@ import sys
 
 import cloudpickle
 import pytest
-from conftest import bag, run, time_windows
+from support.pipelines import bag, run, time_windows
 
 import segflow
 from segflow import EventTimeWindow

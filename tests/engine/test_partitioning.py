@@ -3,7 +3,7 @@ max_parallelism, and batch modes (which may change batching but never results)."
 import time
 
 import pytest
-from conftest import bag, execute, groups, run
+from support.pipelines import bag, execute, groups, run
 
 import segflow
 from segflow import BatchMode

@@ -4,7 +4,7 @@ parallelisms and batch modes, and both results must equal a plain-Python model: 
 may depend on neither."""
 import collections
 
-from conftest import bag, count_windows, groups, run, time_windows
+from support.pipelines import bag, count_windows, groups, run, time_windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ import os
 import threading
 
 import pytest
-from conftest import bag, run
+from support.pipelines import bag, run
 
 import segflow
 from segflow import BatchMode

@@ -7,7 +7,7 @@ import statistics
 import time
 
 import pytest
-from conftest import bag, run
+from support.pipelines import bag, run
 from hypothesis import given, settings, strategies as st
 
 import segflow.runtime.operators.sources as sources

@@ -1,7 +1,7 @@
 """Record-at-a-time operators (map, filter, flat_map, filter_map, flatten, inspect) and their
 stateful rich_* forms, on plain and keyed streams, against plain Python."""
 import pytest
-from conftest import bag, groups, run, time_windows
+from support.pipelines import bag, groups, run, time_windows
 
 from segflow import EventTimeWindow
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from conftest import PARALLELISMS, bag, run, time_windows
+from support.pipelines import PARALLELISMS, bag, run, time_windows
 
 from segflow import EventTimeWindow, PipelineError, WatermarkStrategy
 from segflow.runtime.elements import IDLE, Batch, Watermark

@@ -4,7 +4,7 @@ tumbling, sliding, session and count windows, keyed and not."""
 import collections
 
 import pytest
-from conftest import PARALLELISMS, bag, run, stamped
+from support.pipelines import PARALLELISMS, bag, run, stamped
 
 from segflow import CountWindow, EventTimeWindow, Window, WindowResult
 

@@ -1,7 +1,7 @@
 """Count windows, tumbling and sliding, per key and over the whole stream, with every
 window aggregation, against a plain-Python model of the same windows."""
 import pytest
-from conftest import WINDOW_AGGREGATIONS, bag, count_windows, groups, run
+from support.pipelines import WINDOW_AGGREGATIONS, bag, count_windows, groups, run
 
 from segflow import CountWindow, EventTimeWindow
 

@@ -1,7 +1,7 @@
 """Event-time windows (tumbling, sliding, session) per key and over the whole stream: their
 boundaries, late records, output times, aggregations and joins, against plain Python."""
 import pytest
-from conftest import WINDOW_AGGREGATIONS, bag, groups, run, sessions, stamped, time_windows
+from support.pipelines import WINDOW_AGGREGATIONS, bag, groups, run, sessions, stamped, time_windows
 
 from segflow import EventTimeWindow
 

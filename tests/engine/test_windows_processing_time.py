@@ -3,7 +3,7 @@ window. Each test sends six records at once, stalls the stream for longer than a
 (or a session gap), then sends six more; what is checked does not depend on finer timing."""
 import time
 
-from conftest import run
+from support.pipelines import run
 
 from segflow import BatchMode, ProcessingTimeWindow
 

@@ -4,8 +4,8 @@ import sys
 
 import cloudpickle
 import pytest
-from conftest import bag, groups, time_windows
-from conftest import count_windows as count_model
+from support.pipelines import bag, groups, time_windows
+from support.pipelines import count_windows as count_model
 
 from segflow import CountWindow, EventTimeWindow
 from segflow.jobs.loader import run_pipeline
