@@ -83,7 +83,8 @@ def test_retain_must_keep_one():
 def restarted_from(book: LocalCheckpointRecords, earlier_segments=None, retain=3) -> LocalCheckpointRecords:
     """A new coordinator's records after the whole job restarts from ``book``'s stored line."""
     stored = decode_line(encode_line(book.stable_line(), [A, B], 1234.5, {"blocks": [["generate"], ["map"]]}))
-    assert stored.processes == [A, B] and stored.written == 1234.5 and stored.layout == {"blocks": [["generate"], ["map"]]}
+    assert stored.processes == [A, B] and stored.written == 1234.5
+    assert stored.layout == {"blocks": [["generate"], ["map"]]}
     again = LocalCheckpointRecords(retain)
     again.seed(stored.line, earlier_segments or {})
     return again

@@ -76,4 +76,5 @@ def test_a_connector_replays_half_a_block_of_its_input():
     # input block of 25 tuples (l_2), connector 7 on half of 12.5 (l_6).
     p = Pipeline(service=(1 / 80,) * 7, ratios=(1.0, 2.0, 0.25, 1.0, 1.0, 1.0), connectors=frozenset({1, 3, 7}),
                  block=25, rate=24, tuple_bytes=100, barrier_bytes=10, checkpoint_bytes=1000, ack_bytes=8)
-    assert recovery_delay(p, DELAYS) == pytest.approx(0.75 + max(0.011 * 2 + 0.01 * 25 / 2, 0.011 * 4 + 0.01 * 12.5 / 2))
+    assert recovery_delay(p, DELAYS) == pytest.approx(0.75 + max(0.011 * 2 + 0.01 * 25 / 2,
+                                                                 0.011 * 4 + 0.01 * 12.5 / 2))

@@ -53,7 +53,8 @@ def test_the_launcher_starts_the_coordinator_before_it_loads_grpc():
     assert "grpc" not in modules_after("import segflow.launcher.processes")
 
 
-@pytest.mark.parametrize("name, home", [("StreamEnvironment", "segflow.api.environment"), ("Config", "segflow.settings"),
+@pytest.mark.parametrize("name, home", [("StreamEnvironment", "segflow.api.environment"),
+                                        ("Config", "segflow.settings"),
                                         ("WindowResult", "segflow.runtime.operators.windows")])
 def test_the_package_imports_a_name_when_it_is_first_used(name, home):
     loaded = modules_after(f"import segflow; assert segflow.{name}.__module__ == {home!r}")

@@ -61,7 +61,8 @@ def job(tmp_path, spawn):
     address, attempt = found.group(1), f"{found.group(2)}-a0"
     workers = []
     for index in range(2):
-        workers.append(spawn("worker", "--coordinator", address, "--name", f"w{index}", "--host", f"127.0.0.{30 + index}",
+        workers.append(spawn("worker", "--coordinator", address, "--name", f"w{index}",
+                             "--host", f"127.0.0.{30 + index}",
               env=certs.env(Role.WORKER, f"w{index}")))
     with certs.channel(address, Role.COORDINATOR) as channel:
         updates = cpb_grpc.CoordinatorStub(channel).Watch(cpb.WatchRequest())

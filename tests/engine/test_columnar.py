@@ -46,7 +46,8 @@ def oracle(rows, keep=lambda price: price > 100):
 
 def pipeline(path, chunk=1 << 20):
     def build(env):
-        return (env.read_csv(path, columnar=True, batch_bytes=chunk).filter_batches(lambda b: pc.greater(b["price"], 100))
+        return (env.read_csv(path, columnar=True, batch_bytes=chunk)
+                .filter_batches(lambda b: pc.greater(b["price"], 100))
                 .map_batches(lambda b: b.append_column("cents", pc.multiply(b["price"], 908)))
                 .group_by_aggregate("auction", bids=("price", "count"), cents=("cents", "sum"),
                                     lo=("price", "min"), hi=("price", "max"), avg=("cents", "mean")))
@@ -101,7 +102,9 @@ def test_an_empty_file_or_a_header_alone_gives_nothing(tmp_path):
     for name, text in (("empty.csv", ""), ("header.csv", "a,b\n")):
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
-        assert run(lambda env: env.read_csv(str(path), columnar=True).group_by_aggregate("a", n=("b", "count")), 2) == []
+        def aggregate(env):
+            return env.read_csv(str(path), columnar=True).group_by_aggregate("a", n=("b", "count"))
+        assert run(aggregate, 2) == []
 
 
 def test_a_bad_value_names_the_file_and_the_lines(tmp_path):

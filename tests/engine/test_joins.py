@@ -15,11 +15,11 @@ RIGHT = [(i % 9, f"R{i}") for i in range(25)]
 def model(kind, left, right):
     """The join of ``(key, payload)`` records on the key, as ``(key, (l, r))``."""
     out = []
-    for l in left:
-        matches = [r for r in right if r[0] == l[0]]
-        out += [(l[0], (l, r)) for r in matches] or ([(l[0], (l, None))] if kind != "inner" else [])
+    for lft in left:
+        matches = [r for r in right if r[0] == lft[0]]
+        out += [(lft[0], (lft, r)) for r in matches] or ([(lft[0], (lft, None))] if kind != "inner" else [])
     if kind == "outer":
-        out += [(r[0], (None, r)) for r in right if not any(l[0] == r[0] for l in left)]
+        out += [(r[0], (None, r)) for r in right if not any(lft[0] == r[0] for lft in left)]
     return out
 
 
@@ -30,7 +30,7 @@ STRATEGIES = [s for s in itertools.product(["ship_hash", "ship_broadcast_right"]
 
 def join(env, left, right, ship, local, kind):
     builder = env.from_parallel(lambda i, n: left[i::n]).join_with(
-        env.from_parallel(lambda i, n: right[i::n]), lambda l: l[0], lambda r: r[0])
+        env.from_parallel(lambda i, n: right[i::n]), lambda lft: lft[0], lambda r: r[0])
     return getattr(getattr(getattr(builder, ship)(), local)(), kind)()
 
 
@@ -52,7 +52,7 @@ def test_join_shortcuts_are_hash_joins(parallelism):
     right = RIGHT + [(None, "Rnone")]         # hash joins take any hashable key
     for name, kind in (("join", "inner"), ("left_join", "left"), ("outer_join", "outer")):
         got = run(lambda env: getattr(env.from_iterable(LEFT).shuffle(), name)(
-            env.from_iterable(right).shuffle(), lambda l: l[0], lambda r: r[0]), parallelism)
+            env.from_iterable(right).shuffle(), lambda lft: lft[0], lambda r: r[0]), parallelism)
         assert bag(got) == bag(model(kind, LEFT, right)), name
 
 
@@ -62,7 +62,7 @@ def stamped_pairs(env, records, slack):
 
 
 def interval_model(left, right, lower, upper):
-    return [(l, r) for l in left for r in right if l[1] - lower <= r[1] <= l[1] + upper]
+    return [(lft, r) for lft in left for r in right if lft[1] - lower <= r[1] <= lft[1] + upper]
 
 
 def test_interval_join_bounds_are_inclusive(parallelism):
@@ -102,8 +102,8 @@ def test_interval_join_of_out_of_order_records(parallelism):
     def keyed(env):
         return stamped_pairs(env, left, 15).group_by(lambda e: e[0]).interval_join(
             stamped_pairs(env, right, 15).group_by(lambda e: e[0]), 4, 6)
-    assert bag(run(keyed, parallelism)) == bag((l[0], (l, r)) for l, r in interval_model(left, right, 4, 6)
-                                               if l[0] == r[0])
+    assert bag(run(keyed, parallelism)) == bag((lft[0], (lft, r)) for lft, r in interval_model(left, right, 4, 6)
+                                               if lft[0] == r[0])
 
 
 def test_interval_join_with_an_empty_side(parallelism):
@@ -148,5 +148,6 @@ def test_interval_join_operator_matches_the_model(left, right, lower, upper, spl
         result = join.process_input(side, Batch([(r[0], r) for r in records], [r[1] for r in records]))
         if result is not None:
             out += zip(result.items, result.timestamps)
-    expected = [((l[0], (l, r)), max(l[1], r[1])) for l, r in interval_model(left, right, lower, upper) if l[0] == r[0]]
+    expected = [((lft[0], (lft, r)), max(lft[1], r[1]))
+                for lft, r in interval_model(left, right, lower, upper) if lft[0] == r[0]]
     assert bag(out) == bag(expected)

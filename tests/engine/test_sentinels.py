@@ -29,7 +29,9 @@ def _outputs(out):
 
 
 def test_a_non_keyed_time_window_open_at_a_snapshot_is_emitted_once_after_restore():
-    make = lambda: TimeWindows(10_000, 10_000, len, keyed=False)
+    def make():
+        return TimeWindows(10_000, 10_000, len, keyed=False)
+
     op = make()
     op.process(Batch(list(range(1000)), list(range(1000))))
     op = _restored(op, make)
@@ -38,14 +40,18 @@ def test_a_non_keyed_time_window_open_at_a_snapshot_is_emitted_once_after_restor
 
 
 def test_non_keyed_count_and_session_windows_continue_their_open_window_after_restore():
-    make = lambda: CountWindows(5, 5, len, keyed=False)
+    def make():
+        return CountWindows(5, 5, len, keyed=False)
+
     op = make()
     op.process(Batch([1, 2, 3]))
     op = _restored(op, make)
     assert _outputs(op.process(Batch([4, 5, 6]))) == [5]
     assert _outputs(op.on_end()) == [1]
 
-    make = lambda: SessionWindows(10, len, keyed=False)
+    def make():
+        return SessionWindows(10, len, keyed=False)
+
     op = make()
     op.process(Batch([1, 2], [0, 5]))
     op = _restored(op, make)
@@ -54,7 +60,9 @@ def test_non_keyed_count_and_session_windows_continue_their_open_window_after_re
 
 
 def test_a_reduce_without_records_before_the_snapshot_starts_from_the_first_record_after():
-    make = lambda: Fold(lambda a, b: a + b)
+    def make():
+        return Fold(lambda a, b: a + b)
+
     op = make()
     op = _restored(op, make)
     op.process(Batch([4, 5]))

@@ -1,7 +1,6 @@
 """Watermark strategies: bounded out-of-orderness and monotonous watermarks, emitted per
 batch (never per record) or at multiples of an interval, and idleness that stops an input
 without records from holding back the watermark of the operators after it."""
-import collections
 import random
 import threading
 import time

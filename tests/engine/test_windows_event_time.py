@@ -114,8 +114,8 @@ def test_window_joins_pair_records_of_the_same_window(parallelism):
 
     def plain(env):
         return stamped(env, left).window_all(w).join(stamped(env, right).window_all(w))
-    same_window = [(l, r) for l in left for r in right if l[1] // 50 == r[1] // 50]
-    assert bag(run(keyed, parallelism)) == bag((l[0], (l, r)) for l, r in same_window if l[0] == r[0])
+    same_window = [(lft, r) for lft in left for r in right if lft[1] // 50 == r[1] // 50]
+    assert bag(run(keyed, parallelism)) == bag((lft[0], (lft, r)) for lft, r in same_window if lft[0] == r[0])
     assert bag(run(plain, parallelism)) == bag(same_window)
 
 

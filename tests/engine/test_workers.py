@@ -35,7 +35,7 @@ def count_windows(env):
 def joins(env):
     left = env.from_iterable([(i % 11, i) for i in range(60)]).shuffle()
     right = env.from_iterable([(i % 13, -i) for i in range(40)]).shuffle()
-    return left.left_join(right, lambda l: l[0], lambda r: r[0]).collect()
+    return left.left_join(right, lambda lft: lft[0], lambda r: r[0]).collect()
 
 
 def iteration(env):
@@ -55,7 +55,7 @@ def expected(name):
         return bag((k, len(w)) for k, v in by_key.items() for w in count_model(v, 7, 7))
     if name == "joins":
         left, right = [(i % 11, i) for i in range(60)], [(i % 13, -i) for i in range(40)]
-        return bag((l[0], (l, r)) for l in left for r in ([r for r in right if r[0] == l[0]] or [None]))
+        return bag((lft[0], (lft, r)) for lft in left for r in ([r for r in right if r[0] == lft[0]] or [None]))
     return bag([sum(x + k for x in range(20) for k in (1, 2, 3))])
 
 

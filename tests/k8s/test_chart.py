@@ -83,7 +83,8 @@ def test_the_chart_ships_the_dashboard_and_a_pod_monitor_when_asked(helm):
     assert monitor["metadata"]["labels"]["release"] == "prom"
     assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
     body = {"metadata": {"name": "wc", "namespace": "jobs", "uid": "u"}}
-    pod = manifests.worker_pod(body, parse({"image": "i", "job": {"module": "m"}, "checkpointing": {"protocol": "none"}}),
+    pod = manifests.worker_pod(body, parse({"image": "i", "job": {"module": "m"},
+                                            "checkpointing": {"protocol": "none"}}),
                                1, 0, "10.0.0.1")
     assert monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
     assert any(p["name"] == "metrics" for p in pod["spec"]["containers"][0]["ports"])

@@ -150,7 +150,8 @@ def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
 def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
     flag = tmp_path / "open"
     apply_shell_pod(cluster, "prober",
-                    f"while [ ! -e {flag} ]; do sleep 0.1; done; exec python -m http.server 8099 --bind $SEGFLOW_POD_IP",
+                    f"while [ ! -e {flag} ]; do sleep 0.1; done; "
+                    "exec python -m http.server 8099 --bind $SEGFLOW_POD_IP",
                     readinessProbe={"tcpSocket": {"port": "http"}, "periodSeconds": 1},
                     ports=[{"name": "http", "containerPort": 8099}])
     wait_for(lambda: pod_status(cluster, "prober")["phase"] == "Running", 30, "Running")
@@ -232,7 +233,8 @@ def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
             metadata: {{name: there}}
             spec:
               restartPolicy: Never
-              containers: [{{name: main, image: segflow/engine, command: [sh, -c, 'echo $SEGFLOW_POD_IP > {tmp_path}/ip']}}]
+              containers:
+              - {{name: main, image: segflow/engine, command: [sh, -c, 'echo $SEGFLOW_POD_IP > {tmp_path}/ip']}}
             """)
         wait_for(lambda: (tmp_path / "ip").exists() and (tmp_path / "ip").read_text().strip(), 30, "the pod")
         ip = ipaddress.ip_address((tmp_path / "ip").read_text().strip())
@@ -247,7 +249,8 @@ def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
 
 
 def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
-    apply_shell_pod(cluster, "failing", 'echo starting; echo "boom: no such job" >&2; exit 3', {"restartPolicy": "Never"},
+    apply_shell_pod(cluster, "failing", 'echo starting; echo "boom: no such job" >&2; exit 3',
+                    {"restartPolicy": "Never"},
                     terminationMessagePolicy="FallbackToLogsOnError")
     failed = wait_for(lambda: (s := pod_status(cluster, "failing"))["phase"] == "Failed" and s, 30, "Failed")
     ended = container(failed)["state"]["terminated"]

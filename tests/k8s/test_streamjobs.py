@@ -243,7 +243,8 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
     events = 50000
     windowed_job_with_a_checkpoint(operator, "growing", tmp_path / "out", events, state)
     scale = operator.get("sj", "growing", "-n", NAMESPACE, "--subresource", "scale")
-    assert scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "segflow.io/job=growing,segflow.io/role=worker"
+    assert scale["spec"]["replicas"] == 2
+    assert scale["status"]["selector"] == "segflow.io/job=growing,segflow.io/role=worker"
     operator.kubectl("scale", "sj", "growing", "-n", NAMESPACE, "--replicas", "3")    # the scale subresource
     redeployed = wait_for(lambda: (s := status(operator, "growing")).get("revision") == 2 and s, 60, "the redeploy")
     assert redeployed["deployed"]["parallelism"] == 3

@@ -35,7 +35,8 @@ def test_the_benches_read_the_summary_line_segflow_run_prints(tmp_path):
     spec.loader.exec_module(common)
     corpus = tmp_path / "words.txt"
     corpus.write_text("a b a\nc a b\n" * 500)
-    done = subprocess.run([common.SEGFLOW, "run", os.path.join(ROOT, "examples", "wordcount.py"), "-p", f"input={corpus}",
+    done = subprocess.run([common.SEGFLOW, "run", os.path.join(ROOT, "examples", "wordcount.py"),
+                           "-p", f"input={corpus}",
                            "-p", f"output={tmp_path / 'out'}", "--parallelism", "2", "--processes"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

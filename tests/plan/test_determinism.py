@@ -18,7 +18,7 @@ def a_job(env):
     a, b, c = words.split(3)
     a.group_by_count().unkey().collect()
     b.add_timestamps(len, lambda w, ts: ts).group_by(len).window(EventTimeWindow.sliding(4, 2)).count().collect()
-    joined = c.map(lambda w: (w, 1)).join_with(env.from_iterable([("x", 2)]).shuffle(), lambda l: l[0],
+    joined = c.map(lambda w: (w, 1)).join_with(env.from_iterable([("x", 2)]).shuffle(), lambda lft: lft[0],
                                                lambda r: r[0]).ship_broadcast_right().local_sort_merge().left()
     state, _ = joined.drop_key().iterate(3, 0, lambda s, st: s.window_all(CountWindow.tumbling(2)).count(),
                                          lambda d, x: d + x, lambda s, d: s + d, delta_init=0)

@@ -49,7 +49,8 @@ def iterated(env):
 
 
 # Each with the number of its blocks that are pass-through ones.
-PIPELINES = [(joined, 2), (interval_joined, 2), (split_after_source, 1), (split_after_group_by, 1), (capped_then_windowed, 0), (iterated, 2)]
+PIPELINES = [(joined, 2), (interval_joined, 2), (split_after_source, 1), (split_after_group_by, 1),
+             (capped_then_windowed, 0), (iterated, 2)]
 
 
 @pytest.mark.parametrize("parallelism", [1, 3])

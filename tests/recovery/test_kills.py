@@ -130,7 +130,7 @@ def test_hash_join(tmp_path, state_url, protocol):
     lefts = collections.defaultdict(list)
     for i in range(9000):
         lefts[i % 500].append(f"L{i}")
-    expected = [f"{l}\tR{j}" for j in range(3000) for l in lefts.get(j % 700, [])]
+    expected = [f"{lft}\tR{j}" for j in range(3000) for lft in lefts.get(j % 700, [])]
     assert collections.Counter(read_lines(output)) == collections.Counter(expected)
 
 
@@ -167,7 +167,8 @@ def test_columnar_aggregate(tmp_path, state_url, protocol):
 @pytest.mark.parametrize("protocol", LOOP_PROTOCOLS)
 def test_iteration(tmp_path, state_url, protocol):
     output = tmp_path / "out"
-    run_with_kills("iterative.py", {"output": output}, state_url, protocol, seed=int(os.environ.get("SEGFLOW_KILL_SEED", 4)))
+    run_with_kills("iterative.py", {"output": output}, state_url, protocol,
+                   seed=int(os.environ.get("SEGFLOW_KILL_SEED", 4)))
     assert sorted(map(int, read_lines(output))) == [x + 30 for x in range(3000)]
     assert read_lines(str(output) + "-state") == [str(3000 * 30)]
 

@@ -30,7 +30,8 @@ def start(shape, output, state, endpoint, connectors, *extra):
     env = {**os.environ, "AWS_ENDPOINT_URL": endpoint} if endpoint else None
     return subprocess.Popen(
         [SEGFLOW, "run", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={output}", "-p", f"shape={shape}",
-         "-p", f"events={EVENTS}", "-p", f"rate={RATE}", "-p", f"delay={DELAY}", "--parallelism", "2", "--checkpoint-protocol", "segment",
+         "-p", f"events={EVENTS}", "-p", f"rate={RATE}", "-p", f"delay={DELAY}", "--parallelism", "2",
+         "--checkpoint-protocol", "segment",
          "--checkpoint-interval", "0.3", "--connectors", connectors, "--state", state, "--quiet", *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
 

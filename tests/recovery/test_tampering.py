@@ -210,7 +210,8 @@ def test_damaged_log_segments_are_found_and_the_recovery_line_falls_back(tmp_pat
     run = subprocess.Popen(
         [SEGFLOW, "run", os.path.join(JOBS, f"{JOB}.py"), "-p", f"output={output}", "-p", "events=30000",
          "-p", "rate=5000", "--parallelism", "2", "--checkpoint-protocol", protocol, "--checkpoint-interval", "0.3",
-         "--retain", "6", "--state", url], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+         "--retain", "6", "--state", url], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
     try:
         def newest_segments():
             """Each replica's newest log segment's index."""

@@ -125,9 +125,9 @@ def partitioned_run(make, replicas: int, records: list, states: list[dict] | Non
 def joined(kind: str, records: list) -> list:
     lefts = [(k, v) for side, k, v in records if side == 0]
     rights = [(k, v) for side, k, v in records if side == 1]
-    pairs = [(k, (l, r)) for k, l in lefts for k2, r in rights if k == k2]
+    pairs = [(k, (lft, r)) for k, lft in lefts for k2, r in rights if k == k2]
     if kind in (joins.LEFT, joins.OUTER):
-        pairs += [(k, (l, None)) for k, l in lefts if all(k2 != k for k2, _ in rights)]
+        pairs += [(k, (lft, None)) for k, lft in lefts if all(k2 != k for k2, _ in rights)]
     if kind == joins.OUTER:
         pairs += [(k, (None, r)) for k, r in rights if all(k2 != k for k2, _ in lefts)]
     return sorted(pairs)
@@ -153,8 +153,8 @@ def test_a_keyed_interval_join_rescales_to_every_pair_once(before, after, old, n
     first, ops = partitioned_run(make, old, before)
     second, _ = partitioned_run(make, new, after, [op.snapshot() for op in ops])
     records = before + after
-    want = [(k, (l, r)) for side, k, l in records if side == 0 for side2, k2, r in records
-            if side2 == 1 and k2 == k and l - 3 <= r <= l + 5]
+    want = [(k, (lft, r)) for side, k, lft in records if side == 0 for side2, k2, r in records
+            if side2 == 1 and k2 == k and lft - 3 <= r <= lft + 5]
     assert sorted(first + second) == sorted(want)
 
 

@@ -6,10 +6,11 @@ state continue it; every sink's output must equal the plain-Python oracle, line 
 Aligned and unaligned checkpoints (the latter with in-flight channel state) restore the
 whole job: every process is SIGKILLed, and ``segflow run --restore latest`` starts new
 ones; so does segment backup, each block from its own version with the connectors (every
-block behind a keyed exchange) replaying their pending windows. The uncoordinated protocols (uncoordinated, cic) keep per-replica local checkpoints
-and channel logs, not job-wide complete checkpoints, so a job cannot be restarted from them
-with ``--restore``; their new processes are a replacement worker, which restores from the
-recovery line and replays the logged channels."""
+block behind a keyed exchange) replaying their pending windows. The uncoordinated protocols
+(uncoordinated, cic) keep per-replica local checkpoints and channel logs, not job-wide
+complete checkpoints, so a job cannot be restarted from them with ``--restore``; their new
+processes are a replacement worker, which restores from the recovery line and replays the
+logged channels."""
 import collections
 import os
 import random

@@ -40,7 +40,7 @@ def test_text_file_positions(tmp_path, monkeypatch, seed):
     path = tmp_path / "f.txt"
     path.write_text(text, encoding="utf-8", newline="")
     parts = text.split("\n")
-    expected = [l[:-1] if l.endswith("\r") else l for l in parts[:-1]]
+    expected = [lft[:-1] if lft.endswith("\r") else lft for lft in parts[:-1]]
     if text and not text.endswith("\n"):
         expected.append(parts[-1])
     for replicas in (1, 3, 7):
@@ -68,7 +68,8 @@ def test_generator_iterable_and_parallel_positions():
 
 
 def restored_generator(state: dict, catch_up: bool, replicas: int = 1) -> GeneratorSource:
-    """A paced generator (100 records/s over ``replicas``) restored from ``state``, as a worker does: restore, then open."""
+    """A paced generator (100 records/s over ``replicas``) restored from ``state``, as a
+    worker does: restore, then open."""
     src = GeneratorSource(lambda i: i, None, 100.0 * replicas, catch_up=catch_up)
     src.restore(state)
     src.open(ctx(0, replicas))

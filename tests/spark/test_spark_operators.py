@@ -107,7 +107,7 @@ PIPELINES = {
         stamped(env).window_all(CountWindow.tumbling(9)).process(lambda w, v: (w.start, w.end, max(v)))).concat(
         d.filter(lambda i: i % 2 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)).cogroup(
             stamped(env).filter(lambda i: i % 5 == 0).group_by(lambda i: i % 3).window(EventTimeWindow.tumbling(45)),
-            lambda w, l, r: (w.start, w.key, sum(l), sum(r))).drop_key()))(*stamped(env).split(3)).collect(),
+            lambda w, lft, r: (w.start, w.key, sum(lft), sum(r))).drop_key()))(*stamped(env).split(3)).collect(),
     "watermark_strategy": lambda env: (env.from_iterable([i // 10 * 10 + 9 - i % 10 for i in range(300)])
                                        .add_timestamps(lambda t: t, WatermarkStrategy.bounded_out_of_orderness(10)
                                                        .every(20))

@@ -156,4 +156,5 @@ def test_a_blocks_checkpoint_delays_are_shown_in_milliseconds_once_a_checkpoint_
     assert [(b["checkpoint_start_delay_ms"], b["checkpoint_ack_delay_ms"]) for b in blocks] == [(None, None)] * 2
     timed = dataclasses.replace(live, delays=BlockDelays({0: 0.0004, 1: 0.0123}, {0: 0.0051, 1: 0.02}))
     blocks = view.render(timed, JobHistory(), 2.0)["blocks"]
-    assert [(b["checkpoint_start_delay_ms"], b["checkpoint_ack_delay_ms"]) for b in blocks] == [(0.4, 5.1), (12.3, 20.0)]
+    assert [(b["checkpoint_start_delay_ms"], b["checkpoint_ack_delay_ms"]) for b in blocks] == [(0.4, 5.1), (12.3,
+                                                                                                             20.0)]

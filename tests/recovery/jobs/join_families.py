@@ -52,7 +52,7 @@ def oracle_lines(events):
     records = [event(i) for i in range(events)]
     lefts = [r for r in records if r[1] % 3 == 0]
     rights = [r for r in records if r[1] % 5 == 0]
-    interval = [f"{l[1]} {r[1]}" for l in lefts for r in rights if l[1] - LOWER <= r[1] <= l[1] + UPPER]
+    interval = [f"{lft[1]} {r[1]}" for lft in lefts for r in rights if lft[1] - LOWER <= r[1] <= lft[1] + UPPER]
     window_join = [f"{a[0]} {a[1]} {b[1]}" for a in records if a[1] % 10 == 0 for b in records
                    if b[1] % 7 == 0 and a[0] == b[0] and a[1] // WINDOW == b[1] // WINDOW]
     label_of = dict(labels())

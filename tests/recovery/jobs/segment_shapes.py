@@ -99,6 +99,6 @@ def oracle(shape, events=30000):
     for i in range(events // 2):
         key, name = left(i)
         lefts[key].append(name)
-    pairs = collections.Counter(f"{l}\t{name}" for key, name in map(right, range(events // 6))
-                                for l in lefts.get(key, []))
+    pairs = collections.Counter(f"{lft}\t{name}" for key, name in map(right, range(events // 6))
+                                for lft in lefts.get(key, []))
     return {"pairs": pairs}
