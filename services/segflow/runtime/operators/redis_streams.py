@@ -46,7 +46,7 @@ from ..elements import Batch
 from ..executor import SourceOperator
 from ..operator import ENGINE_ONLY, engine_only
 from .sources import Pace
-from .two_phase import ConnectorError, EpochSink, left_by_earlier_run
+from .two_phase import ConnectorError, EpochSink, left_by_earlier_run, opened
 
 ENTRY_ID = re.compile(r"^\d+(-\d+)?$")
 
@@ -105,8 +105,9 @@ class RedisStreams:
         parsed = urlparse(url)
         self.where = f"{role} at {redact_url(url)}"
         self.address = f"{parsed.hostname}:{parsed.port or 6379}"
-        self.client = failing_fast_client(url, self.connect_timeout, self.timeout, decode_responses=True,
-                                          protocol=None, error=ConnectorError, where=self.where)
+        # Any: with decode_responses the replies are str, which redis-py's types cannot say
+        self.client: Any = failing_fast_client(url, self.connect_timeout, self.timeout, decode_responses=True,
+                                               protocol=None, error=ConnectorError, where=self.where)
 
     def failing(self, what: str) -> contextlib.AbstractContextManager[None]:
         from redis.exceptions import RedisError
@@ -154,6 +155,10 @@ class RedisStreamSource(SourceOperator):
         self.restored = False
         self.redis: RedisStreams | None = None
 
+    @property
+    def _redis(self) -> RedisStreams:
+        return opened(self.redis, "the Redis stream source")
+
     def restore(self, state: dict) -> None:
         super().restore(state)
         self.restored = True
@@ -171,11 +176,11 @@ class RedisStreamSource(SourceOperator):
         if self.count == 0:
             return None
         end = self.until or "+"
-        with self.redis.failing(f"finding the last entry to read of {key!r}"):
+        with self._redis.failing(f"finding the last entry to read of {key!r}"):
             if self.count is None:
-                last = self.redis.client.xrevrange(key, end, "-", count=1)
+                last = self._redis.client.xrevrange(key, end, "-", count=1)
             else:
-                last = self.redis.client.xrange(key, "-", end, count=self.count)[-1:]
+                last = self._redis.client.xrange(key, "-", end, count=self.count)[-1:]
         return last[0][0] if last else None
 
     def poll(self, max_items: int) -> Batch | None:
@@ -186,8 +191,8 @@ class RedisStreamSource(SourceOperator):
             want = self.pace.allowance(self.produced, max_items)
             if not want:
                 return Batch([])
-            with self.redis.failing(f"reading {key!r} after {position}"):
-                entries = self.redis.client.xrange(key, f"({position}", end, count=want)
+            with self._redis.failing(f"reading {key!r} after {position}"):
+                entries = self._redis.client.xrange(key, f"({position}", end, count=want)
             if not entries:        # the rest was deleted meanwhile
                 self.positions[key] = end
                 continue
@@ -224,21 +229,25 @@ class RedisStreamSink(EpochSink):
         self.entries: list[dict] = []       # the open epoch
         self.redis: RedisStreams | None = None
 
+    @property
+    def _redis(self) -> RedisStreams:
+        return opened(self.redis, f"the Redis stream sink {self.stream!r}")
+
     def _open_storage(self) -> None:
         self.redis = RedisStreams(self.url, f"Redis stream sink {self.stream!r}")
-        self.commit = self.redis.client.register_script(_COMMIT)
+        self.commit = self._redis.client.register_script(_COMMIT)
         self.entries = []
 
     def _clear_earlier_runs(self) -> None:
-        with self.redis.failing(f"forgetting the commit markers of earlier runs in {self.markers!r}"):
-            fields = [f for f in self.redis.client.hkeys(self.markers)
+        with self._redis.failing(f"forgetting the commit markers of earlier runs in {self.markers!r}"):
+            fields = [f for f in self._redis.client.hkeys(self.markers)
                       if left_by_earlier_run(self.ctx, int(f.partition(":")[0]))]
             if fields:
-                self.redis.client.hdel(self.markers, *fields)
+                self._redis.client.hdel(self.markers, *fields)
 
     def _withdraw_after(self, checkpoint_id: int) -> None:
-        client = self.redis.client
-        with self.redis.failing(f"removing the entries published after checkpoint {checkpoint_id}"):
+        client = self._redis.client
+        with self._redis.failing(f"removing the entries published after checkpoint {checkpoint_id}"):
             for field, ids in client.hgetall(self.markers).items():
                 replica, _, epoch = field.partition(":")
                 if int(replica) != self.ctx.index or not self._produced_again(int(epoch), checkpoint_id):
@@ -257,8 +266,8 @@ class RedisStreamSink(EpochSink):
         if self.ctx.transactional:
             self.entries.extend(rendered)
             return
-        with self.redis.failing(f"appending {len(rendered)} entries"):
-            pipe = self.redis.client.pipeline(transaction=False)
+        with self._redis.failing(f"appending {len(rendered)} entries"):
+            pipe = self._redis.client.pipeline(transaction=False)
             for fields in rendered:
                 pipe.xadd(self.stream, fields)
             pipe.execute()
@@ -273,7 +282,7 @@ class RedisStreamSink(EpochSink):
             args.append(len(fields))
             for pair in fields.items():
                 args.extend(pair)
-        with self.redis.failing(f"appending the {len(staged)} entries of epoch {epoch}"):
+        with self._redis.failing(f"appending the {len(staged)} entries of epoch {epoch}"):
             self.commit(keys=[self.stream, self.markers], args=args)
 
     def _finish(self) -> None:

@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 from ...errors import PipelineError
 from ...extras import require
 from ...observability.logs import event
-from .two_phase import COMMITTED, SUCCESS, ConnectorError, PartSink, log
+from .two_phase import COMMITTED, SUCCESS, ConnectorError, PartSink, log, opened
 
 if TYPE_CHECKING:
     from .s3_objects import S3Objects
@@ -71,23 +71,27 @@ class S3Sink(PartSink):
         self.buffer = bytearray()
         self.upload = None
 
+    @property
+    def _store(self) -> "S3Objects":
+        return opened(self.store, "the S3 sink")
+
     def _names(self) -> list[str]:
-        return self.store.list("part-")
+        return self._store.list("part-")
 
     def _remove(self, names: list[str]) -> None:
-        self.store.delete(names)
+        self._store.delete(names)
 
     def _marker_names(self) -> list[str]:
-        return self.store.list(COMMITTED)
+        return self._store.list(COMMITTED)
 
     def _put_marker(self, name: str, data: bytes) -> None:
-        self.store.put(name, data)
+        self._store.put(name, data)
 
     def _get_marker(self, name: str) -> bytes | None:
-        return self.store.get(name)
+        return self._store.get(name)
 
     def _remove_success(self) -> None:
-        self.store.delete([SUCCESS])
+        self._store.delete([SUCCESS])
 
     def _write(self, rendered: str) -> None:
         self.buffer += rendered.encode("utf-8")
@@ -102,9 +106,9 @@ class S3Sink(PartSink):
     def _upload_buffer(self) -> None:
         name = self._part_name(None)
         if self.upload is None:
-            self.upload = (self.store.start_upload(name), [])
+            self.upload = (self._store.start_upload(name), [])
         upload_id, parts = self.upload
-        parts.append(self.store.upload_part(name, upload_id, len(parts) + 1, bytes(self.buffer)))
+        parts.append(self._store.upload_part(name, upload_id, len(parts) + 1, bytes(self.buffer)))
         self.buffer = bytearray()
 
     def _stage(self, epoch: int) -> bytes | None:
@@ -112,17 +116,17 @@ class S3Sink(PartSink):
         return data or None
 
     def _publish(self, epoch: int, staged: bytes) -> None:
-        self.store.put(self._part_name(epoch), staged)
+        self._store.put(self._part_name(epoch), staged)
 
     def _finish(self) -> None:
         if self.upload is None:
-            self.store.put(self._part_name(None), bytes(self.buffer))
+            self._store.put(self._part_name(None), bytes(self.buffer))
             return
         if self.buffer:
             self._upload_buffer()
         upload_id, parts = self.upload
-        self.store.complete_upload(self._part_name(None), upload_id, parts)
+        self._store.complete_upload(self._part_name(None), upload_id, parts)
 
     def close(self) -> None:
         if self.store is not None:
-            self.store.close()
+            self._store.close()

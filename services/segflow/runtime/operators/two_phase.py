@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import time
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ...errors import JobFailed
 from ...observability.logs import event
@@ -25,9 +25,19 @@ from ..operator import ENGINE_ONLY, Operator, Output, UserCall, engine_only
 log = logging.getLogger("segflow.sink")
 
 
+C = TypeVar("C")
+
 class ConnectorError(JobFailed):
     """An external system that a source or sink reads or writes (Redis, S3) failed or
     refused an operation."""
+
+
+def opened(connection: C | None, what: str) -> C:
+    """The connection a replica's connector makes as it opens; using it before then is a
+    bug of the engine, not of the job."""
+    if connection is None:
+        raise RuntimeError(f"{what} was used before its replica opened it")
+    return connection
 
 
 class EpochSink(Operator):
