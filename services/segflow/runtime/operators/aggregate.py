@@ -165,7 +165,7 @@ class LocalCount(Operator):
         try:
             self.counts.update(items if self.key is None else map(self.key, items))
         except Exception as exc:
-            self.call.fail(exc, items, self.key)
+            self.call.fail(exc, items, hash if self.key is None else self.key)     # unkeyed: an unhashable record
         self.call.seen += len(items)
         return None
 
@@ -208,7 +208,7 @@ class LocalKeyedFold(Delegating):
     def __init__(self, key: Callable, fn: Callable, combine: Callable, init: Any = Fold._NOTHING):
         self.key = key
         self.combine = combine
-        self.inner = KeyedFold(fn, init)
+        self.inner: KeyedFold = KeyedFold(fn, init)
 
     def rescale(self, states: list[dict], index: int, replicas: int) -> dict:
         return {"acc": split_by_key(states, "acc", index, replicas, combine=self.combine)}

@@ -159,6 +159,7 @@ class ArrowCsvSource(SourceOperator):
 
     def poll(self, max_items: int) -> Batch | None:
         if self.regions is None:
+            assert self.position is not None, "open() places the replica's byte range"
             self.regions = csv_regions(self.path, self.position, self.end, self.chunk)
         region = next(self.regions, None)
         if region is None:

@@ -313,7 +313,7 @@ class CsvSource(TextFileSource):
             rows = partial(split_rows, lines, self.delimiter)     # lazy: no list of rows in between
         else:
             rows = partial(iter, self._csv_module_rows(first, batch.items, lines))
-        if self.header is None:
+        if self.header is None or self.make_record is None:       # made with the header
             return Batch(list(rows()))
         return Batch(records(self.make_record, self.header, rows))
 
@@ -364,8 +364,9 @@ class Pace:
         if since is not None:
             behind = max(behind, time.time() - since)
         self.started = time.monotonic() - behind
-        self.gaps = random.Random(seed) if rate and arrivals == "poisson" else None
-        if self.gaps is not None:
+        self.gaps: random.Random | None = None
+        if rate and arrivals == "poisson":
+            self.gaps = random.Random(seed)
             self.due = produced / rate + self.gaps.expovariate(rate)     # schedule time of the next record
 
     @property

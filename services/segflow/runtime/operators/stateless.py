@@ -78,6 +78,7 @@ class FlatMap(_UserOperator):
     def _timestamped(self, batch: Batch) -> Batch:
         out: list = []
         stamps: list = []
+        assert batch.timestamps is not None, "only timestamped batches come here"
         for x, t in zip(batch.items, batch.timestamps):
             produced = self.probe(x)
             if self.keyed:
@@ -161,7 +162,8 @@ class Rich(Operator):
 
     def process(self, batch: Batch) -> Output:
         out: list = []
-        stamps: list | None = [] if batch.timestamps is not None else None
+        times = batch.timestamps
+        stamps: list | None = [] if times is not None else None
         mode = self.mode
         items = batch.items
         i = 0
@@ -186,8 +188,8 @@ class Rich(Operator):
                 if self.keyed:
                     produced = [(x[0], p) for p in produced]
                 out.extend(produced)
-                if stamps is not None:
-                    stamps.extend([batch.timestamps[i]] * len(produced))
+                if stamps is not None and times is not None:
+                    stamps.extend([times[i]] * len(produced))
         except Exception as exc:
             raise self.call.error(exc, i, items[i]) from exc
         self.call.seen += len(items)
