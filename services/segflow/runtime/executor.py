@@ -224,7 +224,7 @@ class ReplicaExecutor:
             if stop is not None and stop.is_set():
                 raise Cancelled()
             if checkpointing is not None:
-                self._take_triggers()
+                self._take_triggers(checkpointing)
                 checkpointing.on_turn(time.monotonic())
             self._take_completions()
             batch = source.poll(size)
@@ -238,31 +238,32 @@ class ReplicaExecutor:
                 self._idle()
             self.router.flush_expired(time.monotonic())
         if checkpointing is not None:
-            self._take_triggers()
+            self._take_triggers(checkpointing)
         self._control(0, END)
         self.finished = True
         self._control(0, TERMINATE)
         if checkpointing is not None:
             checkpointing.on_end()
 
-    def _take_triggers(self) -> None:
+    def _take_triggers(self, checkpointing: "ReplicaCheckpointing") -> None:
         triggers = self.triggers
         while not triggers.empty():
-            self.checkpointing.on_trigger(triggers.get())
+            checkpointing.on_trigger(triggers.get())
 
-    def _next_message(self) -> tuple | None:
+    def _next_message(self, inbox: Inbox) -> tuple | None:
         if self.backlog:
             return self.backlog.popleft()
-        return self.inbox.get(self.tick)
+        return inbox.get(self.tick)
 
     def _run_inputs(self) -> None:
-        assert self.inbox is not None
+        inbox = self.inbox
+        assert inbox is not None
         head = self.head
         checkpointing = self.checkpointing
         while not self.finished:
             if checkpointing is not None:
                 checkpointing.on_turn(time.monotonic())
-            message = self._next_message()
+            message = self._next_message(inbox)
             if message is None:
                 self._idle()
                 continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..runtime.hashing import stable_hash
 from ..runtime.operator import Operator
@@ -34,7 +34,7 @@ def _combining(head: Operator) -> tuple[Callable, Any]:
     raise TypeError(f"{head.name} is not the combining stage of a keyed pre-aggregation")
 
 
-def _count(key: Callable | None) -> Callable[[Iterator], Iterator]:
+def _count(key: Callable | None) -> Callable[[Iterable], Iterator]:
     """group_by_count's local stage at C speed."""
     if key is None:
         return lambda records: iter(Counter(records).items())
@@ -49,10 +49,11 @@ def combine_by_key(rdd: "RDD", local: Operator, head: Operator, partitions: int,
     partials are folded into it last (the same result for an associative function)."""
     combine, init = _combining(head)
     combine = wrap(head, combine)
-    if type(local) is agg.LocalCount:
+    if isinstance(local, agg.LocalCount):
         key = None if local.key is None else wrap(local, local.key)
         combined = rdd.mapPartitions(_count(key)).reduceByKey(combine, partitions, stable_hash)
     else:
+        assert isinstance(local, agg.LocalKeyedFold), f"{type(local).__name__} is no local stage"
         key, fold, local_init = wrap(local, local.key), wrap(local, local.inner.fn), local.inner.init
         keyed = rdd.map(lambda x: (key(x), x))
         if local_init is NOTHING:

@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import JobFailed, PipelineError
 
-PartitionFn = Callable[[Iterator], Iterable]
+PartitionFn = Callable[[Iterable], Iterable]
 
 
 class UnsupportedOnSpark(PipelineError):
@@ -33,7 +33,7 @@ def _failed(name: str, location: str, exc: Exception) -> OperatorFailed:
 
 def guarded(name: str, location: str, partition: PartitionFn) -> PartitionFn:
     """``partition`` whose failures name the operator (the innermost one that failed)."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         try:
             yield from partition(elements)
         except OperatorFailed:

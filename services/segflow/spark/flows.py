@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..errors import PipelineError
 from ..plan.graph import Strategy
@@ -66,7 +66,7 @@ def carry_time(partition: PartitionFn) -> PartitionFn:
 
     ``partition`` must be lazy and consume one record before producing its outputs (map,
     filter, generators), which is how every record operator is written."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         now: list = [None]
         marks: list = []
 
@@ -88,7 +88,7 @@ def carry_time(partition: PartitionFn) -> PartitionFn:
 
 def align(senders: int) -> PartitionFn:
     """Watermark alignment at a block's input (the engine's StartBlock)."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         latest: dict = {}
         frontier = None
         for e in elements:
@@ -152,7 +152,7 @@ def _coalesce(flow: Flow, senders: int) -> Flow:
     if not flow.stamped:
         return Flow(flow.rdd.coalesce(1))
 
-    def tag(sender: int, elements: Iterator) -> Iterator:
+    def tag(sender: int, elements: Iterable) -> Iterator:
         return (Mark(e.ts, sender) if type(e) is Mark else e for e in elements)
     return Flow(flow.rdd.mapPartitionsWithIndex(tag).coalesce(1).mapPartitions(align(senders)), True)
 
@@ -163,7 +163,7 @@ def _shuffle(inputs: list[tuple[Flow, Strategy]], n: int, stamped: bool, senders
         to = _router(strategy, n, stamped)
         everywhere = range(n) if strategy is not Strategy.FORWARD else None
 
-        def tag(sender: int, elements: Iterator, index: int = index, to: Callable = to,
+        def tag(sender: int, elements: Iterable, index: int = index, to: Callable = to,
                 everywhere: range | None = everywhere) -> Iterator:
             base = ((index << _SENDER_BITS) | sender) << _POSITION_BITS
             for i, e in enumerate(elements):
@@ -177,7 +177,7 @@ def _shuffle(inputs: list[tuple[Flow, Strategy]], n: int, stamped: bool, senders
     merged = tagged[0] if len(tagged) == 1 else tagged[0].context.union(tagged)
     by_position = itemgetter(0)
 
-    def in_order(pairs: Iterator) -> Iterator:
+    def in_order(pairs: Iterable) -> Iterator:
         return (e for _, e in sorted((value for _, value in pairs), key=by_position))
     rdd = merged.partitionBy(n, _to_partition).mapPartitions(in_order)
     if stamped:

@@ -9,7 +9,7 @@ loop does not grow an ever longer chain of dependencies.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import UserFunctionError
 from ..plan.graph import BlockSpec
@@ -52,7 +52,7 @@ class Round:
         """``partition`` run with the round's state readable by the body's functions."""
         scope, state = self.scope, self.state
 
-        def run(elements: Iterator) -> Any:
+        def run(elements: Iterable) -> Any:
             set_iteration_state(scope, state.value)
             return partition(elements)
         return run
@@ -87,9 +87,8 @@ def run_loop(t: "Translation", scope: int) -> None:
     """Run the loop of ``scope`` to the end; sets the flows of its state stream (the
     leader's output) and, for ``iterate``, of its result (the last round's output)."""
     start, end, leader = _blocks(t, scope)
-    first: IterationStart = t.ops[start.id][0]
-    last: IterationEnd = t.ops[end.id][-1]
-    lead: IterationLeader = t.ops[leader.id][0]
+    first, last, lead = t.ops[start.id][0], t.ops[end.id][-1], t.ops[leader.id][0]
+    assert isinstance(first, IterationStart) and isinstance(last, IterationEnd) and isinstance(lead, IterationLeader)
     n = t.plan.replicas[start.id]
     inputs = {e.dst_input: e for e in t.graph.inputs_of(start.id)}
     outer = t.edge_input(inputs[OUTER], n)

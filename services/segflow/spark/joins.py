@@ -7,7 +7,7 @@ record)`` otherwise; side 0 is the left input.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..errors import PipelineError
 from ..plan.graph import Strategy
@@ -100,7 +100,7 @@ def tag(side: int, keyed: bool) -> PartitionFn:
 def hash_join(kind: str) -> PartitionFn:
     """Both sides of the partition's keys: every matching pair, and the unmatched records
     of the left (left, outer) and right (outer) side with ``None`` for the other."""
-    def run(records: Iterator) -> Iterator:
+    def run(records: Iterable) -> Iterator:
         left: dict = {}
         right: dict = {}
         for k, (side, v) in records:
@@ -120,7 +120,7 @@ def hash_join(kind: str) -> PartitionFn:
 
 def broadcast_join(kind: str, right: "Broadcast") -> PartitionFn:
     """Left records of the partition against the whole right side (key -> values)."""
-    def run(records: Iterator) -> Iterator:
+    def run(records: Iterable) -> Iterator:
         table = right.value
         for k, a in records:
             rights = table.get(k)
@@ -135,7 +135,7 @@ def interval_join(lower: Any, upper: Any, keyed: bool) -> PartitionFn:
     """Pairs ``(l, r)`` with ``t(l) - lower <= t(r) <= t(l) + upper``, emitted when the
     later of the two arrives, timestamped with the later time. A watermark drops the
     buffered records no on-time record can match any more."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         buffers: tuple[dict, dict] = ({}, {})
         for e in elements:
             if type(e) is Mark:
@@ -168,7 +168,7 @@ def _prune(buffer: dict, keep: Any) -> None:
             del buffer[key]
 
 
-def zip_pairs(records: Iterator) -> Iterator:
+def zip_pairs(records: Iterable) -> Iterator:
     """The i-th left record with the i-th right record; the longer side's rest is dropped."""
     sides: tuple[list, list] = ([], [])
     for side, x in records:

@@ -6,7 +6,7 @@ engine computes, window by window and fold by fold, without a second implementat
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import UserFunctionError
 from ..runtime.elements import Batch, Watermark
@@ -28,7 +28,7 @@ def _records(out: Output, stamped: bool) -> Iterator:
     and, on a timestamped flow, its watermarks as marks."""
     if out is None:
         return
-    for element in (out,) if type(out) is Batch else out:
+    for element in (out,) if isinstance(out, Batch) else out:
         kind = type(element)
         if kind is Batch:
             if not stamped:
@@ -36,11 +36,11 @@ def _records(out: Output, stamped: bool) -> Iterator:
             else:
                 stamps = element.timestamps or [None] * len(element.items)
                 yield from zip(stamps, element.items)
-        elif kind is Watermark and stamped:
+        elif isinstance(element, Watermark) and stamped:
             yield Mark(element.ts)
 
 
-def _chunks(elements: Iterator, stamped: bool) -> Iterator:
+def _chunks(elements: Iterable, stamped: bool) -> Iterator:
     """Batches of consecutive records, and the marks between them, in order."""
     pending: list = []
     for e in elements:
@@ -66,7 +66,7 @@ def _batch(pending: list, stamped: bool) -> Batch:
 
 def over_partition(op: Operator, stamped: bool, stamped_out: bool) -> PartitionFn:
     """``op`` (a fresh copy per partition) over a partition of a (un)timestamped flow."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         live = copy.deepcopy(op)
         live.open(_context())
         try:

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from itertools import chain, count
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..api.environment import Config, StreamEnvironment
 from ..errors import PipelineError, SegflowError
@@ -61,14 +61,14 @@ def operators(graph: JobGraph) -> dict[int, list[Operator]]:
 def _counted(counter: Any) -> PartitionFn:
     """The records, unchanged, adding their number to ``counter`` at the end (counted at
     C speed: no Python frame per record)."""
-    def run(records: Iterator) -> Iterator:
+    def run(records: Iterable) -> Iterator:
         tally = count()
         return chain(map(itemgetter(0), zip(records, tally)), _add_count(counter, tally))
     return run
 
 
-def _add_count(counter: Any, tally: Iterator[int]) -> Iterator:
-    counter.add(next(tally))
+def _add_count(counter: Any, tally: Iterable[int]) -> Iterator:
+    counter.add(next(iter(tally)))
     yield from ()
 
 
@@ -87,6 +87,13 @@ class Translation:
         self.read: dict[int, Any] = {}          # source block -> accumulator of records read
         self.cached: list["RDD"] = []
         self.broadcasts: list = []
+
+    @property
+    def round(self) -> Round:
+        """The loop round being evaluated: only the blocks of a loop body ask for it."""
+        if self.loop is None:
+            raise RuntimeError("a block outside any loop asked for the loop's round")
+        return self.loop
 
     # ------------------------------------------------------------------ running
     def run(self) -> dict[int, list]:
@@ -125,7 +132,7 @@ class Translation:
             if key not in self.flows:
                 run_loop(self, loop)
             return self.flows[key]
-        flows = self.flows if block.scope is None else self.loop.flows
+        flows = self.flows if block.scope is None else self.round.flows
         if key not in flows:
             flow = self.evaluate(block, self.ops[block_id])
             flows[key] = self.keep(flow, block.scope) if key in self.shared else flow
@@ -134,7 +141,7 @@ class Translation:
     def keep(self, flow: Flow, scope: int | None) -> Flow:
         """Cache a flow that more than one consumer reads."""
         flow.rdd.persist()
-        (self.cached if scope is None else self.loop.cached).append(flow.rdd)
+        (self.cached if scope is None else self.round.cached).append(flow.rdd)
         return flow
 
     def evaluate(self, block: BlockSpec, ops: list[Operator]) -> Flow:
@@ -159,7 +166,7 @@ class Translation:
         """Apply an operator's partition function; failures name the operator."""
         fn = guarded(op.name, op.location, spark_step.partition)
         if block.scope is not None:
-            fn = self.loop.with_state(fn)
+            fn = self.round.with_state(fn)
         return Flow(flow.rdd.mapPartitions(fn), spark_step.stamped)
 
     def replicas(self, block: BlockSpec) -> int:
@@ -193,6 +200,8 @@ class Translation:
         (edge,) = [e for e in self.graph.inputs_of(block.id) if not e.feedback]
         source = self.output(edge.src, edge.port)
         if source.partial is not None:
+            if head is None:
+                raise TypeError(f"block {block.id} takes a pre-aggregated stream without its combining stage")
             rdd = combine_by_key(source.rdd, source.partial, head, n, self._user_call(block))
             return Flow(rdd), ops[1:]
         return self.edge_input(edge, n, source), ops
@@ -200,7 +209,7 @@ class Translation:
     def _user_call(self, block: BlockSpec) -> Wrap:
         def wrap(op: Operator, fn: Callable) -> Callable:
             fn = guarded_call(op.name, op.location, fn)
-            return self.loop.call_with_state(fn) if block.scope is not None else fn
+            return self.round.call_with_state(fn) if block.scope is not None else fn
         return wrap
 
 

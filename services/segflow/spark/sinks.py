@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..runtime.operators.sinks import CollectSink, FileSink, ForEachSink
 from ..runtime.operators.two_phase import SUCCESS, success_marker
@@ -33,7 +33,7 @@ def collect(rdd: "RDD", sink: CollectSink, results: dict) -> None:
 def for_each(rdd: "RDD", sink: ForEachSink, results: dict) -> None:
     fn = guarded_call(sink.name, sink.location, sink.fn)
 
-    def run(records: Iterator) -> None:
+    def run(records: Iterable) -> None:
         for x in records:
             fn(x)
     rdd.foreachPartition(run)
@@ -49,7 +49,7 @@ def write_parts(rdd: "RDD", sink: FileSink, results: dict) -> None:
         if _OLD_PART.match(name) or name == SUCCESS:
             os.remove(os.path.join(directory, name))
 
-    def write(index: int, records: Iterator) -> Iterator:
+    def write(index: int, records: Iterable) -> Iterator:
         os.makedirs(directory, exist_ok=True)
         temporary = os.path.join(directory, f".part-{index:05d}.inprogress")
         with open(temporary, "w", encoding="utf-8", newline="") as f:

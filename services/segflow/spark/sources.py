@@ -71,7 +71,7 @@ def read_csv(path: str, delimiter: str, has_headers: bool, index: int, replicas:
     return _records(record_maker(header), header, csv.reader(lines, delimiter=delimiter))
 
 
-def _records(make: RecordMaker, header: list[str], rows: Iterator[list[str]]) -> Iterator[dict]:
+def _records(make: RecordMaker, header: list[str], rows: Iterable[list[str]]) -> Iterator[dict]:
     """Each row as the engine's CSV source makes it (``records``: by the header's compiled
     maker, a row longer or shorter than the header zipped), a batch of rows at a time."""
     while batch := list(islice(rows, ROWS_AT_A_TIME)):
@@ -122,4 +122,5 @@ def json_lines(sc: "SparkContext", op: src.JsonLinesSource, replicas: int) -> "R
 def generated(sc: "SparkContext", op: src.GeneratorSource, replicas: int) -> "RDD":
     """Bounded (see GeneratorSource.spark_refusal); a rate limit changes no record."""
     make, total = op.make, op.count
+    assert total is not None, "an unbounded generator is refused before translation"
     return _per_replica(sc, replicas, lambda i: map(make, range(i, total, replicas)))

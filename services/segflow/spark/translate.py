@@ -14,7 +14,7 @@ iterations) name steps that the other modules of this package register
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..runtime.operator import CHAIN, Operator
 from ..runtime.operators.time import AddTimestamps, WatermarkStrategy
@@ -43,7 +43,7 @@ def add_timestamps(stamp: Callable, watermark: Callable | None, strategy: Waterm
     """Stamp records; a watermark the user's function returns follows its record, and a
     strategy's follows each record that advances it (bounded input: idleness means
     nothing here)."""
-    def run(elements: Iterator) -> Iterator:
+    def run(elements: Iterable) -> Iterator:
         largest = emitted = None
         for e in elements:
             if type(e) is Mark:
