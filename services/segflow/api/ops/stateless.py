@@ -30,7 +30,7 @@ class StatelessOps(StreamCore[T]):
     def flatten(self) -> "Stream[Any]":
         """A stream of iterables becomes the stream of their elements."""
         keyed = self.keyed
-        return self._chain("flatten", lambda: sl.FlatMap(None, keyed))
+        return self._chain("flatten", lambda: sl.FlatMap(sl.records_themselves, keyed))
 
     def inspect(self, fn: Callable[[T], Any]) -> "Stream[T]":
         """Call ``fn(record)`` for its side effect; records pass unchanged."""

@@ -50,11 +50,17 @@ class Filter(_UserOperator):
         return Batch(list(compress(items, keep)), None if stamps is None else list(compress(stamps, keep)))
 
 
+def records_themselves(*record: Any) -> Any:
+    """``flatten``'s function for :class:`FlatMap`: a record (a keyed one's value) is the
+    iterable of its elements. FlatMap iterates the records directly when it sees it."""
+    return record[-1]
+
+
 class FlatMap(_UserOperator):
-    """``fn`` returns an iterable; with ``fn`` None the records themselves are iterated (flatten)."""
+    """``fn`` returns an iterable (``records_themselves``: flatten)."""
 
     def probe(self, item: Any) -> Any:
-        if self.fn is None:
+        if self.fn is records_themselves:
             return list(item[1] if self.keyed else item)
         return list(super().probe(item))
 
@@ -64,7 +70,7 @@ class FlatMap(_UserOperator):
         try:
             if batch.timestamps is not None:
                 return self._timestamped(batch)
-            if f is None:
+            if f is records_themselves:
                 out = [(k, y) for k, v in items for y in v] if self.keyed else [y for x in items for y in x]
             elif self.keyed:
                 out = [(k, y) for k, v in items for y in f(k, v)]
