@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 
+from segflow.checkpoint.segment_plan import WindowSize
+
 from .status_json import KEY, dump, json_key, load
 
 
@@ -104,15 +106,6 @@ class Deployed:
 
 
 @dataclass(frozen=True)
-class Window:
-    """Segment backup: one connector block's pending window."""
-    versions: int = 0
-    bytes: int = 0
-    records: int = 0
-    truncation_lag: int = 0
-
-
-@dataclass(frozen=True)
 class Failover:
     """The last takeover by this cluster; its recovery time and what it restored once
     the job runs again."""
@@ -165,7 +158,7 @@ class JobStatus:
     savepoint_in_progress: SavepointInProgress | None = None
     pending_deploy: PendingDeploy | None = None
     deployed: Deployed | None = None
-    pending_windows: dict[str, Window] | None = None
+    pending_windows: dict[str, WindowSize] | None = None     # segment backup: per connector block
     batch_stage: dict | None = None             # as segflow.batch.progress.summary writes it
     disaster_recovery: DisasterRecoveryStatus | None = None
 

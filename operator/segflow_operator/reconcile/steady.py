@@ -2,10 +2,12 @@
 missing or broken worker pods are replaced."""
 from __future__ import annotations
 
+from segflow.checkpoint.segment_plan import WindowSize
+
 from .actions import CreateWorkers, DeletePods, Decision
 from .savepoints import record
 from .situation import Situation
-from .status import Checkpoint, Phase, Window
+from .status import Checkpoint, Phase
 from .views import CoordinatorPhase
 
 _COORDINATOR_PHASES = {CoordinatorPhase.WAITING_FOR_WORKERS: Phase.DEPLOYING, CoordinatorPhase.RUNNING: Phase.RUNNING,
@@ -24,7 +26,7 @@ def job_outcome(s: Situation, d: Decision) -> bool:
     if update.last_checkpoint and (known is None or update.last_checkpoint != known.id):
         d.status.last_checkpoint = Checkpoint(update.last_checkpoint, s.observed.now)
     if update.windows:
-        d.status.pending_windows = {str(b): Window(v, n, r, lag) for b, v, n, r, lag in update.windows}
+        d.status.pending_windows = {str(b): WindowSize(v, n, r, lag) for b, v, n, r, lag in update.windows}
     if update.restored:
         d.status.restored = update.restored
     known_savepoint = s.status.savepoint

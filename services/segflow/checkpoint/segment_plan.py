@@ -64,10 +64,10 @@ class WindowSize:
     """A connector's pending window as the ledger knows it (sizes of the parts written
     since the coordinator started; parts found in the store at a restore count 0)."""
 
-    versions: int
-    bytes: int
-    records: int
-    truncation_lag: int        # versions between the newest part and the truncation head
+    versions: int = 0
+    bytes: int = 0
+    records: int = 0
+    truncation_lag: int = 0    # versions between the newest part and the truncation head
 
 
 class SegmentLedger(Generic[N]):
