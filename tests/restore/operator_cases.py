@@ -114,7 +114,7 @@ STATELESS = [
     RestoreCase("filter[keyed]", stateless.Filter, lambda s: stateless.Filter(even, True), by_key),
     RestoreCase("flat_map", stateless.FlatMap, lambda s: stateless.FlatMap(repeated, False), plain),
     RestoreCase("flat_map[keyed]", stateless.FlatMap, lambda s: stateless.FlatMap(repeated, True), by_key),
-    RestoreCase("flatten", stateless.FlatMap, lambda s: stateless.FlatMap(None, False),
+    RestoreCase("flatten", stateless.FlatMap, lambda s: stateless.FlatMap(stateless.records_themselves, False),
                 event_lists(st.lists(small_ints, max_size=3))),
     RestoreCase("filter_map", stateless.FilterMap, lambda s: stateless.FilterMap(half_if_even, False), plain),
     RestoreCase("filter_map[keyed]", stateless.FilterMap, lambda s: stateless.FilterMap(half_if_even, True),
