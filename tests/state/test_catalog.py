@@ -1,5 +1,9 @@
 """The checkpoint catalog over a real (file) store: what counts as a checkpoint, which one
 a restore resolves to, and what garbage collection keeps."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from segflow.errors import SegflowError
@@ -8,7 +12,7 @@ from segflow.checkpoint.adoption import restore_point
 from segflow.checkpoint.catalog import Catalog
 from segflow.checkpoint.layout import parse_location
 from segflow.checkpoint.retention import SavepointRetention
-from segflow.state.local import LocalBackend
+from segflow.state.local import LocalBackend, _temporary_file
 
 
 @pytest.fixture
@@ -136,3 +140,31 @@ def test_another_jobs_checkpoint_refused_by_the_check_is_not_copied(tmp_path):
     ("12", None), ("latest", None), ("s3://bucket/latest", None)])
 def test_checkpoint_locations_are_read_back(text, parsed):
     assert parse_location(text) == parsed
+
+
+def test_a_writer_killed_mid_write_leaves_no_unfinished_checkpoint_behind(tmp_path):
+    """A worker SIGTERMed or SIGKILLed when its job ends can die between creating a part's
+    temporary file and renaming it: removing the unfinished checkpoint then removes that
+    orphan too (it left ``chk-00000004`` holding only a temporary, in a fresh-clone run).
+    A temporary whose writer still lives stays: its rename is yet to come."""
+    backend = LocalBackend(f"file://{tmp_path}")
+    catalog = Catalog(backend, "job")
+    checkpoint(catalog, 3)
+    checkpoint(catalog, 4, complete=False)
+    checkpoint(catalog, 5, complete=False)
+    directory = tmp_path / "jobs" / "job"
+    writing = ("import sys, time; from segflow.state.local import _temporary_file; "
+               "_temporary_file(sys.argv[1]); print('open', flush=True); time.sleep(60)")
+    writer = subprocess.Popen([sys.executable, "-c", writing, str(directory / "chk-00000004")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "open\n"
+    finally:
+        writer.kill()
+        writer.wait()
+    live, _ = _temporary_file(str(directory / "chk-00000005"))
+    os.close(live)
+
+    assert catalog.remove_unfinished() == [4, 5]
+    assert sorted(os.listdir(directory)) == ["chk-00000003", "chk-00000005"]
+    assert [name.startswith(".tmp-") for name in os.listdir(directory / "chk-00000005")] == [True]

@@ -1,8 +1,15 @@
-"""State in a local directory: one file per key, written atomically by rename."""
+"""State in a local directory: one file per key, written atomically by rename.
+
+A key is written to a temporary file first, named after its writer (host and pid). A
+writer killed mid-write (a worker SIGKILLed, or SIGTERMed when its job ends) leaves its
+temporary behind; a delete that empties a directory removes such orphans too, so a
+deleted checkpoint leaves no directory holding only a dead writer's half-written part.
+"""
 from __future__ import annotations
 
 import errno
 import os
+import socket
 import tempfile
 from typing import Iterable
 from urllib.parse import unquote, urlparse
@@ -54,7 +61,7 @@ class LocalBackend(StateBackend):
         keys = []
         for directory, _dirs, files in os.walk(self.root):
             for name in files:
-                if name.startswith(".tmp-"):
+                if name.startswith(TEMPORARY_PREFIX):
                     continue
                 key = os.path.relpath(os.path.join(directory, name), self.root).replace(os.sep, "/")
                 if key.startswith(prefix):
@@ -66,19 +73,59 @@ class LocalBackend(StateBackend):
         (a deleted checkpoint leaves no empty directory behind)."""
         parents = set()
         for key in keys:
-            try:
-                os.remove(self._path(key))
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise StateStoreError(f"cannot delete {key} under {self.root}: {exc}") from exc
+            _remove(self._path(key))
             parents.add(os.path.dirname(self._path(key)))
         for parent in parents - {self.root}:
+            for orphan in _orphaned_temporaries(parent):
+                _remove(orphan)
             try:
                 os.rmdir(parent)
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
                     raise StateStoreError(f"cannot remove the directory {parent}: {exc}") from exc
+
+
+TEMPORARY_PREFIX = ".tmp-"
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StateStoreError(f"cannot delete {path}: {exc}") from exc
+
+
+def _writer_prefix(host: str, pid: int) -> str:
+    return f"{TEMPORARY_PREFIX}{host}-{pid}-"
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:         # alive, another user's
+        return False
+    return False
+
+
+def _orphaned_temporaries(directory: str) -> list[str]:
+    """The temporaries in ``directory`` whose writer ran on this host and has exited: no
+    rename will ever make them a key. A writer of another host (a shared volume) may still
+    be alive, so its temporaries stay."""
+    host = socket.gethostname()
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    orphans = []
+    for name in names:
+        writer = name[len(TEMPORARY_PREFIX):].rsplit("-", 2) if name.startswith(TEMPORARY_PREFIX) else []
+        if len(writer) == 3 and writer[0] == host and writer[1].isdigit() and _process_gone(int(writer[1])):
+            orphans.append(os.path.join(directory, name))
+    return orphans
 
 
 def _temporary_file(directory: str, attempts: int = 5) -> tuple[int, str]:
@@ -91,7 +138,7 @@ def _temporary_file(directory: str, attempts: int = 5) -> tuple[int, str]:
     while True:
         try:
             os.makedirs(directory, exist_ok=True)     # FileExistsError: it vanished inside makedirs
-            return tempfile.mkstemp(dir=directory, prefix=".tmp-")
+            return tempfile.mkstemp(dir=directory, prefix=_writer_prefix(socket.gethostname(), os.getpid()))
         except (FileNotFoundError, FileExistsError):
             failed += 1
             if failed == attempts:
