@@ -1,0 +1,144 @@
+"""Regional recovery under segment backup: after a loss, restart only what must restart.
+
+A global restore (:func:`.segment_plan.plan_restore`) puts every block back at its adjusted
+version. Most of that work is unnecessary: a connector keeps its pending window (durable
+parts in the store, the part after its newest durable version in memory), so a connector
+that keeps running can replay its output to a restarted consumer exactly as it sent it,
+and nothing upstream of it has to move. The restart *region* is what cannot be served
+that way, the rule of Flink's failover regions with connectors as the region boundaries:
+
+1. every block with a replica on a lost worker restarts;
+2. a restarted block's consumers restart: it sends its output again from its restored
+   version, and a consumer that went on past that version cannot drop what it already
+   took (barriers delimit versions, not the records inside one);
+3. a restarted block's *plain* producers restart: a plain block keeps no window, so what
+   it sent after the consumer's version exists nowhere any more. A connector producer
+   that keeps running is a boundary: it replays instead.
+
+Every block of the region restarts at its adjusted version (plain blocks of one segment
+share one: Theorem 2 of Shen, Segment Backup), connectors in it drop replayed input up
+to their version, and each boundary connector replays its window into each restarted
+consumer from the consumer's version on, from the store up to its newest durable part
+and from memory after it, then goes on live. A connector inside the region replays from
+the store only what its consumer needs below its own version: from its version on, it
+sends anew. Blocks outside the region keep their processes, state and position.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Hashable, Iterable, Mapping, TypeVar
+
+from .segment_plan import Versions, plan_restore
+from .segments import N, Topology
+
+W = TypeVar("W", bound=Hashable)      # a worker: its name in the engine
+
+
+@dataclass(frozen=True)
+class Replay(Generic[N]):
+    """What ``connector`` sends ``consumer`` before its new output: its window's versions
+    ``first`` through ``through`` from the store, and, when ``live``, every later version
+    it has produced (from memory), then its live output."""
+
+    connector: N
+    consumer: N
+    first: int
+    through: int
+    live: bool
+
+
+@dataclass(frozen=True)
+class RegionalRecovery(Generic[N]):
+    """The recovery of one loss: which blocks restart at which versions, and the replays."""
+
+    restart: dict[N, int]                 # restarting block -> the version its state is restored from
+    drop_through: dict[N, int]            # restarting connector -> replayed input up to here is dropped
+    replays: tuple[Replay[N], ...]
+    kept: frozenset[N]                    # blocks that keep running, untouched
+
+    @property
+    def region(self) -> frozenset[N]:
+        return frozenset(self.restart)
+
+    def describe(self, names: Mapping[N, str] | None = None) -> str:
+        """One line for the log and the web view."""
+        def name(n: N) -> str:
+            return (names or {}).get(n, str(n))
+        if not self.restart:
+            return "nothing to restart"
+        restarts = ", ".join(f"{name(n)}@{v}" for n, v in sorted(self.restart.items(), key=lambda i: str(i[0])))
+        replays = ", ".join(f"{name(r.connector)}>{name(r.consumer)} from {r.first}{'+live' if r.live else ''}"
+                            for r in self.replays)
+        return f"restart {restarts}; replay {replays or 'nothing'}; keep {len(self.kept)} block(s) running"
+
+
+def restart_region(topology: Topology[N], touched: Iterable[N]) -> frozenset[N]:
+    """The blocks that must restart when the blocks ``touched`` lost a replica (rules 1-3
+    of the module's doc, to their fixpoint)."""
+    region: set[N] = set()
+    pending = list(touched)
+    while pending:
+        node = pending.pop()
+        if node in region:
+            continue
+        region.add(node)
+        pending.extend(topology.successors(node))
+        pending.extend(p for p in topology.predecessors(node) if not topology.is_connector(p))
+    return frozenset(region)
+
+
+def touched_blocks(placement: Mapping[N, Iterable[W]], lost: Iterable[W]) -> frozenset[N]:
+    """The blocks with a replica on a lost worker (``placement``: block -> its workers)."""
+    gone = set(lost)
+    return frozenset(block for block, workers in placement.items() if gone & set(workers))
+
+
+def _stored_through(parts: Iterable[int], first: int) -> int:
+    """The last version of the unbroken run of stored parts from ``first`` (``first - 1``:
+    none); the rest of a live connector's window comes from its memory."""
+    stored, through = set(parts), first - 1
+    while through + 1 in stored:
+        through += 1
+    return through
+
+
+def regional_recovery(topology: Topology[N], placement: Mapping[N, Iterable[W]], lost: Iterable[W],
+                      snapshots: Versions[N], windows: Versions[N]) -> RegionalRecovery[N]:
+    """The recovery of losing the workers ``lost``; ``snapshots``/``windows``: per block,
+    the versions of which the store holds every replica's snapshot / window part, as for
+    :func:`.segment_plan.plan_restore`, whose versions the region restarts at (the store
+    can serve them; a block outside the region is never moved).
+
+    A running connector holds in memory what it produced after its newest stored part.
+    One whose stored parts have a gap between a consumer's version and that newest part
+    cannot replay the gap, so it restarts too (a part whose write failed)."""
+    adjusted = plan_restore(topology, snapshots, windows)
+    touched = set(touched_blocks(placement, lost))
+    while True:
+        region = restart_region(topology, touched)
+        recovery = recovery_of_region(topology, region, adjusted.versions, windows)
+        broken = {r.connector for r in recovery.replays if r.live and r.through < max(windows.get(r.connector, ()),
+                                                                                        default=0)}
+        if not broken:
+            return recovery
+        touched |= broken
+
+
+def recovery_of_region(topology: Topology[N], region: frozenset[N], versions: Mapping[N, int],
+                       windows: Versions[N]) -> RegionalRecovery[N]:
+    """The restarts and replays when exactly ``region`` restarts, each block of it at its
+    adjusted version in ``versions``."""
+    restart = {n: versions[n] for n in topology.nodes if n in region}
+    replays = []
+    for producer, consumer in topology.edges:
+        if consumer not in region or not topology.is_connector(producer):
+            continue
+        first = restart[consumer] + 1
+        if producer in region:
+            if first <= restart[producer]:
+                replays.append(Replay(producer, consumer, first, restart[producer], live=False))
+        else:
+            replays.append(Replay(producer, consumer, first, _stored_through(windows.get(producer, ()), first),
+                                  live=True))
+    return RegionalRecovery(restart, {c: v for c, v in restart.items() if topology.is_connector(c)},
+                            tuple(replays), frozenset(topology.nodes) - region)
