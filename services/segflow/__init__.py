@@ -83,7 +83,8 @@ def _run_in_processes(job_spec: Any, config: Config, on_progress: Callable[..., 
     """A :data:`.process_runner.ProcessRunner`: ``job_spec`` is a loaded job module, the
     result a ``DistributedResult`` (both types live above the API)."""
     from .launcher.processes import run_processes
-    return run_processes(job_spec, config.parallelism, config.checkpointing, on_progress, on_event)
+    return run_processes(job_spec, config.parallelism, config.checkpointing, on_progress, on_event,
+                         standby_workers=config.standby_workers)
 
 
 install(_run_in_processes)

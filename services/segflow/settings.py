@@ -109,12 +109,19 @@ class Config:
     savepoint_interval: float = 0.0       # periodic savepoints (see CheckpointSettings)
     savepoint_retain: int = 0
     savepoint_max_age: float = 0.0
+    standby_workers: int = 0              # idle workers kept ready to take over a lost one's replicas
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
             raise SegflowError(f"parallelism must be an integer >= 1, got {self.parallelism!r}")
         if self.runtime not in RUNTIMES:
             raise SegflowError(f"runtime must be one of {', '.join(RUNTIMES)}, got {self.runtime!r}")
+        if not isinstance(self.standby_workers, int) or isinstance(self.standby_workers, bool) \
+                or self.standby_workers < 0:
+            raise SegflowError(f"standby workers must be an integer >= 0, got {self.standby_workers!r}")
+        if self.standby_workers and self.runtime == "threads":
+            raise SegflowError("standby workers take over worker processes: use runtime='processes' (or 'auto'), "
+                               "or drop --threads")
         checkpointing = self.checkpointing
         if checkpointing.enabled and self.runtime == "threads":
             raise SegflowError("checkpoints need worker processes: use runtime='processes' (or 'auto'), "
@@ -129,4 +136,5 @@ class Config:
 
     @property
     def runs_in_processes(self) -> bool:
-        return self.runtime == "processes" or (self.runtime == "auto" and self.checkpointing.enabled)
+        return self.runtime == "processes" or (self.runtime == "auto" and
+                                               (self.checkpointing.enabled or self.standby_workers > 0))

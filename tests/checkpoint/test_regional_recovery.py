@@ -25,6 +25,7 @@ from segflow.checkpoint.regional import (RegionalRecovery, recovery_of_region, r
 from segflow.checkpoint.segment_plan import plan_restore, restorable_versions
 from segflow.checkpoint.segments import Topology, truncation_heads
 
+NO_HEADS: dict = {}     # nothing truncated yet
 REACHED = 5     # no block got further than this version when the loss came
 LAST = 7        # the versions a job runs
 
@@ -50,9 +51,9 @@ def losses(draw):
 
 
 def stored_windows(topology, snapshots, written):
-    """What the store holds of each window once the ledger truncated it."""
+    """What the store holds of each window once the ledger truncated it, and the heads."""
     heads = truncation_heads(topology, restorable_versions(topology, snapshots))
-    return {c: {v for v in parts if v > heads[c]} for c, parts in written.items()}
+    return {c: {v for v in parts if v > heads[c]} for c, parts in written.items()}, heads
 
 
 def ideal_inputs(topology):
@@ -121,8 +122,8 @@ def exactly_once(topology, recovery: RegionalRecovery, progress, snapshots, wind
 @given(losses())
 def test_the_recovery_of_any_loss_is_exactly_once(loss):
     topology, progress, snapshots, written, placement, lost = loss
-    windows = stored_windows(topology, snapshots, written)
-    recovery = regional_recovery(topology, placement, lost, snapshots, windows)
+    windows, heads = stored_windows(topology, snapshots, written)
+    recovery = regional_recovery(topology, placement, lost, snapshots, windows, heads)
     assert exactly_once(topology, recovery, progress, snapshots, windows, written), recovery
     assert touched_blocks(placement, lost) <= recovery.region
     assert recovery.kept == frozenset(topology.nodes) - recovery.region
@@ -135,8 +136,8 @@ def test_no_smaller_region_is_exactly_once_once_every_block_went_past_its_versio
     past every stored version (nothing left in flight), every region that passes contains
     its own."""
     topology, _, snapshots, written, placement, lost = loss
-    windows = stored_windows(topology, snapshots, written)
-    recovery = regional_recovery(topology, placement, lost, snapshots, windows)
+    windows, heads = stored_windows(topology, snapshots, written)
+    recovery = regional_recovery(topology, placement, lost, snapshots, windows, heads)
     versions = plan_restore(topology, snapshots, windows).versions
     finished = {n: LAST for n in topology.nodes}
     assert exactly_once(topology, recovery, finished, snapshots, windows, written)
@@ -154,9 +155,9 @@ def test_no_smaller_region_is_exactly_once_once_every_block_went_past_its_versio
 @given(losses())
 def test_losing_every_block_restarts_them_all_as_a_global_restore_does(loss):
     topology, progress, snapshots, written, _, _ = loss
-    windows = stored_windows(topology, snapshots, written)
+    windows, heads = stored_windows(topology, snapshots, written)
     everywhere = {n: {0} for n in topology.nodes}
-    recovery = regional_recovery(topology, everywhere, {0}, snapshots, windows)
+    recovery = regional_recovery(topology, everywhere, {0}, snapshots, windows, heads)
     assert recovery.restart == plan_restore(topology, snapshots, windows).versions
     assert not recovery.kept and not any(r.live for r in recovery.replays)
     assert exactly_once(topology, recovery, progress, snapshots, windows, written)
@@ -169,7 +170,8 @@ def chain():
 
 def test_a_loss_in_the_middle_of_a_chain_keeps_what_is_upstream_of_it_running():
     held = {n: {1, 2} for n in range(7)}
-    recovery = regional_recovery(chain(), {n: {f"w{n}"} for n in range(7)}, {"w3"}, held, {0: {2}, 2: {2}, 4: {2}})
+    recovery = regional_recovery(chain(), {n: {f"w{n}"} for n in range(7)}, {"w3"}, held, {0: {2}, 2: {2}, 4: {2}},
+                                 NO_HEADS)
     assert recovery.kept == {0, 1, 2}              # upstream of the lost block, connector C included
     assert recovery.restart == {3: 2, 4: 2, 5: 2, 6: 2}
     assert [(r.connector, r.consumer, r.first, r.live) for r in recovery.replays] == [(2, 3, 3, True)]
@@ -180,11 +182,11 @@ def test_a_loss_in_the_middle_of_a_chain_keeps_what_is_upstream_of_it_running():
 def test_a_boundary_connector_replays_from_the_store_and_then_from_memory():
     held = {0: {1, 2, 3}, 1: {1, 2, 3}, 2: {1, 2, 3}, 3: {1, 2}, 4: {1, 2}, 5: {1, 2}, 6: {1, 2}}
     workers = {n: {f"w{n}"} for n in range(7)}
-    lost_connector = regional_recovery(chain(), workers, {"w4"}, held, {0: {3}, 2: {3}, 4: {2}})
+    lost_connector = regional_recovery(chain(), workers, {"w4"}, held, {0: {3}, 2: {3}, 4: {2}}, NO_HEADS)
     assert lost_connector.kept == {0, 1, 2}        # D's plain input restarts with it; C replays into it
     assert [(r.connector, r.consumer, r.first, r.through, r.live)
             for r in lost_connector.replays] == [(2, 3, 3, 3, True)]
-    lost_plain = regional_recovery(chain(), workers, {"w5"}, held, {0: {3}, 2: {3}, 4: {2}})
+    lost_plain = regional_recovery(chain(), workers, {"w5"}, held, {0: {3}, 2: {3}, 4: {2}}, NO_HEADS)
     assert lost_plain.kept == {0, 1, 2, 3, 4} and lost_plain.restart == {5: 2, 6: 2}
     assert [(r.connector, r.consumer, r.first, r.through, r.live)
             for r in lost_plain.replays] == [(4, 5, 3, 2, True)]              # all of it from memory

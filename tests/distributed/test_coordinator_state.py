@@ -114,3 +114,51 @@ def test_progress_sums_records_per_block_over_workers():
     state.heartbeat("w0", {(0, 0): 10, (1, 0): 4}, now=1.0)
     state.heartbeat("w1", {(0, 1): 5, (1, 1): 6}, now=1.0)
     assert state.progress() == {0: 15, 1: 10}
+
+
+def with_standby(n=2, standby=1):
+    state = JobState(n, 3.0, recoverable=True, two_phase=True, standby_workers=standby)
+    for i in range(standby):
+        assert state.register(f"w{n + i}", f"127.0.0.{9 + i}:5000", "", 1, 300 + i, now=0.0, standby=True) is False
+    for i in range(n):
+        state.register(f"w{i}", f"127.0.0.{2 + i}:5000", "", 1, 100 + i, now=0.0)
+    return state
+
+
+def test_a_standby_waits_in_the_pool_and_the_job_starts_without_it():
+    state = with_standby(2, 1)
+    assert state.phase is Phase.RUNNING and sorted(state.workers) == ["w0", "w1"] and state.names == ["w0", "w1"]
+    assert state.is_standby("w2") and not state.is_standby("w0")
+    with pytest.raises(RegistrationError, match="keeps 1 standby worker"):
+        state.register("w9", "z", "", 1, 9, now=0.0, standby=True)
+
+
+def test_a_lost_worker_slot_goes_to_the_standby_and_its_new_process_becomes_the_standby():
+    state = with_standby(2, 1)
+    assert state.lost("w1", "killed", now=1.0) is True
+    assert state.promoted == "w2" and state.slot("w2") == "w1" and "w2" in state.workers
+    assert "standby w2 takes over w1" in state.events[-1]
+    assert state.phase is Phase.RECOVERING
+    assert state.register("w0", "a", "", 1, 100, now=1.1) is True          # the survivor: the attempt starts
+    assert state.phase is Phase.RUNNING and state.names == ["w0", "w1"] and sorted(state.workers) == ["w0", "w2"]
+    assert state.register("w1", "b2", "", 1, 200, now=1.2) is False        # the lost one, started again
+    assert state.is_standby("w1") and state.slot("w0") == "w0"
+    assert state.lost("w2", "killed too", now=2.0) is True                 # the new standby takes the same slot
+    assert state.promoted == "w1" and state.slot("w1") == "w1"
+
+
+def test_without_a_standby_the_lost_worker_takes_its_own_slot_again():
+    state = with_standby(2, 1)
+    state.unregister("w2")                                                 # the standby died idle
+    assert state.lost("w1", "killed", now=1.0) is True and state.promoted is None
+    assert state.register("w0", "a", "", 1, 100, now=1.1) is False
+    assert state.register("w1", "b", "", 1, 101, now=1.2) is True and state.slot("w1") == "w1"
+    with pytest.raises(RegistrationError, match="unknown worker 'w7'"):
+        state.register("w7", "c", "", 1, 9, now=1.3)
+
+
+def test_a_single_worker_job_restarts_on_its_standby_alone():
+    state = with_standby(1, 1)
+    assert state.lost("w0", "killed", now=1.0) is True
+    assert state.start_if_all_registered(1.0) is True and state.phase is Phase.RUNNING
+    assert list(state.workers) == ["w1"] and state.names == ["w0"]

@@ -46,9 +46,10 @@ def run_args(job: str, params: dict, state_url: str, protocol: str, parallelism:
 
 
 def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=KILLS, interval=0.25,
-                   timeout=150, running=None, extra=()):
+                   timeout=150, running=None, extra=(), victims=lambda workers: workers):
     """Run ``segflow run`` and SIGKILL a random worker ``kills`` times at random moments
-    (once ``running()`` says so, if given: kills during start-up test less)."""
+    (once ``running()`` says so, if given: kills during start-up test less), chosen among
+    ``victims(workers)``."""
     rng = random.Random(seed)
     args = run_args(job, params, state_url, protocol, parallelism, interval, extra)
     run = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -61,9 +62,9 @@ def run_with_kills(job, params, state_url, protocol, seed, parallelism=2, kills=
         kills_from = time.monotonic() - (deadline - timeout)
         while len(killed) < kills and run.poll() is None and time.monotonic() < deadline:
             time.sleep(rng.uniform(0.6, 1.4))
-            victims = workers_of(run)
-            if victims:
-                victim = rng.choice(victims)
+            candidates = victims(workers_of(run))
+            if candidates:
+                victim = rng.choice(candidates)
                 try:
                     victim.send_signal(signal.SIGKILL)
                     killed.append(victim.pid)

@@ -103,22 +103,24 @@ def _stored_through(parts: Iterable[int], first: int) -> int:
 
 
 def regional_recovery(topology: Topology[N], placement: Mapping[N, Iterable[W]], lost: Iterable[W],
-                      snapshots: Versions[N], windows: Versions[N]) -> RegionalRecovery[N]:
+                      snapshots: Versions[N], windows: Versions[N], heads: Mapping[N, int]) -> RegionalRecovery[N]:
     """The recovery of losing the workers ``lost``; ``snapshots``/``windows``: per block,
     the versions of which the store holds every replica's snapshot / window part, as for
     :func:`.segment_plan.plan_restore`, whose versions the region restarts at (the store
-    can serve them; a block outside the region is never moved).
+    can serve them; a block outside the region is never moved); ``heads``: each
+    connector's truncation head (the ledger deleted its parts up to it).
 
     A running connector holds in memory what it produced after its newest stored part.
-    One whose stored parts have a gap between a consumer's version and that newest part
-    cannot replay the gap, so it restarts too (a part whose write failed)."""
+    One that cannot replay from a consumer's version on restarts too: the versions were
+    truncated (the global plan went below the head, lowered by another block's gap), or
+    its stored parts have a gap before the newest (a part whose write failed)."""
     adjusted = plan_restore(topology, snapshots, windows)
     touched = set(touched_blocks(placement, lost))
     while True:
         region = restart_region(topology, touched)
         recovery = recovery_of_region(topology, region, adjusted.versions, windows)
-        broken = {r.connector for r in recovery.replays if r.live and r.through < max(windows.get(r.connector, ()),
-                                                                                        default=0)}
+        broken = {r.connector for r in recovery.replays if r.live and (
+            r.first <= heads.get(r.connector, 0) or r.through < max(windows.get(r.connector, ()), default=0))}
         if not broken:
             return recovery
         touched |= broken

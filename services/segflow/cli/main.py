@@ -123,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--processes", dest="runtime", action="store_const", const="processes",
                        help="a coordinator and one worker process per replica slot "
                             "(the default for parallelism > 1 and with checkpoints)")
+    run.add_argument("--standby-workers", type=int, default=0, metavar="K",
+                     help="keep K more worker processes started and idle; a lost worker's replicas go to one "
+                          "of them, which restores them, instead of waiting for a new process (default: 0)")
     run.add_argument("--engine", choices=["segflow", "spark"], default="segflow",
                      help="segflow (default) or spark: translate the bounded job into PySpark and run it there")
     run.add_argument("--spark-master", metavar="URL", default=None,
@@ -135,10 +138,14 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--name", required=True, help="unique worker name")
     worker.add_argument("--host", default="127.0.0.1", help="address to serve the data plane and metrics on")
     worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
+    worker.add_argument("--standby", action="store_true",
+                        help="register as a standby: wait idle, ready to take over a lost worker's replicas")
     _metrics_arguments(worker, "/metrics")
     coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
     _job_arguments(coordinator)
     coordinator.add_argument("--workers", type=int, required=True, help="workers to wait for")
+    coordinator.add_argument("--standby-workers", type=int, default=0, metavar="K",
+                             help="idle workers to keep registered, each ready to take over a lost worker")
     coordinator.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT")
     _metrics_arguments(coordinator, "/metrics and the web view")
     coordinator.add_argument("--spawn-workers", action="store_true",
@@ -186,7 +193,8 @@ def _build(spec: JobModule, config: Config) -> StreamEnvironment:
 def _run_on_segflow(args: argparse.Namespace, settings: dict) -> tuple:
     progress = Progress(enabled=None if not args.quiet else False)
     runtime = args.runtime or ("processes" if args.parallelism > 1 else "auto")
-    env = _build(_spec(args), Config(parallelism=args.parallelism, runtime=runtime, **settings))
+    env = _build(_spec(args), Config(parallelism=args.parallelism, runtime=runtime,
+                                     standby_workers=args.standby_workers, **settings))
     progress.expect(expected_records(env.graph))
 
     def announce(text: str) -> None:
@@ -309,7 +317,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure(f"worker {args.name}")
     collect_less_often()
     return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
-                         args.metrics_host).run()
+                         args.metrics_host, standby=args.standby).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
@@ -323,12 +331,14 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         # from here with their modules imported already (see coordinator/spawner.py).
         from ..runtime import collection  # noqa: F401
         from ..worker import service  # noqa: F401
-        identities = local_identities(args.workers, identity_from_env().ca, read_stdin_line())
-        spawner = WorkerSpawner(args.workers, identities)
+        identities = local_identities(args.workers + args.standby_workers, identity_from_env().ca,
+                                      read_stdin_line())
+        spawner = WorkerSpawner(args.workers, identities, standby=args.standby_workers)
         spawner.fork_all(main)
     try:
         from ..coordinator.service import serve
         code = serve(_spec(args), args.workers, args.listen, args.settings, spawner=spawner,
+                     standby_workers=args.standby_workers,
                      metrics_port=args.metrics_port, metrics_host=args.metrics_host, parent=args.parent)
     finally:
         if spawner is not None:

@@ -68,13 +68,13 @@ _PHASES = {Phase.WAITING_FOR_WORKERS: cpb.JobUpdate.WAITING_FOR_WORKERS, Phase.R
 
 
 class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
-    def __init__(self, spec: JobModule, workers: int, graph, settings: CheckpointSettings):
+    def __init__(self, spec: JobModule, workers: int, graph, settings: CheckpointSettings, standby_workers: int = 0):
         self.spec = spec
         self.job_id = uuid.uuid4().hex[:12]
         self.graph = graph
         self.settings = settings
         self.state = JobState(workers, HEARTBEAT_TIMEOUT, recoverable=settings.enabled,
-                              two_phase=settings.enabled)
+                              two_phase=settings.enabled, standby_workers=standby_workers)
         self.block_names = {b.id: b.name for b in graph.blocks}
         self.lock = threading.Condition()
         self.results_bytes = 0      # what workers sent for collect(), pickled
@@ -121,16 +121,20 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         pinned block counts)``."""
         return self.checkpoints.side.rescaling(workers) if self.checkpoints is not None else ({}, {})
 
-    def _assignment(self) -> cpb.Assignment:
-        workers = sorted(self.state.workers.values(), key=lambda w: w.name)
-        placed = [Worker(w.name, w.slots) for w in workers]
+    def _assignment(self, worker: str) -> cpb.Assignment:
+        """``worker``'s assignment: every worker's is the same but for its slot."""
+        slot = self.state.slot
+        workers = sorted(self.state.workers.values(), key=lambda w: slot(w.name))
+        placed = [Worker(slot(w.name), w.slots) for w in workers]
         restore_replicas, pinned = self._rescaling(placed)
         s, book = self.settings, self.checkpoints
         connectors = book.side.prepare(self.state.attempt, placed) if book is not None else []
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
-            workers=[cpb.WorkerInfo(name=w.name, data_address=w.data_address, slots=w.slots) for w in workers],
+            workers=[cpb.WorkerInfo(name=slot(w.name), data_address=w.data_address, slots=w.slots, identity=w.name)
+                     for w in workers],
+            slot=slot(worker),
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
@@ -141,13 +145,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _lost(self, name: str, why: str) -> None:
         """Lock held. Start a recovery, or fail the job."""
-        attempt = self.state.attempt
+        attempt, slot = self.state.attempt, self.state.slot(name)
         if not self.state.lost(name, why, time.monotonic()):
             self._changed()
             return
         book = self._book()
         try:
-            book.recover(name, self._worker_names())
+            book.recover(slot, self._worker_names())
         except NoIntactCheckpoint as exc:
             self.state.fail(f"{exc} after losing {name}: {why}", time.monotonic())
             self._changed()
@@ -165,13 +169,19 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._broadcast(restart)
         # The queues stay: a worker that registered but has not sent its first heartbeat yet
         # finds its queue (and the RESTART in it) when it does; registering again replaces it.
+        promoted = self.state.promoted
+        if promoted is not None:
+            self.commands[promoted] = queue.Queue()        # it joins the new attempt, told nothing of the old
+            event(log, logging.WARNING, "standby takes over", standby=promoted, slot=slot)
+            if self.state.start_if_all_registered(time.monotonic()) and self.checkpoints is not None:
+                self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
         if self.spawner is not None:
-            self.spawner.start(name)
+            self.spawner.start(name, standby=promoted is not None)
         self._changed()
 
     def _owners(self) -> dict:
         """Lock held: which worker runs each replica, (block, index) -> name, in this attempt."""
-        workers = sorted((w.name, w.slots) for w in self.state.workers.values())
+        workers = sorted((self.state.slot(w.name), w.slots) for w in self.state.workers.values())
         if self._placement[0] != (self.state.attempt, workers):
             registered = [Worker(name, slots) for name, slots in workers]
             _, pinned = self._rescaling(registered)
@@ -189,8 +199,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _owns(self, context, worker: str, replicas) -> None:
         """Lock held: refuse a worker speaking for replicas placed elsewhere in this attempt."""
-        owners = self._owners()
-        foreign = sorted({r for r in replicas if owners.get(r) != worker})
+        owners, slot = self._owners(), self.state.slot(worker)
+        foreign = sorted({r for r in replicas if owners.get(r) != slot})
         if foreign:
             refuse(context, f"worker {worker!r} does not run replica(s) "
                             f"{', '.join(replica_name(b, i) for b, i in foreign)} in attempt {self.state.attempt}")
@@ -222,12 +232,19 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         with self.lock:
             try:
                 started = self.state.register(request.worker, request.data_address, request.metrics_address,
-                                              request.slots or 1, request.pid, time.monotonic())
+                                              request.slots or 1, request.pid, time.monotonic(),
+                                              standby=request.standby)
             except RegistrationError as exc:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+            if self.state.is_standby(request.worker):
+                event(log, logging.INFO, "standby worker registered", worker=request.worker)
+                self._changed()
+                if not self._standing_by(request.worker, context):
+                    return cpb.Assignment()
+            else:
+                self.commands[request.worker] = queue.Queue()
+                event(log, logging.INFO, "worker registered", worker=request.worker, attempt=self.state.attempt)
             attempt = self.state.attempt
-            self.commands[request.worker] = queue.Queue()
-            event(log, logging.INFO, "worker registered", worker=request.worker, attempt=attempt)
             if started and self.checkpoints is not None:
                 self.checkpoints.reset(self._replicas(), time.monotonic(), attempt)
             self._changed()
@@ -239,11 +256,24 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             if self.state.over or self.state.attempt != attempt:
                 context.abort(grpc.StatusCode.ABORTED, self.state.error or "a newer attempt started")
             try:
-                return self._assignment()
+                return self._assignment(request.worker)
             except (SegflowError, StateStoreError) as exc:
                 self.state.fail(f"cannot restore the job: {exc}", time.monotonic())
                 self._changed()
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, self.state.error)
+
+    def _standing_by(self, worker: str, context) -> bool:
+        """Lock held: keep a standby's registration open until a recovery takes it (True)
+        or it goes (its call ends) or the job ends (False)."""
+        while self.state.is_standby(worker) and not self.state.over:
+            self.lock.wait(0.5)
+            if not context.is_active():
+                self.state.unregister(worker)
+                self._changed()
+                return False
+        if self.state.over:
+            context.abort(grpc.StatusCode.ABORTED, self.state.error or "the job is over")
+        return worker in self.state.workers
 
     def Heartbeat(self, request_iterator, context):
         name_box: list[str] = []
@@ -452,6 +482,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         for name in self.spawner.exited():
             code = self.spawner.processes[name].returncode
+            if self.state.is_standby(name):
+                event(log, logging.WARNING, "standby worker exited", worker=name, exit_code=code)
+                self.state.unregister(name)
+                self.spawner.start(name, standby=True)
+                continue
             if self.state.phase is Phase.RUNNING:
                 if name in self.state.workers and not self.state.workers[name].committed:
                     self._lost(name, f"its process exited (code {code})")
@@ -504,7 +539,7 @@ def _replica_of(process: str) -> tuple[int, int]:
 
 def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettings,
           spawner: WorkerSpawner | None = None, announce=sys.stdout, linger: float = 10.0,
-          metrics_port: int = 0, metrics_host: str = "", parent: int | None = None) -> int:
+          metrics_port: int = 0, metrics_host: str = "", parent: int | None = None, standby_workers: int = 0) -> int:
     """Run the coordinator until the job ends (plus ``linger`` s for watchers); exit code.
     ``spawner``: the local run's workers, already starting, told the address once it is
     known. ``metrics_port``/``metrics_host``: where ``/metrics`` and the web view are
@@ -513,7 +548,8 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
     try:
-        servicer = _when_the_store_answers(lambda: CoordinatorServicer(spec, workers, env.graph, settings))
+        servicer = _when_the_store_answers(lambda: CoordinatorServicer(spec, workers, env.graph, settings,
+                                                                       standby_workers))
     except SegflowError as exc:
         print(f"coordinator failed: {redact(str(exc))}", file=announce, flush=True)
         unreachable = isinstance(exc, StateStoreError) and not isinstance(exc, TamperedState)

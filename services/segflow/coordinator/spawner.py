@@ -71,8 +71,9 @@ def read_stdin_line() -> str:
         return stdin.readline()
 
 
-def worker_command(name: str, index: int, coordinator: str) -> list[str]:
-    return ["worker", "--coordinator", coordinator, "--name", name, "--host", worker_host(index)]
+def worker_command(name: str, index: int, coordinator: str, standby: bool = False) -> list[str]:
+    return ["worker", "--coordinator", coordinator, "--name", name, "--host", worker_host(index),
+            *(["--standby"] if standby else [])]
 
 
 class ForkedWorker:
@@ -108,7 +109,7 @@ class ForkedWorker:
         self.send_signal(signal.SIGKILL)
 
 
-def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
+def _become_worker(name: str, index: int, standby: bool, stdin: int, env: dict[str, str],
                    run_command: Callable[[list[str]], int]) -> NoReturn:
     """In a forked child: run ``segflow worker`` (``run_command`` is the CLI's entry) with the
     coordinator's address to come on ``stdin``, then end the process (never return into
@@ -117,7 +118,7 @@ def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
     try:
         os.dup2(stdin, 0)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))         # as Popen's close_fds
-        command = worker_command(name, index, ADDRESS_FROM_STDIN)
+        command = worker_command(name, index, ADDRESS_FROM_STDIN, standby)
         setproctitle(" ".join(["segflow", *command]))     # ps shows a worker (before the environment
         os.environ.clear()                                 # changes: the title needs the original)
         os.environ.update(env)
@@ -134,11 +135,14 @@ def _become_worker(name: str, index: int, stdin: int, env: dict[str, str],
 
 
 class WorkerSpawner:
-    def __init__(self, count: int, identities: dict[str, Identity]):
+    """``count`` workers and ``standby`` more (named after them) that register as standbys."""
+
+    def __init__(self, count: int, identities: dict[str, Identity], standby: int = 0):
         self.count = count
+        self.standby = standby
         self.coordinator: str | None = None     # until announce()
         self.identities = identities
-        self.cores = local_worker_cores(count)
+        self.cores = local_worker_cores(count + standby)
         self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
 
@@ -152,7 +156,7 @@ class WorkerSpawner:
         again (about a third of a second of interpreter start and imports each). Each runs
         ``run_command(["worker", ...])``: the CLI's entry, passed in because the CLI imports
         this package, not the other way round."""
-        for i in range(self.count):
+        for i in range(self.count + self.standby):
             name = self.name(i)
             env = self._environment(name)
             read, write = os.pipe()
@@ -162,7 +166,7 @@ class WorkerSpawner:
                 for earlier in self.processes.values():    # its end of the others' address pipes
                     if earlier.stdin is not None:
                         earlier.stdin.close()
-                _become_worker(name, i, read, env, run_command)
+                _become_worker(name, i, i >= self.count, read, env, run_command)
             os.close(read)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
             self._waiting[name] = worker.stdin
@@ -177,9 +181,10 @@ class WorkerSpawner:
         env.update(identity_env(self.identities[name]))
         return env
 
-    def start(self, name: str) -> None:
+    def start(self, name: str, standby: bool = False) -> None:
         """Start a lost worker again, as a new ``segflow worker`` process (not forked: by now
-        this process runs threads and gRPC)."""
+        this process runs threads and gRPC); ``standby``: it registers as one (a standby
+        took over its replicas)."""
         index = int(name[1:])
         old = self.processes.get(name)
         if old is not None and old.poll() is None:
@@ -188,7 +193,7 @@ class WorkerSpawner:
         if self.coordinator is None:
             raise SegflowError(f"worker {name} cannot be started again before the coordinator listens")
         self.processes[name] = subprocess.Popen(
-            segflow_command() + worker_command(name, index, self.coordinator),
+            segflow_command() + worker_command(name, index, self.coordinator, standby),
             stdin=subprocess.DEVNULL, env=self._environment(name))
 
     def announce(self, coordinator: str) -> None:

@@ -57,11 +57,21 @@ MAX_RECOVERIES = 20
 class JobState:
     """``recoverable``: a lost worker starts a new attempt from the last complete
     checkpoint instead of failing the job. ``two_phase``: after every worker has
-    finished, the job's end is committed (sinks publish) before it counts as done."""
+    finished, the job's end is committed (sinks publish) before it counts as done.
+
+    ``standby_workers``: how many idle workers the job keeps registered beside the
+    expected ones. Each active worker holds a *slot*, the name the plan places replicas
+    under: its own name, until a standby takes over the slot of a lost worker (the new
+    attempt then needs no new process). A worker that registers while its slot is held by
+    another, or that says it is a standby, waits in the pool."""
 
     def __init__(self, expected_workers: int, heartbeat_timeout: float, recoverable: bool = False,
-                 two_phase: bool = False):
+                 two_phase: bool = False, standby_workers: int = 0):
         self.expected = expected_workers
+        self.standby_workers = standby_workers
+        self.standby: dict[str, WorkerRecord] = {}     # registered and idle, oldest first
+        self.slot_of: dict[str, str] = {}              # an active worker -> its slot
+        self.promoted: str | None = None               # the standby the last recovery took
         self.heartbeat_timeout = heartbeat_timeout
         self.recoverable = recoverable
         self.two_phase = two_phase
@@ -83,20 +93,45 @@ class JobState:
         return self.phase in (Phase.SUCCEEDED, Phase.FAILED)
 
     def register(self, name: str, data_address: str, metrics_address: str, slots: int, pid: int,
-                 now: float) -> bool:
-        """Add a worker; True when this was the last one expected (the job starts)."""
+                 now: float, standby: bool = False) -> bool:
+        """Add a worker; True when this was the last one expected (the job starts). A
+        standby (see the class's doc) joins the pool instead: :meth:`is_standby` says so."""
         if self.over:
             raise RegistrationError(f"the job is already over ({self.phase.name.lower()})")
-        if self.attempt > 0 and name not in self.names:
-            raise RegistrationError(f"unknown worker {name!r}: this job runs {', '.join(self.names)}")
-        if name in self.workers:
+        if name in self.workers or name in self.standby:
             raise RegistrationError(f"a worker named {name!r} is registered already")
+        record = WorkerRecord(name, data_address, metrics_address, slots, pid, now)
+        slot = self._slot_for(name)
+        if standby or slot is None:
+            if standby and len(self.standby) >= self.standby_workers:
+                raise RegistrationError(f"the job keeps {self.standby_workers} standby worker(s) and has them all")
+            self.standby[name] = record
+            return False
         if len(self.workers) >= self.expected:
             raise RegistrationError(f"the job expects {self.expected} workers and has them all")
-        self.workers[name] = WorkerRecord(name, data_address, metrics_address, slots, pid, now)
-        if len(self.workers) == self.expected:
+        self.slot_of[name] = slot
+        self.workers[name] = record
+        return self.start_if_all_registered(now)
+
+    def _slot_for(self, name: str) -> str | None:
+        """The slot a (non-standby) worker registering now takes; None: it waits as a
+        standby (a lost worker started again after a standby took over its slot)."""
+        if name in self.slot_of:
+            return self.slot_of[name]
+        if not self.names or (self.attempt == 0 and name not in self.names):
+            return name                  # the job has not started yet, or it has all it expects (refused next)
+        if name not in self.names:
+            raise RegistrationError(f"unknown worker {name!r}: this job runs {', '.join(self.names)}")
+        return None if self._holder(name) is not None else name
+
+    def _holder(self, slot: str) -> str | None:
+        return next((name for name, held in self.slot_of.items() if held == slot), None)
+
+    def start_if_all_registered(self, now: float) -> bool:
+        """True when the attempt starts now: every slot has its worker."""
+        if len(self.workers) == self.expected and self.phase is not Phase.RUNNING:
             self.phase = Phase.RUNNING
-            self.names = sorted(self.workers)
+            self.names = sorted(self.slot_of[name] for name in self.workers)
             for worker in self.workers.values():
                 worker.last_seen = now      # waiting for the others is not silence
             if self.started_at is None:
@@ -104,10 +139,30 @@ class JobState:
             return True
         return False
 
+    def is_standby(self, name: str) -> bool:
+        return name in self.standby
+
+    def slot(self, name: str) -> str:
+        """The name the plan places ``name``'s replicas under."""
+        return self.slot_of.get(name, name)
+
     def unregister(self, name: str) -> None:
-        """A worker died while waiting for the others: it registers again when restarted."""
+        """A worker died while waiting for the others, or in the standby pool: it registers
+        again when restarted."""
+        self.standby.pop(name, None)
         if self.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING):
             self.workers.pop(name, None)
+
+    def _promote(self, lost: str, now: float) -> str | None:
+        """The oldest standby takes over ``lost``'s slot and joins the attempt starting now."""
+        if not self.standby:
+            return None
+        name, record = next(iter(self.standby.items()))
+        del self.standby[name]
+        self.slot_of[name] = self.slot_of.pop(lost, lost)
+        record.last_seen = now
+        self.workers[name] = record
+        return name
 
     def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> None:
         worker = self.workers.get(name)
@@ -140,7 +195,9 @@ class JobState:
             self.workers = {}
             self.pending_peer_failure = None
             self.commit_sent = False
-            self.events.append(f"{message}; recovering (attempt {self.attempt})")
+            self.promoted = self._promote(name, now)
+            took = f"; standby {self.promoted} takes over {self.slot(self.promoted)}" if self.promoted else ""
+            self.events.append(f"{message}; recovering (attempt {self.attempt}){took}")
             return True
         if self.recoverable:
             message += f" (gave up after {MAX_RECOVERIES} recoveries)"

@@ -89,7 +89,9 @@ def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
 
 def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | None = None,
                   on_progress: Callable[[dict, dict], None] | None = None,
-                  on_event: Callable[[str], None] | None = None) -> DistributedResult:
+                  on_event: Callable[[str], None] | None = None, standby_workers: int = 0) -> DistributedResult:
+    """Run the job on ``workers`` worker processes (and ``standby_workers`` idle ones, ready
+    to take over a lost worker's replicas) under a coordinator process."""
     if workers < 1:
         raise SegflowError(f"parallelism must be at least 1, got {workers}")
     pinning_wanted(os.environ)       # a bad value fails here, not in the coordinator's process
@@ -101,11 +103,12 @@ def run_processes(spec: JobModule, workers: int, settings: CheckpointSettings | 
     env = {**os.environ, **identity_env(authority.issue(Role.COORDINATOR, "coordinator"))}
     coordinator = subprocess.Popen(
         segflow_command() + ["coordinator", spec.target, *params, "--function", spec.function,
-                             "--workers", str(workers), "--listen", "127.0.0.1:0", "--spawn-workers",
+                             "--workers", str(workers), "--standby-workers", str(standby_workers),
+                             "--listen", "127.0.0.1:0", "--spawn-workers",
                              "--parent", str(os.getpid()),
                              "--settings", settings.to_json()],
         stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True, start_new_session=True, env=env)
-    _give_worker_certificates(coordinator, authority, workers)    # issued while the coordinator starts
+    _give_worker_certificates(coordinator, authority, workers + standby_workers)   # while the coordinator starts
     from .watch import watch                # gRPC and the stubs: imported while the coordinator starts
     registry = registry_path(settings.job_name)
     try:

@@ -133,33 +133,37 @@ class JobModule(_message.Message):
     def __init__(self, target: _Optional[str] = ..., function: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
-    __slots__ = ("protocol_version", "worker", "data_address", "metrics_address", "slots", "pid")
+    __slots__ = ("protocol_version", "worker", "data_address", "metrics_address", "slots", "pid", "standby")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     WORKER_FIELD_NUMBER: _ClassVar[int]
     DATA_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     METRICS_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     SLOTS_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
+    STANDBY_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     worker: str
     data_address: str
     metrics_address: str
     slots: int
     pid: int
-    def __init__(self, protocol_version: _Optional[int] = ..., worker: _Optional[str] = ..., data_address: _Optional[str] = ..., metrics_address: _Optional[str] = ..., slots: _Optional[int] = ..., pid: _Optional[int] = ...) -> None: ...
+    standby: bool
+    def __init__(self, protocol_version: _Optional[int] = ..., worker: _Optional[str] = ..., data_address: _Optional[str] = ..., metrics_address: _Optional[str] = ..., slots: _Optional[int] = ..., pid: _Optional[int] = ..., standby: _Optional[bool] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ("name", "data_address", "slots")
+    __slots__ = ("name", "data_address", "slots", "identity")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DATA_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     SLOTS_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
     name: str
     data_address: str
     slots: int
-    def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ...) -> None: ...
+    identity: str
+    def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ..., identity: _Optional[str] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "restore_replicas", "pinned_replicas", "recovery_line", "segment_restore")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "restore_replicas", "pinned_replicas", "recovery_line", "segment_restore", "slot")
     class RestoreReplicasEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +190,7 @@ class Assignment(_message.Message):
     PINNED_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     RECOVERY_LINE_FIELD_NUMBER: _ClassVar[int]
     SEGMENT_RESTORE_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobModule
@@ -198,7 +203,8 @@ class Assignment(_message.Message):
     pinned_replicas: _containers.ScalarMap[int, int]
     recovery_line: RecoveryLine
     segment_restore: SegmentRestore
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ...) -> None: ...
+    slot: str
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ..., slot: _Optional[str] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out", "inbox", "blocked_seconds", "latency_seconds", "barrier_seconds")

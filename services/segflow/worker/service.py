@@ -20,6 +20,7 @@ import time
 from concurrent import futures
 
 import grpc
+from setproctitle import getproctitle, setproctitle
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.catalog import Catalog
@@ -94,6 +95,7 @@ class Attempt:
         self.results_lock = threading.Lock()
         self.agent: CheckpointAgent | None = None
         self.pool: ExecutorPool | None = None
+        self.slot = assignment.slot       # the name the plan places its replicas under
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -111,8 +113,9 @@ class Attempt:
 
 class WorkerService:
     def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1,
-                 metrics_port: int = 0, metrics_host: str = ""):
+                 metrics_port: int = 0, metrics_host: str = "", standby: bool = False):
         self.name = name
+        self.standby = standby      # registers as a standby until an assignment gives it a slot
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
@@ -177,14 +180,25 @@ class WorkerService:
         return address
 
     def _register(self) -> cpb.Assignment | None:
+        """The next attempt's assignment. A standby's call stays open until a recovery takes
+        it, however long that is: its servers, imports and certificate are ready meanwhile."""
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
                                       data_address=self.data_address, metrics_address=self.metrics_address,
-                                      slots=self.slots, pid=os.getpid())
+                                      slots=self.slots, pid=os.getpid(), standby=self.standby)
         deadline = time.monotonic() + 120
         while True:
             try:
-                assignment = self.control.Register(request, timeout=120)
-                event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt)
+                if self.standby:
+                    print(f"segflow worker {self.name}: standing by", flush=True)
+                assignment = self.control.Register(request, timeout=None if self.standby else 120)
+                event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt,
+                      slot=assignment.slot)
+                if not assignment.job_id:
+                    return None         # the coordinator ended while it stood by
+                if self.standby:
+                    self.standby = False
+                    title = getproctitle().replace(" --standby", "")
+                    setproctitle(f"{title} (standby, took over {assignment.slot})")    # ps shows whose work it does
                 return assignment
             except grpc.RpcError as exc:
                 retry = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
@@ -259,9 +273,11 @@ class WorkerService:
         spec = JobModule(assignment.job.target, assignment.job.function or "build", dict(assignment.job.params))
         workers = [Worker(w.name, w.slots) for w in assignment.workers]
         addresses = {w.name: w.data_address for w in assignment.workers}
+        identities = {w.name: w.identity or w.name for w in assignment.workers}
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
         execution = plan(env.graph, workers, dict(assignment.pinned_replicas))
-        mine = [r for r in execution.all_replicas() if execution.placement[r] == self.name]
+        attempt.slot = assignment.slot or self.name
+        mine = [r for r in execution.all_replicas() if execution.placement[r] == attempt.slot]
         graph = execution.graph
         cancel = attempt.cancel
         for replica in mine:
@@ -297,7 +313,7 @@ class WorkerService:
         if side is not None:
             self._enable_checkpoints(attempt, execution, side)
         self.receivers.ready(assignment.job_id, lookup,
-                             lambda block, index: execution.placement.get(ReplicaId(block, index)))
+                             lambda block, index: identities.get(execution.placement.get(ReplicaId(block, index), "")))
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None,
                                     core=worker_core_from_env())
@@ -311,7 +327,7 @@ class WorkerService:
         a gRPC stream to the worker that owns it."""
         target = ReplicaId(edge.dst, destination)
         owner = execution.placement[target]
-        if owner == self.name:
+        if owner == attempt.slot:
             return LocalOutlet(attempt.inboxes[target], edge.dst_input, replica.index, blocking=not edge.feedback)
         hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=attempt.assignment.job_id,
                                  src_block=replica.block, src_replica=replica.index,
