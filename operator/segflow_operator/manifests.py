@@ -1,6 +1,7 @@
 """The Kubernetes objects a StreamJob owns, rendered from its spec (pure).
 
-One deployment of a job is a coordinator pod, ``parallelism`` worker pods, a headless
+One deployment of a job is a coordinator pod, ``parallelism`` worker pods (and
+``standbyWorkers`` more, which wait idle to take over a lost one's replicas), a headless
 service for each role, a config map with the job's description and a Secret with the
 revision's certificates (see :mod:`.job_tls`). Pods carry the
 deployment's *revision*: a redeploy (upgrade, rescale, resume) starts a new revision, so
@@ -71,7 +72,8 @@ def config_map(body: dict, spec: StreamJobSpec) -> dict:
 def tls_secret(body: dict, spec: StreamJobSpec, revision: int) -> dict:
     job = body["metadata"]["name"]
     return job_tls.tls_secret(_metadata(body, job_tls.secret_name(job, revision), "tls",
-                                        {REVISION_LABEL: str(revision)}), job, revision, spec.parallelism)
+                                        {REVISION_LABEL: str(revision)}), job, revision,
+                               spec.parallelism + spec.standby_workers)
 
 
 OPERATOR_POD = {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": "operator"}
@@ -185,6 +187,8 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
             "--listen", f"$(POD_IP):{COORDINATOR_PORT}"]
+    if spec.standby_workers:
+        args += ["--standby-workers", str(spec.standby_workers)]
     for key, value in sorted(spec.parameters.items()):     # $$( keeps Kubernetes from expanding $(VAR)
         args += ["-p", f"{key}={value}".replace("$(", "$$(")]
     settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
@@ -228,8 +232,10 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
 def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str,
                metrics_host: str = "") -> dict:
     job = body["metadata"]["name"]
+    """Worker ``index``; those past the parallelism are the standbys (a standby that took
+    over a lost worker's slot keeps its pod, and the lost one's new pod stands by)."""
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
-            "--host", "$(POD_IP)"]
+            "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else [])]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
                                f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None, metrics_host),
                           spec.pod_template)

@@ -53,6 +53,7 @@ class StreamJobSpec:
     function: str = "build"
     parameters: dict = field(default_factory=dict)
     parallelism: int = 1
+    standby_workers: int = 0
     resources: dict = field(default_factory=dict)
     checkpointing: CheckpointSettings = CheckpointSettings()
     state: str = "running"
@@ -73,6 +74,8 @@ class StreamJobSpec:
                  "parameters": self.parameters, "parallelism": self.parallelism,
                  "resources": self.resources, "checkpointing": checkpointing_shape(self.checkpointing),
                  "restartNonce": self.restart_nonce}
+        if self.standby_workers:              # only when set, as below
+            shape["standbyWorkers"] = self.standby_workers
         if self.batch_stage is not None:      # only when set: jobs without one keep their hash
             shape["batchStage"] = self.batch_stage.__dict__
         if self.pod_template:
@@ -139,6 +142,7 @@ def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = Non
 
 
 MAX_PARALLELISM = 256
+MAX_STANDBY_WORKERS = 16
 # Kubernetes resource quantities (resource.Quantity's grammar) and resource names.
 QUANTITY = re.compile(r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[numkMGTPE]|[KMGTPE]i)?$")
 RESOURCE_NAME = re.compile(r"^(cpu|memory|ephemeral-storage|hugepages-[0-9]+[KMG]i|"
@@ -184,6 +188,9 @@ def parse(spec: dict) -> StreamJobSpec:
     parallelism = _integer(spec.get("parallelism", 1), "spec.parallelism")
     if not 1 <= parallelism <= MAX_PARALLELISM:
         raise InvalidSpec(f"spec.parallelism must be between 1 and {MAX_PARALLELISM}, not {parallelism}")
+    standby_workers = _integer(spec.get("standbyWorkers", 0), "spec.standbyWorkers")
+    if not 0 <= standby_workers <= MAX_STANDBY_WORKERS:
+        raise InvalidSpec(f"spec.standbyWorkers must be between 0 and {MAX_STANDBY_WORKERS}, not {standby_workers}")
     restore_from, raw_checkpointing = _restore_point(str(spec.get("restoreFrom", "") or ""),
                                                      spec.get("checkpointing") or {})
     disaster_recovery = _disaster_recovery(spec.get("disasterRecovery"), raw_checkpointing)
@@ -196,7 +203,8 @@ def parse(spec: dict) -> StreamJobSpec:
     batch_stage = _batch_stage(spec.get("batchStage"), spec["image"], parameters, checkpointing)
     parsed = StreamJobSpec(
         image=spec["image"], module=job["module"], function=job.get("function", "build"),
-        parameters=dict(parameters), parallelism=parallelism, resources=_resources(spec.get("resources") or {}),
+        parameters=dict(parameters), parallelism=parallelism, standby_workers=standby_workers,
+        resources=_resources(spec.get("resources") or {}),
         checkpointing=checkpointing, state=spec.get("state", "running"),
         upgrade_mode=spec.get("upgradeMode", "savepoint"),
         savepoint_nonce=_integer(spec.get("savepointTriggerNonce", 0), "spec.savepointTriggerNonce"),

@@ -9,6 +9,7 @@ from segflow.checkpoint.protocols import CheckpointProtocol
 
 from ..spec import StreamJobSpec
 from .carry_over import refusal
+from .deployment import revision_spec
 from .status import Deployed, JobStatus, Phase, SavepointInProgress
 from .views import CoordinatorPhase, CoordinatorView, Observed, PodView
 
@@ -70,6 +71,11 @@ class Situation:
         """The deployed revision's worker count (a changed spec's is not its own until it is
         redeployed, and a refused upgrade never is)."""
         return self.deployed.parallelism or self.spec.parallelism
+
+    @property
+    def standby_workers(self) -> int:
+        """The deployed revision's standby workers (its recorded spec's)."""
+        return revision_spec(self.status, self.spec).standby_workers
 
     @property
     def deployed_protocol(self) -> CheckpointProtocol:

@@ -45,18 +45,20 @@ def job_outcome(s: Situation, d: Decision) -> bool:
 
 
 def workers(s: Situation, d: Decision) -> None:
-    """Replace worker pods that ended or are beyond the parallelism; create missing ones
-    once the coordinator has an address."""
+    """Replace worker pods that ended or are beyond the parallelism and the standbys; create
+    missing ones once the coordinator has an address. Ready counts standbys' pods too:
+    which pod does a slot's work changes with every takeover."""
     present = {p.index: p for p in s.mine if p.role == "worker"}
-    ready = sum(1 for p in present.values() if p.ready)
+    pods = s.parallelism + s.standby_workers
+    ready = sum(1 for p in present.values() if p.ready and p.index < pods)
     d.status.ready_replicas = ready
-    d.status.ready = f"{ready}/{s.parallelism}"
+    d.status.ready = f"{ready}/{pods}"
     d.status.coordinator_ip = s.coordinator_ip
     broken = tuple(p.name for p in present.values()
-                   if p.ended or p.index >= s.parallelism)
+                   if p.ended or p.index >= pods)
     if broken:
         d.actions.append(DeletePods(broken))
-    missing = tuple(i for i in range(s.parallelism) if i not in present)
+    missing = tuple(i for i in range(pods) if i not in present)
     if missing and s.coordinator_ip:
         d.actions.append(CreateWorkers(s.revision, missing, s.coordinator_ip))
 
