@@ -13,6 +13,7 @@ from .checkpoint.protocols import CheckpointProtocol
 from .errors import SegflowError
 
 RUNTIMES = ("auto", "threads", "processes")
+PLACEMENTS = ("spread", "segment")
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,15 @@ class CheckpointSettings:
     savepoint_interval: float = 0.0   # a complete checkpoint becomes a savepoint this often, in s (0: on request only)
     savepoint_retain: int = 0         # savepoints kept, newest first (0: every one)
     savepoint_max_age: float = 0.0    # savepoints older than this many seconds are deleted (0: never)
+    placement: str = "spread"         # spread: every block over every worker; segment: each segment's own
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
+        if self.placement not in PLACEMENTS:
+            raise SegflowError(f"--placement is one of {', '.join(PLACEMENTS)}, not {self.placement!r}")
+        if self.placement == "segment" and not self.protocol.segment_backup:
+            raise SegflowError(f"--placement segment gives each segment of segment backup its own workers: it "
+                               f"needs --checkpoint-protocol segment, not {self.protocol.value}")
         if self.lease_generation and not (self.state_url.startswith("s3://") and self.lease_owner):
             raise SegflowError("a lease generation fences commits to an S3 backup store: it needs an s3:// state "
                                "URL and the lease owner (set by the operator for disasterRecovery)")
@@ -110,6 +117,7 @@ class Config:
     savepoint_retain: int = 0
     savepoint_max_age: float = 0.0
     standby_workers: int = 0              # idle workers kept ready to take over a lost one's replicas
+    placement: str = "spread"             # segment protocol: "segment" gives each segment workers of its own
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
@@ -132,7 +140,8 @@ class Config:
         return CheckpointSettings(CheckpointProtocol.parse(self.checkpoint_protocol), self.checkpoint_interval,
                                   self.state_url, self.s3_endpoint, self.retain, self.job_name, self.restore,
                                   self.connectors, savepoint_interval=self.savepoint_interval,
-                                  savepoint_retain=self.savepoint_retain, savepoint_max_age=self.savepoint_max_age)
+                                  savepoint_retain=self.savepoint_retain, savepoint_max_age=self.savepoint_max_age,
+                                  placement=self.placement)
 
     @property
     def runs_in_processes(self) -> bool:

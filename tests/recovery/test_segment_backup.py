@@ -17,7 +17,7 @@ from recovery.jobs.segment_shapes import oracle
 from segflow.checkpoint import layout
 from segflow.state import open_backend
 from support.processes import ROOT, SEGFLOW, savepoint_taken, wait_for
-from test_kills import JOBS, kill_tree, read_lines
+from test_kills import JOBS, kill_tree, read_lines, run_with_kills
 from test_stores import redis_server, s3_server  # noqa: F401 - fixtures
 
 EVENTS = 36000
@@ -225,3 +225,17 @@ def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
     assert rerun.returncode == 0, stderr[-3000:]
     assert restored_versions(stderr) == [{str(b): savepoint for b in range(4)}]
     assert_oracle("linear", tmp_path / "out")
+
+
+@pytest.mark.parametrize("shape", ["linear", "split", "merge"])
+def test_worker_kills_with_placement_by_segment_lose_nothing_and_repeat_nothing(tmp_path, shape):
+    """``--placement segment`` on 6 workers: each group of blocks on workers of its own
+    (the plan says so), SIGKILLs of random workers, and the output equals the oracle."""
+    params = {"output": tmp_path / "out", "shape": shape, "events": EVENTS, "rate": RATE}
+    shown = subprocess.run([SEGFLOW, "plan", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={tmp_path}/x",
+                            "-p", f"shape={shape}", "--parallelism", "6", "--placement", "segment"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "each on workers of its own" in shown.stdout, shown.stdout + shown.stderr
+    run_with_kills("segment_shapes.py", params, f"file://{tmp_path}/state", "segment", seed=7, parallelism=6,
+                   extra=("--placement", "segment"))
+    assert_oracle(shape, tmp_path / "out")

@@ -68,6 +68,11 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--connectors", default=None, metavar="auto|none|ID,ID...",
                        help="with --checkpoint-protocol segment: the blocks that keep pending windows, as "
                             "`segflow plan` numbers them (sources and sinks always do; default: auto)")
+    group.add_argument("--placement", choices=["spread", "segment"], default=None,
+                       help="spread (default): every block's replicas over every worker; segment (with "
+                            "--checkpoint-protocol segment): each segment's blocks on workers of their own, so a "
+                            "lost worker restarts fewer blocks; --parallelism is then the number of workers, "
+                            "shared out among the segments (`segflow plan` shows the result)")
 
 
 def _checkpoint_settings(args: argparse.Namespace) -> dict:
@@ -76,7 +81,8 @@ def _checkpoint_settings(args: argparse.Namespace) -> dict:
              "state_url": args.state, "s3_endpoint": args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"),
              "retain": args.retain, "restore": args.restore, "job_name": args.job_name,
              "connectors": args.connectors, "savepoint_interval": args.savepoint_interval,
-             "savepoint_retain": args.savepoint_retain, "savepoint_max_age": args.savepoint_max_age}
+             "savepoint_retain": args.savepoint_retain, "savepoint_max_age": args.savepoint_max_age,
+             "placement": args.placement}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -165,6 +171,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--format", choices=["text", "dot"], default="text")
     show.add_argument("--state", default="", metavar="URL", help="with --segment-backup: the store to time")
     show.add_argument("--s3-endpoint", default=None, metavar="URL", help="S3 endpoint for s3:// --state")
+    show.add_argument("--connectors", default=None, metavar="auto|none|ID,ID...",
+                      help="show the job as segment backup runs it with these connectors: each block's segment, "
+                           "and its workers (one per --parallelism, as segflow run starts them)")
+    show.add_argument("--placement", choices=["spread", "segment"], default=None,
+                      help="with segment backup: the placement to show (default: spread)")
     segment_advice_args.add_arguments(show)
     demo = commands.add_parser("demo", help="a job on worker processes with checkpoints; a worker is killed, the job "
                                             "recovers, and the output is checked exactly")
@@ -295,13 +306,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     placeholders = {name: f"<{name}>" for name in missing_parameters(load_job(spec), spec)}
     spec.params.update(placeholders)
     env = _build(spec, Config(parallelism=args.parallelism, planning_only=True))
-    execution = plan(env.graph, [Worker("local", args.parallelism)])
+    if args.connectors or args.placement:
+        from .segment_layout import segment_plan
+        execution, roles, note = segment_plan(env.graph, args.parallelism, args.connectors or "auto",
+                                              args.placement or "spread")
+    else:
+        execution, roles, note = plan(env.graph, [Worker("local", args.parallelism)]), None, ""
     if args.format == "dot":
         sys.stdout.write(render_dot(execution))
     else:
         if placeholders:
             print(f"(parameters not given, shown as placeholders: {', '.join(placeholders)})")
-        sys.stdout.write(render_text(execution))
+        if note:
+            print(note)
+        sys.stdout.write(render_text(execution, roles))
     return 0
 
 

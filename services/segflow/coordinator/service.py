@@ -88,6 +88,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if settings.enabled:
             self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
                                                      self._final_failed)
+        self.groups = self.checkpoints.side.placement_groups() if self.checkpoints else ()
+        if self.groups and workers < len(self.groups):
+            why = (f"placement by segment needs a worker for each of its {len(self.groups)} groups of blocks and "
+                   f"the job has {workers}: every block is spread over every worker")
+            event(log, logging.WARNING, "placement", note=why)
+            self.state.events.append(why)
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
                             settings.interval, self.checkpoints.side.connectors if self.checkpoints else set())
 
@@ -129,12 +135,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         restore_replicas, pinned = self._rescaling(placed)
         s, book = self.settings, self.checkpoints
         connectors = book.side.prepare(self.state.attempt, placed) if book is not None else []
+        groups = self.groups if not pinned else ()
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
             workers=[cpb.WorkerInfo(name=slot(w.name), data_address=w.data_address, slots=w.slots, identity=w.name)
                      for w in workers],
-            slot=slot(worker),
+            slot=slot(worker), placement_groups=[cpb.PlacementGroup(blocks=g) for g in groups],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
@@ -185,7 +192,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if self._placement[0] != (self.state.attempt, workers):
             registered = [Worker(name, slots) for name, slots in workers]
             _, pinned = self._rescaling(registered)
-            execution = plan(self.graph, registered, pinned)
+            execution = plan(self.graph, registered, pinned, self.groups)
             self._placement = ((self.state.attempt, workers), {(r.block, r.index): execution.placement[r]
                                                                for r in execution.all_replicas()})
         return self._placement[1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..errors import PipelineError
 from .graph import Edge, JobGraph, Strategy
@@ -78,16 +79,43 @@ class ExecutionPlan:
         return list(range(n_src))
 
 
-def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None = None) -> ExecutionPlan:
+def group_workers(groups: Sequence[Sequence[int]], workers: list[Worker]) -> dict[int, list[Worker]] | None:
+    """Block -> the workers of its group, when each group can have workers of its own:
+    the sorted workers dealt out in consecutive shares, as equal as they go (the first
+    groups get one more). None when there are fewer workers than groups."""
+    if not groups or len(workers) < len(groups):
+        return None
+    ordered = sorted(workers, key=lambda w: w.name)
+    share, extra = divmod(len(ordered), len(groups))
+    own: dict[int, list[Worker]] = {}
+    start = 0
+    for i, group in enumerate(groups):
+        size = share + (1 if i < extra else 0)
+        for block in group:
+            own[block] = ordered[start:start + size]
+        start += size
+    return own
+
+
+def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None = None,
+         groups: Sequence[Sequence[int]] = ()) -> ExecutionPlan:
     """Decide replica counts, placement and resolved edge strategies. ``pinned`` fixes the
-    replica count of some blocks (a rescaled restore keeps its sources as they were)."""
+    replica count of some blocks (a rescaled restore keeps its sources as they were).
+    ``groups``: blocks that get workers of their own (placement by segment), when there
+    are as many workers as groups (:func:`group_workers`); each block of a group then has
+    as many replicas as its workers' slots. With fewer workers, every block is spread
+    over every worker, as without groups."""
     if not workers:
         raise PipelineError("cannot plan a job without workers")
     workers = sorted(workers, key=lambda w: w.name)
     total = sum(w.slots for w in workers)
     if total < 1:
         raise PipelineError("the workers offer no slots; give each at least one")
-    replicas = {b.id: max(1, min(total, b.max_parallelism or total)) for b in graph.blocks}
+    own = group_workers(groups, workers) if not pinned else None
+    replicas = {}
+    for b in graph.blocks:
+        available = sum(w.slots for w in own[b.id]) if own and b.id in own else total
+        replicas[b.id] = max(1, min(available, b.max_parallelism or available))
     pinned = pinned or {}
     replicas.update(pinned)
     placement: dict[ReplicaId, str] = {}
@@ -98,7 +126,7 @@ def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None =
             continue
         remaining = replicas[block.id]
         index = 0
-        for worker in workers:
+        for worker in (own[block.id] if own and block.id in own else workers):
             take = min(worker.slots, remaining)
             for _ in range(take):
                 placement[ReplicaId(block.id, index)] = worker.name

@@ -25,13 +25,14 @@ def _edge_label(plan: ExecutionPlan, index: int) -> str:
     return label + (f" ({', '.join(extras)})" if extras else "")
 
 
-def render_text(plan: ExecutionPlan) -> str:
+def render_text(plan: ExecutionPlan, roles: dict[int, str] | None = None) -> str:
+    """``roles``: a word on each block's part (segment backup: its segment, or connector)."""
     graph = plan.graph
     workers = ", ".join(f"{w.name} ({w.slots} slots)" for w in plan.workers)
     lines = [f"job graph: {len(graph.blocks)} blocks, {len(graph.edges)} edges; workers: {workers}", ""]
     for block in graph.blocks:
         kind = "source block" if block.is_source else "block"
-        tags = []
+        tags = [roles[block.id]] if roles and block.id in roles else []
         if block.scope is not None:
             tags.append(f"iteration scope {block.scope}")
         if block.max_parallelism:

@@ -152,5 +152,9 @@ class CoordinatorSide(ABC):
         return {}
 
     # ------------------------------------------------------------ the end
+    def placement_groups(self) -> tuple[tuple[int, ...], ...]:
+        """Blocks that get workers of their own (placement by segment); none by default."""
+        return ()
+
     def remove_unfinished(self) -> None:
         """The job has ended and its workers are stopped: remove what can never complete."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
+from ..checkpoint.segment_placement import placement_groups
 from ..checkpoint.segment_plan import WindowSize
 from ..plan.placement import ReplicaId, Worker, plan
 from ..redaction import redact_url
@@ -28,6 +29,7 @@ class SegmentBackupSide(CoordinatorSide):
     def __init__(self, context: ProtocolContext) -> None:
         super().__init__(context)
         self.backup = SegmentBackup(context.graph, context.settings.connectors, context.catalog, context.cleanup)
+        self.groups = placement_groups(self.backup.topology) if context.settings.placement == "segment" else ()
 
     def _choose_restore(self) -> None:
         settings, catalog, checks = self.context.settings, self.context.catalog, self.context.checks
@@ -42,7 +44,7 @@ class SegmentBackupSide(CoordinatorSide):
 
     def prepare(self, attempt: int, workers: list[Worker]) -> list[int]:
         """Each attempt's restore is planned from the store: what the lost run made durable."""
-        replicas = plan(self.context.graph, workers).replicas
+        replicas = plan(self.context.graph, workers, groups=self.groups).replicas
         again = self.wanted if attempt == 0 or self.finished else "latest"
         self.plan = self.backup.plan(attempt, replicas, again)
         return sorted(self.backup.connectors)
@@ -53,6 +55,9 @@ class SegmentBackupSide(CoordinatorSide):
     def acknowledged(self, checkpoint_id: int, ack: cpb.ReplicaAck) -> None:
         if ack.ok:
             self.backup.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)
+
+    def placement_groups(self) -> tuple[tuple[int, ...], ...]:
+        return self.groups
 
     def restoring(self) -> str:
         return "segment backup: each connector's pending window"

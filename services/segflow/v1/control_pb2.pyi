@@ -163,7 +163,7 @@ class WorkerInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., data_address: _Optional[str] = ..., slots: _Optional[int] = ..., identity: _Optional[str] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "restore_replicas", "pinned_replicas", "recovery_line", "segment_restore", "slot")
+    __slots__ = ("protocol_version", "job_id", "job", "workers", "heartbeat_seconds", "attempt", "checkpointing", "restore_checkpoint", "restore_replicas", "pinned_replicas", "recovery_line", "segment_restore", "slot", "placement_groups")
     class RestoreReplicasEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +191,7 @@ class Assignment(_message.Message):
     RECOVERY_LINE_FIELD_NUMBER: _ClassVar[int]
     SEGMENT_RESTORE_FIELD_NUMBER: _ClassVar[int]
     SLOT_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_GROUPS_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     job_id: str
     job: JobModule
@@ -204,7 +205,14 @@ class Assignment(_message.Message):
     recovery_line: RecoveryLine
     segment_restore: SegmentRestore
     slot: str
-    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ..., slot: _Optional[str] = ...) -> None: ...
+    placement_groups: _containers.RepeatedCompositeFieldContainer[PlacementGroup]
+    def __init__(self, protocol_version: _Optional[int] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobModule, _Mapping]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., heartbeat_seconds: _Optional[float] = ..., attempt: _Optional[int] = ..., checkpointing: _Optional[_Union[Checkpointing, _Mapping]] = ..., restore_checkpoint: _Optional[int] = ..., restore_replicas: _Optional[_Mapping[int, int]] = ..., pinned_replicas: _Optional[_Mapping[int, int]] = ..., recovery_line: _Optional[_Union[RecoveryLine, _Mapping]] = ..., segment_restore: _Optional[_Union[SegmentRestore, _Mapping]] = ..., slot: _Optional[str] = ..., placement_groups: _Optional[_Iterable[_Union[PlacementGroup, _Mapping]]] = ...) -> None: ...
+
+class PlacementGroup(_message.Message):
+    __slots__ = ("blocks",)
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    blocks: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, blocks: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ReplicaCounters(_message.Message):
     __slots__ = ("block", "replica", "records_in", "records_out", "inbox", "blocked_seconds", "latency_seconds", "barrier_seconds")

@@ -275,7 +275,8 @@ class WorkerService:
         addresses = {w.name: w.data_address for w in assignment.workers}
         identities = {w.name: w.identity or w.name for w in assignment.workers}
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
-        execution = plan(env.graph, workers, dict(assignment.pinned_replicas))
+        execution = plan(env.graph, workers, dict(assignment.pinned_replicas),
+                         [tuple(group.blocks) for group in assignment.placement_groups])
         attempt.slot = assignment.slot or self.name
         mine = [r for r in execution.all_replicas() if execution.placement[r] == attempt.slot]
         graph = execution.graph

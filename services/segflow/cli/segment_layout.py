@@ -1,0 +1,37 @@
+"""``segflow plan --connectors/--placement``: the job as segment backup runs it, on the
+workers ``segflow run --parallelism N`` starts (w0..wN-1, one slot each), with each
+block's segment and, with ``--placement segment``, the workers of its group."""
+from __future__ import annotations
+
+from ..checkpoint.connectors import segment_topology
+from ..checkpoint.segment_placement import placement_groups
+from ..checkpoint.segments import segments
+from ..plan.graph import JobGraph
+from ..plan.placement import ExecutionPlan, Worker, group_workers, plan
+
+
+def block_roles(graph: JobGraph, connectors: str) -> dict[int, str]:
+    """Block -> "connector" or "segment N" (segments numbered from 1, upstream first)."""
+    topology = segment_topology(graph, connectors)
+    roles = {c: "connector" for c in topology.connectors}
+    for number, segment in enumerate((s for s in segments(topology) if s.inner), start=1):
+        for block in segment.inner:
+            roles[block] = f"segment {number}"
+    return roles
+
+
+def segment_plan(graph: JobGraph, workers: int, connectors: str, placement: str) -> tuple[ExecutionPlan, dict, str]:
+    """The plan, each block's role, and a line saying how it was placed."""
+    groups = placement_groups(segment_topology(graph, connectors)) if placement == "segment" else ()
+    local = [Worker(f"w{i}", 1) for i in range(workers)]
+    execution = plan(graph, local, groups=groups)
+    if not groups:
+        note = "placement: every block spread over every worker"
+    elif group_workers(groups, local) is None:
+        note = (f"placement by segment needs a worker for each of its {len(groups)} groups of blocks "
+                f"({'; '.join(' '.join(map(str, g)) for g in groups)}) and --parallelism {workers} gives "
+                f"{workers}: every block is spread over every worker")
+    else:
+        note = (f"placement by segment: {len(groups)} groups of blocks "
+                f"({'; '.join(' '.join(map(str, g)) for g in groups)}), each on workers of its own")
+    return execution, block_roles(graph, connectors), note
