@@ -75,3 +75,28 @@ def test_plan_refuses_shapes_the_model_does_not_cover(tmp_path, shape):
                       "--segment-backup", "--calibrate", "0.5")
     assert result.returncode == 1
     assert "the cost model covers linear pipelines" in result.stderr and "--connectors auto" in result.stderr
+
+
+def test_auto_connectors_use_the_recorded_choice_for_the_same_pipeline_only(tmp_path):
+    """plan --segment-backup --state records its choice; segflow run --connectors auto
+    (the default) takes it for the pipeline it was made for, and says so; a changed
+    pipeline gets the rule, with the reason."""
+    state = f"file://{tmp_path}/state"
+    job = ["tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out", "-p", "events=3000", "-p",
+           "rate=20000"]
+    planned = run_plan(*job, "-p", "shape=linear", "--segment-backup", "--calibrate", "1", "--state", state)
+    assert planned.returncode == 0, planned.stderr
+    assert "recorded beside job 'segment_shapes'" in planned.stdout
+    chosen = planned.stdout.split("connectors: ")[1].splitlines()[0]
+    blocks = sorted(int(b.split()[1]) for b in chosen.split("; ")[0].split(", "))
+
+    def run(shape):
+        return subprocess.run([sys.executable, "-m", "segflow.cli.main", "run", *job, "-p", f"shape={shape}",
+                               "--parallelism", "2", "--checkpoint-protocol", "segment", "--checkpoint-interval",
+                               "0.3", "--state", state], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    same = run("linear")
+    assert same.returncode == 0, same.stderr[-2000:]
+    assert f"connectors {blocks}: the cost model's choice, recorded by segflow plan --segment-backup" in same.stderr
+    other = run("split")
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert "the auto rule (the cost model's recorded choice was made for another pipeline" in other.stderr

@@ -258,6 +258,14 @@ class Catalog:
     def read_stable_line(self) -> bytes | None:
         return self._get(self.stable_line_key())
 
+    def write_segment_choice(self, record: dict) -> None:
+        """The cost model's inputs and choice for this job (see :mod:`.connectors`)."""
+        self._put(layout.segment_choice_key(self.job), json.dumps(record, sort_keys=True).encode())
+
+    def segment_choice(self) -> dict | None:
+        data = self._get(layout.segment_choice_key(self.job))
+        return json.loads(data) if data is not None else None
+
     def write_protocol(self, protocol: str) -> None:
         """The protocol whose history the job's state continues: the run starting now's."""
         self._put(layout.protocol_key(self.job), protocol.encode())

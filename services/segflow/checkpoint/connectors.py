@@ -1,14 +1,18 @@
 """A job graph as segment backup sees it: its blocks as a :class:`segments.Topology`,
 with the connectors the user chose (``--connectors``) or segflow's default.
 
-``auto`` chooses the sources, the sinks and every block fed by a keyed exchange: such a
-block holds keyed state, which is the dearest part to recompute, and the exchange is
-where a replay would otherwise cross the network twice. ``none`` keeps only what must be
-a connector (sources and sinks: plain asynchronous barrier snapshots).
+``auto`` uses the connectors ``segflow plan --segment-backup`` chose for the job (the cost
+model's choice, recorded beside its state) when the record was made for this pipeline's
+layout. Otherwise it follows the rule: the sources, the sinks and every block fed by a
+keyed exchange: such a block holds keyed state, which is the dearest part to recompute,
+and the exchange is where a replay would otherwise cross the network twice. ``none``
+keeps only what must be a connector (sources and sinks: plain asynchronous barrier
+snapshots).
 """
 from __future__ import annotations
 
 from ..plan.graph import JobGraph, Strategy
+from ..plan.signature import layout, layout_difference
 from .segments import SegmentBackupError, Topology
 
 
@@ -46,6 +50,23 @@ def choose_connectors(graph: JobGraph, spec: str) -> frozenset[int]:
     elif spec != "none":
         chosen |= {_named(graph, name) for name in spec.split(",") if name.strip()}
     return frozenset(chosen)
+
+
+def auto_connectors(graph: JobGraph, recorded: dict | None) -> tuple[frozenset[int], str]:
+    """``auto``'s connectors given the recorded choice (None: none recorded), and a
+    sentence saying which chose them (for the log, the status and the web view)."""
+    if recorded is not None:
+        differs = layout_difference(recorded.get("layout", {}), layout(graph))
+        if not differs:
+            chosen = frozenset(int(b) for b in recorded.get("connectors", [])) | required_connectors(graph)
+            return chosen, (f"connectors {sorted(chosen)}: the cost model's choice, recorded by segflow plan "
+                            f"--segment-backup at {recorded.get('time', '?')}")
+        rule = choose_connectors(graph, "auto")
+        return rule, (f"connectors {sorted(rule)}: the auto rule (the cost model's recorded choice was made for "
+                      f"another pipeline: {differs})")
+    rule = choose_connectors(graph, "auto")
+    return rule, (f"connectors {sorted(rule)}: the auto rule (sources, sinks, blocks after a keyed exchange; "
+                  "segflow plan --segment-backup --state ... records the cost model's choice instead)")
 
 
 def segment_topology(graph: JobGraph, spec: str) -> Topology:

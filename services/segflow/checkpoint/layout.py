@@ -75,6 +75,11 @@ def protocol_key(job_name: str) -> str:
     return f"{job_prefix(job_name)}_PROTOCOL"
 
 
+def segment_choice_key(job_name: str) -> str:
+    """What ``segflow plan --segment-backup`` measured and chose for the job (JSON)."""
+    return f"{job_prefix(job_name)}_SEGMENT_CHOICE"
+
+
 def checkpoint_of(key: str) -> int | None:
     """The checkpoint id of a key under some job's ``chk-<id>/`` (None: not one)."""
     match = _CHECKPOINT.match(key)

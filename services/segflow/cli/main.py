@@ -298,7 +298,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.segment_backup:
         env = _build(spec, Config())
         from .segment_advice import advise
-        advise(env.graph, args, args.state, args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"))
+        advise(env.graph, args, args.state, args.s3_endpoint or os.environ.get("AWS_ENDPOINT_URL"),
+               args.job_name or spec.default_name())
         return 0
     from ..jobs.loader import load_job, missing_parameters
     from ..plan.placement import Worker, plan

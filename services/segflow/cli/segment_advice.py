@@ -17,10 +17,13 @@ import pickle
 import tempfile
 import time
 
+from ..checkpoint.catalog import Catalog
 from ..checkpoint.segment_choice import Choice, choose
 from ..checkpoint.segment_cost import Delays, Pipeline, Prices, UnstableQueue
 from ..errors import SegflowError
 from ..plan.graph import JobGraph
+from ..plan.signature import layout
+from ..redaction import redact_url
 from ..runtime.local import LocalRuntime
 from ..state import open_backend
 
@@ -86,7 +89,10 @@ def calibrated_pipeline(graph: JobGraph, chain: list[int], seconds: float, tuple
                     barrier_bytes=64.0, checkpoint_bytes=4096.0, ack_bytes=64.0)
 
 
-def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoint: str | None) -> Choice:
+def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoint: str | None,
+           job_name: str = "") -> Choice:
+    """Calibrate, choose, print; with ``state_url``, record both beside job ``job_name``'s
+    state, where ``--connectors auto`` finds them."""
     chain = chain_of(graph)
     pipeline = calibrated_pipeline(graph, chain, args.calibrate, args.tuple_bytes)
     write, read = _store_seconds_per_tuple(state_url, s3_endpoint)
@@ -111,4 +117,14 @@ def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoin
     inner = [str(b) for b in blocks[1:-1]]
     print(f"run with: --checkpoint-protocol segment --connectors {','.join(inner) or 'none'} "
           f"--checkpoint-interval {choice.interval:g}")
+    if state_url:
+        record = {"layout": layout(graph), "connectors": sorted(blocks), "interval": choice.interval,
+                  "predicted_recovery_delay_s": choice.recovery_delay,
+                  "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "measured": {"rate": pipeline.rate, "service_s": list(pipeline.service),
+                               "ratios": list(pipeline.ratios), "write_s_per_tuple": write,
+                               "read_s_per_tuple": read}}
+        Catalog(open_backend(state_url, s3_endpoint), job_name).write_segment_choice(record)
+        print(f"recorded beside job {job_name!r} in {redact_url(state_url)}: segflow run --checkpoint-protocol "
+              "segment --connectors auto (the default) uses this choice while the pipeline keeps this layout")
     return choice

@@ -20,5 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--calibrate", type=float, default=5.0, metavar="SECONDS",
                        help="how long the calibration run lasts (default: 5)")
     group.add_argument("--tuple-bytes", type=float, default=100.0, help="bytes per tuple (default: 100)")
+    group.add_argument("--job-name", default=None,
+                       help="with --state: record the measurements and the choice for this job (default: the "
+                            "module's name), where segflow run --connectors auto finds them")
     group.add_argument("--restart-seconds", type=float, default=RESTART_SECONDS,
                        help=f"time until restored processes run (default: {RESTART_SECONDS})")

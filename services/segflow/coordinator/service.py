@@ -89,6 +89,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
                                                      self._final_failed)
         self.groups = self.checkpoints.side.placement_groups() if self.checkpoints else ()
+        for note in self.checkpoints.side.notes() if self.checkpoints else []:
+            event(log, logging.INFO, "protocol", note=note)
+            self.state.events.append(note)
         if self.groups and workers < len(self.groups):
             why = (f"placement by segment needs a worker for each of its {len(self.groups)} groups of blocks and "
                    f"the job has {workers}: every block is spread over every worker")

@@ -152,6 +152,10 @@ class CoordinatorSide(ABC):
         return {}
 
     # ------------------------------------------------------------ the end
+    def notes(self) -> list[str]:
+        """What the protocol chose for this run, said once as it starts (log and status)."""
+        return []
+
     def placement_groups(self) -> tuple[tuple[int, ...], ...]:
         """Blocks that get workers of their own (placement by segment); none by default."""
         return ()

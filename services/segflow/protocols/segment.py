@@ -59,6 +59,9 @@ class SegmentBackupSide(CoordinatorSide):
     def placement_groups(self) -> tuple[tuple[int, ...], ...]:
         return self.groups
 
+    def notes(self) -> list[str]:
+        return [self.backup.connectors_chosen_by]
+
     def restoring(self) -> str:
         return "segment backup: each connector's pending window"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from ..checkpoint.catalog import Catalog, Holdings
-from ..checkpoint.connectors import segment_topology
+from ..checkpoint.connectors import auto_connectors, job_topology, segment_topology
 from ..checkpoint.restore_plan import SegmentRestore
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
 from ..checkpoint.segments import AdjustedState, SegmentBackupError, segments
@@ -76,7 +76,12 @@ def _other_parallelism(block: int, count: int, now: int) -> None:
 
 class SegmentBackup:
     def __init__(self, graph: JobGraph, connectors: str, catalog: Catalog, cleanup: StoreCleanup):
-        self.topology = segment_topology(graph, connectors)
+        if (connectors or "auto").strip() == "auto":
+            chosen, self.connectors_chosen_by = auto_connectors(graph, catalog.segment_choice())
+            self.topology = job_topology(graph, chosen)
+        else:
+            self.topology = segment_topology(graph, connectors)
+            self.connectors_chosen_by = f"connectors {sorted(self.topology.connectors)}: given ({connectors})"
         self.connectors = self.topology.connectors
         self.catalog = catalog
         self.cleanup = cleanup
