@@ -29,11 +29,12 @@ def _graph() -> JobGraph:
 def _live(records_in: dict, loads: dict | None = None, windows: dict | None = None) -> LiveState:
     return LiveState("j1", "RUNNING", "", 3.0, 0, "", {(0, 0): "w0", (0, 1): "w1", (1, 0): "w0", (1, 1): "w1"},
                      records_in, loads or {}, windows or {},
-                     [("w0", 10, False, "127.0.0.2:9400"), ("w1", 11, False, "127.0.0.3:9400")])
+                     [("w0", 10, False, "127.0.0.2:9400", "w0"), ("w2", 11, False, "127.0.0.3:9400", "w1")],
+                     standby=[("w1", 12)])
 
 
 def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
-    view = JobView(_graph(), "demo", "segment", 1.0, {0})
+    view = JobView(_graph(), "demo", "segment", 1.0, {0}, {1: 1})
     history = JobHistory()
     first = view.render(_live({(0, 0): 100, (0, 1): 100, (1, 0): 50, (1, 1): 50}), history, now=10.0)
     assert [b["rate_in"] for b in first["blocks"]] == [0.0, 0.0]      # one sample: no rate yet
@@ -53,7 +54,10 @@ def test_blocks_sum_their_replicas_and_rates_come_from_the_counts():
                                                         "truncation_lag": 1}
     assert fold["window"] is None and fold["operators"] == "fold -> write_text" and fold["name"] == "fold"
     assert later["edges"] == [{"src": 0, "dst": 1, "strategy": "hash", "feedback": False}]
-    assert later["workers"][1] == {"name": "w1", "pid": 11, "finished": False, "metrics": "127.0.0.3:9400"}
+    assert later["workers"][1] == {"name": "w2", "pid": 11, "finished": False, "metrics": "127.0.0.3:9400",
+                                   "slot": "w1"}                   # a standby that took over w1's replicas
+    assert later["standby"] == [{"name": "w1", "pid": 12}]
+    assert (source["segment"], fold["segment"]) == (None, 1)
     json.dumps(later)
 
 

@@ -123,6 +123,16 @@ def segments(topology: Topology[N]) -> list[Segment[N]]:
     return sorted(found, key=lambda s: sorted(order[n] for n in s.upstream | s.inner | s.downstream))
 
 
+def segment_numbers(topology: Topology[N]) -> dict[N, int]:
+    """Each plain node's segment, numbered from 1 upstream first (connectors have none):
+    how ``segflow plan`` and the web view name segments."""
+    numbers: dict[N, int] = {}
+    for number, segment in enumerate((s for s in segments(topology) if s.inner), start=1):
+        for node in segment.inner:
+            numbers[node] = number
+    return numbers
+
+
 def version_pointers(topology: Topology[N], acked: Mapping[N, int]) -> dict[tuple[N, int], int]:
     """``(connector, segment index) -> version``: how far each downstream segment of a
     connector has acknowledged its output (``acked``: each connector's latest ack sent)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..checkpoint.connectors import segment_topology
 from ..checkpoint.segment_placement import placement_groups
-from ..checkpoint.segments import segments
+from ..checkpoint.segments import segment_numbers
 from ..plan.graph import JobGraph
 from ..plan.placement import ExecutionPlan, Worker, group_workers, plan
 
@@ -13,11 +13,8 @@ from ..plan.placement import ExecutionPlan, Worker, group_workers, plan
 def block_roles(graph: JobGraph, connectors: str) -> dict[int, str]:
     """Block -> "connector" or "segment N" (segments numbered from 1, upstream first)."""
     topology = segment_topology(graph, connectors)
-    roles = {c: "connector" for c in topology.connectors}
-    for number, segment in enumerate((s for s in segments(topology) if s.inner), start=1):
-        for block in segment.inner:
-            roles[block] = f"segment {number}"
-    return roles
+    return {**{c: "connector" for c in topology.connectors},
+            **{b: f"segment {n}" for b, n in segment_numbers(topology).items()}}
 
 
 def segment_plan(graph: JobGraph, workers: int, connectors: str, placement: str) -> tuple[ExecutionPlan, dict, str]:

@@ -31,8 +31,9 @@ class LiveState:
     records_in: dict        # (block, replica) -> records in
     loads: dict             # (block, replica) -> state.ReplicaReport
     windows: dict           # connector block -> WindowSize (segment backup)
-    workers: list           # [(name, pid, finished, metrics address)]
+    workers: list           # [(name, pid, finished, metrics address, slot)]
     delays: BlockDelays = field(default_factory=BlockDelays)     # the last complete checkpoint's, per block
+    standby: list = field(default_factory=list)       # [(name, pid)]: standby workers, idle
 
 
 def milliseconds(seconds: float | None) -> float | None:
@@ -40,14 +41,16 @@ def milliseconds(seconds: float | None) -> float | None:
 
 
 class JobView:
-    def __init__(self, graph: JobGraph, job_name: str, protocol: str, interval: float, connectors: set[int]):
+    def __init__(self, graph: JobGraph, job_name: str, protocol: str, interval: float, connectors: set[int],
+                 segments: dict[int, int] | None = None):
+        """``segments``: each plain block's segment (segment backup), which the page colours."""
         self.job_name = job_name
         self.protocol = protocol
         self.interval = interval
         final = {b.id for b in graph.blocks if not graph.outputs_of(b.id)}
         self.blocks: list[dict[str, Any]] = [
             {"id": b.id, "name": b.name, "operators": b.label, "source": b.is_source, "final": b.id in final,
-             "connector": b.id in connectors} for b in graph.blocks]
+             "connector": b.id in connectors, "segment": (segments or {}).get(b.id)} for b in graph.blocks]
         self.edges = [{"src": e.src, "dst": e.dst, "strategy": e.strategy.value, "feedback": e.feedback}
                       for e in graph.edges]
         self.rates_in = RateMeter()
@@ -91,7 +94,8 @@ class JobView:
         return {"job": self.job_name, "id": live.job_id, "phase": live.phase, "error": live.error,
                 "protocol": self.protocol, "interval_seconds": self.interval, "seconds": round(live.seconds, 2),
                 "recoveries": live.recoveries, "restored": live.restored,
-                "workers": [{"name": n, "pid": pid, "finished": done, "metrics": metrics}
-                            for n, pid, done, metrics in live.workers],
+                "workers": [{"name": n, "pid": pid, "finished": done, "metrics": metrics, "slot": slot}
+                            for n, pid, done, metrics, slot in live.workers],
+                "standby": [{"name": n, "pid": pid} for n, pid in live.standby],
                 "blocks": blocks, "edges": self.edges,
                 "checkpoints": history.checkpoints(), "recovery_log": history.recoveries()}

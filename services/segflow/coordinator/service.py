@@ -98,7 +98,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             event(log, logging.WARNING, "placement", note=why)
             self.state.events.append(why)
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
-                            settings.interval, self.checkpoints.side.connectors if self.checkpoints else set())
+                            settings.interval, self.checkpoints.side.connectors if self.checkpoints else set(),
+                            self.checkpoints.side.block_segments() if self.checkpoints else {})
 
     # ------------------------------------------------------------ helpers
     def _broadcast(self, command: cpb.Command) -> None:
@@ -457,9 +458,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                              book.side.restored() if book else "", self._owners() if state.workers else {},
                              {r: n for w in state.workers.values() for r, n in w.counters.items()},
                              state.replica_loads(), book.side.window_sizes() if book else {},
-                             [(w.name, w.pid, w.finished, w.metrics_address)
+                             [(w.name, w.pid, w.finished, w.metrics_address, state.slot(w.name))
                               for w in sorted(state.workers.values(), key=lambda w: w.name)],
-                             book.block_delays() if book else BlockDelays())
+                             book.block_delays() if book else BlockDelays(),
+                             standby=[(w.name, w.pid) for w in state.standby.values()])
             return self.view.render(live, self.history, time.monotonic())
 
     def Watch(self, request, context):

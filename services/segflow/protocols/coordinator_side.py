@@ -152,6 +152,10 @@ class CoordinatorSide(ABC):
         return {}
 
     # ------------------------------------------------------------ the end
+    def block_segments(self) -> dict[int, int]:
+        """Each plain block's segment number (segment backup; for the web view)."""
+        return {}
+
     def notes(self) -> list[str]:
         """What the protocol chose for this run, said once as it starts (log and status)."""
         return []

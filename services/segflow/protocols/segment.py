@@ -14,6 +14,7 @@ from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.segment_placement import placement_groups
 from ..checkpoint.segment_plan import WindowSize
+from ..checkpoint.segments import segment_numbers
 from ..plan.placement import ReplicaId, Worker, plan
 from ..redaction import redact_url
 from ..v1 import control_pb2 as cpb
@@ -61,6 +62,9 @@ class SegmentBackupSide(CoordinatorSide):
 
     def notes(self) -> list[str]:
         return [self.backup.connectors_chosen_by]
+
+    def block_segments(self) -> dict[int, int]:
+        return segment_numbers(self.backup.topology)
 
     def restoring(self) -> str:
         return "segment backup: each connector's pending window"

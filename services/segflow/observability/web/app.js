@@ -53,6 +53,9 @@ function underPressure(block) {
   return block.inbox > 0 && block.blocked_seconds > 0;
 }
 
+// Segment backup: each segment's plain blocks share a colour (blocks keep their segment).
+const SEGMENT_COLOURS = ["#fde2b8", "#e3d4f7", "#cdeff2", "#f7d4e8", "#e6f2c2", "#d9dcf2"];
+
 function nodeLabel(block) {
   return "b" + block.id + " " + block.name + "\n×" + block.replicas + "  " + human(block.rate_in) + "/s";
 }
@@ -61,7 +64,8 @@ function drawGraph(job) {
   const elements = [];
   for (const block of job.blocks) {
     elements.push({ group: "nodes", data: { id: "b" + block.id, label: nodeLabel(block) },
-                    classes: [block.source ? "source" : "", block.connector ? "connector" : ""].join(" ") });
+                    classes: [block.source ? "source" : "", block.connector ? "connector" : "",
+                              block.segment ? "segment" + (block.segment % SEGMENT_COLOURS.length) : ""].join(" ") });
   }
   job.edges.forEach((edge, index) => {
     elements.push({ group: "edges", data: { id: "e" + index, source: "b" + edge.src, target: "b" + edge.dst,
@@ -83,6 +87,7 @@ function drawGraph(job) {
         "color": "#1d2330" } },
       { selector: "node.source", style: { "background-color": "#d8f0dd", "border-color": "#2b8a3e" } },
       { selector: "node.connector", style: { "border-width": 4, "border-style": "double" } },
+      ...SEGMENT_COLOURS.map((colour, i) => ({ selector: "node.segment" + i, style: { "background-color": colour } })),
       { selector: "node.pressure", style: { "background-color": "#f8d9d6", "border-color": "#c8372d" } },
       { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 2,
         "line-color": "#9aa3b5", "target-arrow-color": "#9aa3b5", "label": "data(label)", "font-size": 9,
@@ -131,7 +136,9 @@ function render(job) {
   ], { "class": c.complete ? "" : "failed" })), "no-checkpoints");
   fill("recoveries-table", job.recovery_log.map(r => row([clock(r.at), r.lost, r.reason, r.restored])),
        "no-recoveries");
-  setText("workers", job.workers.map(w => w.name + " (pid " + w.pid + ")").join(", ") || "none yet");
+  setText("workers", job.workers.map(w => w.name + (w.slot && w.slot !== w.name ? " as " + w.slot : "") +
+                                     " (pid " + w.pid + ")").join(", ") || "none yet");
+  setText("standby", job.standby.map(w => w.name + " (pid " + w.pid + ")").join(", ") || "none");
   setText("updated", new Date().toLocaleTimeString());
 }
 
