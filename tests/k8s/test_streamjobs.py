@@ -437,3 +437,32 @@ def test_manifests_pass_server_side_dry_run(operator):
                              "segflow-system").stdout
     result = operator.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def _api_job(ip: str) -> dict:
+    with urllib.request.urlopen(f"http://{ip}:9400/api/job", timeout=5) as reply:
+        return json.load(reply)
+
+
+def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, tmp_path, redis_server):
+    """spec.standbyWorkers: 1 keeps a third worker pod registered and idle; when a worker's
+    pod is deleted, the standby runs its replicas (the web view names the slot it runs),
+    the deleted pod's replacement stands by, and the output equals the oracle."""
+    events = 40000
+    apply_job(operator, "standby", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
+              checkpointing=State(redis_server.url).checkpointing(0.3), standbyWorkers=1)
+    running = phase_is(operator, "standby", "Running")
+    wait_for(lambda: status(operator, "standby").get("lastCheckpoint"), 30, "a checkpoint")
+    ip = status(operator, "standby")["coordinatorIP"]
+    idle = wait_for(lambda: _api_job(ip)["standby"], 30, "a registered standby")
+    assert [w["name"] for w in idle] == ["w2"] and sorted(w["name"] for w in _api_job(ip)["workers"]) == ["w0", "w1"]
+    operator.kubectl("delete", "pod", "-n", NAMESPACE, f"standby-{running['revision']}-worker-1", "--wait=false")
+    wait_for(lambda: status(operator, "standby").get("recoveries", 0) >= 1, 60, "a recovery")
+    took_over = wait_for(lambda: [w for w in _api_job(ip)["workers"] if w["name"] == "w2" and w["slot"] == "w1"],
+                         30, "the standby running w1's replicas")
+    assert took_over
+    wait_for(lambda: [w["name"] for w in _api_job(ip)["standby"]] == ["w1"], 60, "the new pod of w1 standing by")
+    final = phase_is(operator, "standby", "Completed", "Failed", timeout=120)
+    assert final["phase"] == "Completed", final
+    assert final["recoveries"] == 1
+    assert read_lines(tmp_path / "out") == windowed_oracle(events)

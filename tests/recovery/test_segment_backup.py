@@ -229,13 +229,14 @@ def test_a_savepoint_restores_every_block_at_its_version(tmp_path):
 
 @pytest.mark.parametrize("shape", ["linear", "split", "merge"])
 def test_worker_kills_with_placement_by_segment_lose_nothing_and_repeat_nothing(tmp_path, shape):
-    """``--placement segment`` on 6 workers: each group of blocks on workers of its own
-    (the plan says so), SIGKILLs of random workers, and the output equals the oracle."""
+    """``--placement segment`` on 3 workers (each shape has 3 groups or fewer): each group of
+    blocks on workers of its own (the plan says so), SIGKILLs of random workers, and the
+    output equals the oracle."""
     params = {"output": tmp_path / "out", "shape": shape, "events": EVENTS, "rate": RATE}
     shown = subprocess.run([SEGFLOW, "plan", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={tmp_path}/x",
-                            "-p", f"shape={shape}", "--parallelism", "6", "--placement", "segment"],
+                            "-p", f"shape={shape}", "--parallelism", "3", "--placement", "segment"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "each on workers of its own" in shown.stdout, shown.stdout + shown.stderr
-    run_with_kills("segment_shapes.py", params, f"file://{tmp_path}/state", "segment", seed=7, parallelism=6,
+    run_with_kills("segment_shapes.py", params, f"file://{tmp_path}/state", "segment", seed=7, parallelism=3,
                    extra=("--placement", "segment"))
     assert_oracle(shape, tmp_path / "out")
