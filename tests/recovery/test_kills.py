@@ -98,19 +98,30 @@ def state_url(tmp_path):
     return f"file://{tmp_path}/state"
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_wordcount_file_to_file(tmp_path, state_url, protocol):
-    rng = random.Random(11)
-    vocab = [f"w{i}" for i in range(300)]
-    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(12000))
+def words_file(tmp_path, seed: int, lines: int, vocabulary: int = 300) -> tuple[str, str]:
+    """A text of ``lines`` random lines for slow_wordcount.py: (the text, its file)."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(vocabulary)]
+    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(lines))
     source = tmp_path / "in.txt"
     source.write_text(text + "\n", encoding="utf-8")
-    output = tmp_path / "out"
-    run_with_kills("slow_wordcount.py", {"input": source, "output": output}, state_url, protocol, seed=1)
+    return text, str(source)
+
+
+def assert_word_counts(output, text: str) -> None:
+    """slow_wordcount.py's output is the text's word counts, each word once."""
     expected = collections.Counter(text.lower().split())
     rows = [line.split("\t") for line in read_lines(output)]
     assert len(rows) == len(expected)
     assert {w: int(n) for w, n in rows} == dict(expected)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_wordcount_file_to_file(tmp_path, state_url, protocol):
+    text, source = words_file(tmp_path, 11, 12000)
+    output = tmp_path / "out"
+    run_with_kills("slow_wordcount.py", {"input": source, "output": output}, state_url, protocol, seed=1)
+    assert_word_counts(output, text)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

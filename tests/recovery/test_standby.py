@@ -3,13 +3,10 @@ take over a lost worker's replicas instead of a new process. Under every protoco
 active workers SIGKILLed at random moments, the output equals the oracle exactly, a
 standby that was waiting before a kill is the process that takes over, and a killed
 worker's new process becomes the next standby."""
-import collections
-import random
-
 import psutil
 import pytest
 
-from recovery.test_kills import PROTOCOLS, read_lines, run_with_kills
+from recovery.test_kills import PROTOCOLS, assert_word_counts, run_with_kills, words_file
 from support.processes import command_words
 
 
@@ -26,11 +23,7 @@ def active(workers):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_standby_takes_over_each_lost_worker_and_the_output_is_exact(tmp_path, protocol):
-    rng = random.Random(5)
-    vocab = [f"w{i}" for i in range(300)]
-    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(16000))
-    source = tmp_path / "in.txt"
-    source.write_text(text + "\n", encoding="utf-8")
+    text, source = words_file(tmp_path, 5, 16000)
     output = tmp_path / "out"
     standbys_seen, took_over = set(), set()
 
@@ -44,23 +37,16 @@ def test_a_standby_takes_over_each_lost_worker_and_the_output_is_exact(tmp_path,
         return active(workers)
     stderr = run_with_kills("slow_wordcount.py", {"input": source, "output": output}, f"file://{tmp_path}/state",
                             protocol, seed=3, extra=("--standby-workers", "1"), victims=victims)
-    rows = [line.split("\t") for line in read_lines(output)]
-    assert {w: int(n) for w, n in rows} == dict(collections.Counter(text.lower().split()))
-    assert len(rows) == len(set(text.lower().split()))
+    assert_word_counts(output, text)
     assert stderr.count("takes over") >= 1, stderr[-3000:]
     assert took_over and took_over <= standbys_seen, (took_over, standbys_seen)
 
 
 def test_a_standby_that_dies_idle_is_started_again(tmp_path):
-    vocab = [f"w{i}" for i in range(50)]
-    rng = random.Random(2)
-    text = "\n".join(" ".join(rng.choice(vocab) for _ in range(8)) for _ in range(12000))
-    source = tmp_path / "in.txt"
-    source.write_text(text + "\n", encoding="utf-8")
+    text, source = words_file(tmp_path, 2, 12000, vocabulary=50)
     output = tmp_path / "out"
     stderr = run_with_kills("slow_wordcount.py", {"input": source, "output": output}, f"file://{tmp_path}/state",
                             "aligned", seed=4, kills=2, extra=("--standby-workers", "1"),
                             victims=lambda workers: [w for w in workers if standing_by(w)])
     assert "standby worker exited" in stderr and "recovering" not in stderr
-    rows = [line.split("\t") for line in read_lines(output)]
-    assert {w: int(n) for w, n in rows} == dict(collections.Counter(text.lower().split()))
+    assert_word_counts(output, text)
