@@ -231,9 +231,9 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
 
 def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str,
                metrics_host: str = "") -> dict:
-    job = body["metadata"]["name"]
     """Worker ``index``; those past the parallelism are the standbys (a standby that took
     over a lost worker's slot keeps its pod, and the lost one's new pod stands by)."""
+    job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else [])]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,

@@ -55,18 +55,16 @@ def choose_connectors(graph: JobGraph, spec: str) -> frozenset[int]:
 def auto_connectors(graph: JobGraph, recorded: dict | None) -> tuple[frozenset[int], str]:
     """``auto``'s connectors given the recorded choice (None: none recorded), and a
     sentence saying which chose them (for the log, the status and the web view)."""
-    if recorded is not None:
-        differs = layout_difference(recorded.get("layout", {}), layout(graph))
-        if not differs:
-            chosen = frozenset(int(b) for b in recorded.get("connectors", [])) | required_connectors(graph)
-            return chosen, (f"connectors {sorted(chosen)}: the cost model's choice, recorded by segflow plan "
-                            f"--segment-backup at {recorded.get('time', '?')}")
-        rule = choose_connectors(graph, "auto")
-        return rule, (f"connectors {sorted(rule)}: the auto rule (the cost model's recorded choice was made for "
-                      f"another pipeline: {differs})")
+    differs = layout_difference(recorded.get("layout", {}), layout(graph)) if recorded is not None else ""
+    if recorded is not None and not differs:
+        chosen = frozenset(int(b) for b in recorded.get("connectors", [])) | required_connectors(graph)
+        return chosen, (f"connectors {sorted(chosen)}: the cost model's choice, recorded by segflow plan "
+                        f"--segment-backup at {recorded.get('time', '?')}")
+    why = (f"the cost model's recorded choice was made for another pipeline: {differs}" if differs else
+           "sources, sinks, blocks after a keyed exchange; segflow plan --segment-backup --state ... records "
+           "the cost model's choice instead")
     rule = choose_connectors(graph, "auto")
-    return rule, (f"connectors {sorted(rule)}: the auto rule (sources, sinks, blocks after a keyed exchange; "
-                  "segflow plan --segment-backup --state ... records the cost model's choice instead)")
+    return rule, f"connectors {sorted(rule)}: the auto rule ({why})"
 
 
 def segment_topology(graph: JobGraph, spec: str) -> Topology:

@@ -14,6 +14,15 @@ from __future__ import annotations
 from .segments import Topology, segments
 
 
+def placement_note(groups: tuple[tuple[int, ...], ...], workers: int) -> str:
+    """How ``workers`` workers place ``groups``, in one line (the run's status, segflow plan)."""
+    listed = "; ".join(" ".join(map(str, group)) for group in groups)
+    if workers < len(groups):
+        return (f"placement by segment needs a worker for each of its {len(groups)} groups of blocks ({listed}) "
+                f"and the job has {workers}: every block is spread over every worker")
+    return f"placement by segment: {len(groups)} groups of blocks ({listed}), each on workers of its own"
+
+
 def placement_groups(topology: Topology[int]) -> tuple[tuple[int, ...], ...]:
     """The blocks, partitioned into the groups that get workers of their own, in the
     order of the topology (upstream first)."""

@@ -4,10 +4,10 @@ block's segment and, with ``--placement segment``, the workers of its group."""
 from __future__ import annotations
 
 from ..checkpoint.connectors import segment_topology
-from ..checkpoint.segment_placement import placement_groups
+from ..checkpoint.segment_placement import placement_groups, placement_note
 from ..checkpoint.segments import segment_numbers
 from ..plan.graph import JobGraph
-from ..plan.placement import ExecutionPlan, Worker, group_workers, plan
+from ..plan.placement import ExecutionPlan, Worker, plan
 
 
 def block_roles(graph: JobGraph, connectors: str) -> dict[int, str]:
@@ -22,13 +22,5 @@ def segment_plan(graph: JobGraph, workers: int, connectors: str, placement: str)
     groups = placement_groups(segment_topology(graph, connectors)) if placement == "segment" else ()
     local = [Worker(f"w{i}", 1) for i in range(workers)]
     execution = plan(graph, local, groups=groups)
-    if not groups:
-        note = "placement: every block spread over every worker"
-    elif group_workers(groups, local) is None:
-        note = (f"placement by segment needs a worker for each of its {len(groups)} groups of blocks "
-                f"({'; '.join(' '.join(map(str, g)) for g in groups)}) and --parallelism {workers} gives "
-                f"{workers}: every block is spread over every worker")
-    else:
-        note = (f"placement by segment: {len(groups)} groups of blocks "
-                f"({'; '.join(' '.join(map(str, g)) for g in groups)}), each on workers of its own")
+    note = placement_note(groups, workers) if groups else "placement: every block spread over every worker"
     return execution, block_roles(graph, connectors), note

@@ -19,6 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
+from ..checkpoint.segment_placement import placement_note
 from ..disaster.lease import fenced_message
 from ..errors import EXIT_STORE_UNREACHABLE, SegflowError
 from ..jobs.loader import JobModule, build_job
@@ -93,8 +94,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             event(log, logging.INFO, "protocol", note=note)
             self.state.events.append(note)
         if self.groups and workers < len(self.groups):
-            why = (f"placement by segment needs a worker for each of its {len(self.groups)} groups of blocks and "
-                   f"the job has {workers}: every block is spread over every worker")
+            why = placement_note(self.groups, workers)
             event(log, logging.WARNING, "placement", note=why)
             self.state.events.append(why)
         self.view = JobView(graph, settings.job_name, settings.protocol.value if settings.enabled else "none",
@@ -184,11 +184,16 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         if promoted is not None:
             self.commands[promoted] = queue.Queue()        # it joins the new attempt, told nothing of the old
             event(log, logging.WARNING, "standby takes over", standby=promoted, slot=slot)
-            if self.state.start_if_all_registered(time.monotonic()) and self.checkpoints is not None:
-                self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
+            if self.state.start_if_all_registered(time.monotonic()):
+                self._attempt_started()
         if self.spawner is not None:
             self.spawner.start(name, standby=promoted is not None)
         self._changed()
+
+    def _attempt_started(self) -> None:
+        """Lock held: every slot has its worker; the attempt's checkpoint rounds begin."""
+        if self.checkpoints is not None:
+            self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
 
     def _owners(self) -> dict:
         """Lock held: which worker runs each replica, (block, index) -> name, in this attempt."""
@@ -256,8 +261,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self.commands[request.worker] = queue.Queue()
                 event(log, logging.INFO, "worker registered", worker=request.worker, attempt=self.state.attempt)
             attempt = self.state.attempt
-            if started and self.checkpoints is not None:
-                self.checkpoints.reset(self._replicas(), time.monotonic(), attempt)
+            if started:
+                self._attempt_started()
             self._changed()
             while self.state.phase in (Phase.WAITING_FOR_WORKERS, Phase.RECOVERING) \
                     and self.state.attempt == attempt:

@@ -111,10 +111,11 @@ def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None =
     total = sum(w.slots for w in workers)
     if total < 1:
         raise PipelineError("the workers offer no slots; give each at least one")
-    own = group_workers(groups, workers) if not pinned else None
+    own = (group_workers(groups, workers) if not pinned else None) or {}
+    workers_of = {b.id: own.get(b.id, workers) for b in graph.blocks}
     replicas = {}
     for b in graph.blocks:
-        available = sum(w.slots for w in own[b.id]) if own and b.id in own else total
+        available = sum(w.slots for w in workers_of[b.id])
         replicas[b.id] = max(1, min(available, b.max_parallelism or available))
     pinned = pinned or {}
     replicas.update(pinned)
@@ -126,7 +127,7 @@ def plan(graph: JobGraph, workers: list[Worker], pinned: dict[int, int] | None =
             continue
         remaining = replicas[block.id]
         index = 0
-        for worker in (own[block.id] if own and block.id in own else workers):
+        for worker in workers_of[block.id]:
             take = min(worker.slots, remaining)
             for _ in range(take):
                 placement[ReplicaId(block.id, index)] = worker.name

@@ -78,7 +78,7 @@ class _NetworkCounters(ChannelMetrics):
 class Attempt:
     """Everything one attempt of the job owns on this worker."""
 
-    def __init__(self, assignment: cpb.Assignment):
+    def __init__(self, assignment: cpb.Assignment, worker: str):
         self.assignment = assignment
         self.cancel = threading.Event()
         self.over = threading.Event()          # the attempt's heartbeat may stop
@@ -95,7 +95,7 @@ class Attempt:
         self.results_lock = threading.Lock()
         self.agent: CheckpointAgent | None = None
         self.pool: ExecutorPool | None = None
-        self.slot = assignment.slot       # the name the plan places its replicas under
+        self.slot = assignment.slot or worker      # the name the plan places its replicas under
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -185,11 +185,11 @@ class WorkerService:
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
                                       data_address=self.data_address, metrics_address=self.metrics_address,
                                       slots=self.slots, pid=os.getpid(), standby=self.standby)
+        if self.standby:
+            print(f"segflow worker {self.name}: standing by", flush=True)
         deadline = time.monotonic() + 120
         while True:
             try:
-                if self.standby:
-                    print(f"segflow worker {self.name}: standing by", flush=True)
                 assignment = self.control.Register(request, timeout=None if self.standby else 120)
                 event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt,
                       slot=assignment.slot)
@@ -209,7 +209,7 @@ class WorkerService:
 
     # ----------------------------------------------------------------- attempts
     def _attempt(self, assignment: cpb.Assignment) -> str:
-        attempt = self.current = Attempt(assignment)
+        attempt = self.current = Attempt(assignment, self.name)
         ok, error, peer_failure, tampered = True, "", False, ""
         try:
             self._start(attempt).wait()
@@ -277,7 +277,6 @@ class WorkerService:
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
         execution = plan(env.graph, workers, dict(assignment.pinned_replicas),
                          [tuple(group.blocks) for group in assignment.placement_groups])
-        attempt.slot = assignment.slot or self.name
         mine = [r for r in execution.all_replicas() if execution.placement[r] == attempt.slot]
         graph = execution.graph
         cancel = attempt.cancel
