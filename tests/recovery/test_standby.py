@@ -43,7 +43,7 @@ def test_a_standby_takes_over_each_lost_worker_and_the_output_is_exact(tmp_path,
 
 
 def test_a_standby_that_dies_idle_is_started_again(tmp_path):
-    text, source = words_file(tmp_path, 2, 12000, vocabulary=50)
+    text, source = words_file(tmp_path, 2, 30000, vocabulary=50)      # about 10 s: two kills and restarts
     output = tmp_path / "out"
     stderr = run_with_kills("slow_wordcount.py", {"input": source, "output": output}, f"file://{tmp_path}/state",
                             "aligned", seed=4, kills=2, extra=("--standby-workers", "1"),
