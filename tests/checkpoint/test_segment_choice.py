@@ -5,8 +5,11 @@ import sys
 
 import pytest
 
+from segflow.checkpoint.catalog import Catalog
 from segflow.checkpoint.segment_choice import EXHAUSTIVE, choose, evaluate
 from segflow.checkpoint.segment_cost import Delays, Pipeline, Prices
+from segflow.checkpoint.segment_cost_dag import from_pipeline
+from segflow.state import open_backend
 from support.processes import ROOT
 
 DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.0001, normal=0.01, barrier=0.001, ack=0.001,
@@ -14,8 +17,9 @@ DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.0001, normal=0.
 
 
 def chain(nodes):
-    return Pipeline(service=(1 / 200,) * nodes, ratios=(1.0,) * (nodes - 1), connectors=frozenset({1, nodes}),
-                    block=25, rate=30, tuple_bytes=100, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
+    return from_pipeline(Pipeline(service=(1 / 200,) * nodes, ratios=(1.0,) * (nodes - 1),
+                                  connectors=frozenset({1, nodes}), block=25, rate=30, tuple_bytes=100,
+                                  barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40))
 
 
 def test_a_loose_target_takes_the_cheapest_choice():
@@ -69,12 +73,22 @@ def test_plan_calibrates_a_linear_job_and_prints_the_choice(tmp_path):
     assert "run with: --checkpoint-protocol segment --connectors " in result.stdout
 
 
-@pytest.mark.parametrize("shape", ["split", "merge"])
-def test_plan_refuses_shapes_the_model_does_not_cover(tmp_path, shape):
+@pytest.mark.parametrize("shape, paths", [("split", 2), ("merge", 2)])
+def test_plan_covers_jobs_that_split_and_merge_path_by_path(tmp_path, shape, paths):
+    """The model runs per source-to-sink path: the calibration sees every path, and the
+    recorded choice names the job's own blocks, sources and sinks among them."""
+    state = f"file://{tmp_path}/state"
     result = run_plan("tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out", "-p", f"shape={shape}",
-                      "--segment-backup", "--calibrate", "0.5")
-    assert result.returncode == 1
-    assert "the cost model covers linear pipelines" in result.stderr and "--connectors auto" in result.stderr
+                      "-p", "events=100000", "-p", "rate=20000", "--segment-backup", "--calibrate", "1",
+                      "--state", state)
+    assert result.returncode == 0, result.stderr
+    assert f"({paths} source-to-sink path(s))" in result.stdout and "predicted recovery delay" in result.stdout
+    record = Catalog(open_backend(state), "segment_shapes").segment_choice()
+    channels = [tuple(map(int, c.split(">"))) for c in record["measured"]["flows"]]
+    senders, receivers = {u for u, _ in channels}, {v for _, v in channels}
+    sources, sinks = senders - receivers, receivers - senders
+    assert sources and sinks and sources | sinks <= set(record["connectors"])
+    assert len(channels) >= 3
 
 
 def test_auto_connectors_use_the_recorded_choice_for_the_same_pipeline_only(tmp_path):

@@ -1,7 +1,7 @@
 """Choosing connectors and a barrier interval with the cost model of Shen, Segment Backup,
-chapter 4 (pure).
+chapter 4, per path for a topology that splits or merges (pure; see :mod:`.segment_cost_dag`).
 
-Candidates are every set of intermediate nodes (the spout and the sink are always
+Candidates are every set of intermediate blocks (the sources and the sinks are always
 connectors) and a few barrier intervals. Exhaustive for up to ``EXHAUSTIVE`` intermediate
 nodes; beyond that a greedy heuristic: start from the spout and the sink, and add, one at a
 time, the node that lowers the recovery delay most, while it still lowers it. Among the
@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Iterable
 
-from .segment_cost import (Delays, Pipeline, Prices, money_per_second, overhead_communication,
-                           overhead_storage, overhead_time, pending_window, recovery_delay)
+from .segment_cost import Delays, Prices
+from .segment_cost_dag import (Dag, money_per_second, overhead_communication, overhead_storage, overhead_time,
+                               pending_window, recovery_delay)
 
 EXHAUSTIVE = 12
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
@@ -23,7 +24,7 @@ INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 @dataclass(frozen=True)
 class Choice:
-    connectors: tuple[int, ...]       # node numbers, 1-based along the pipeline
+    connectors: tuple[int, ...]       # block ids (a chain from ``from_pipeline``: 1-based positions)
     interval: float                   # seconds between barriers
     recovery_delay: float             # t^r, seconds
     overhead_time: float              # t^oh, seconds of work per second
@@ -34,27 +35,27 @@ class Choice:
     meets_target: bool
 
 
-def evaluate(pipeline: Pipeline, delays: Delays, prices: Prices, connectors: Iterable[int], interval: float,
+def evaluate(dag: Dag, delays: Delays, prices: Prices, connectors: Iterable[int], interval: float,
              max_recovery_delay: float) -> Choice:
     """One candidate's predictions (raises :class:`UnstableQueue` for a saturated node)."""
-    p = replace(pipeline, connectors=frozenset(connectors), block=max(2.0, pipeline.rate * interval + 1))
+    p = replace(dag, connectors=frozenset(connectors), block=max(2.0, dag.rate * interval + 1))
     delay = recovery_delay(p, delays)
     return Choice(tuple(sorted(p.connectors)), interval, delay, overhead_time(p, delays), overhead_communication(p),
                   overhead_storage(p, delays), money_per_second(p, delays, prices) * 3600,
-                  {c: pending_window(p, delays, c) for c in sorted(p.connectors) if c != p.nodes},
+                  {c: pending_window(p, delays, c) for c in sorted(p.connectors) if c not in p.sinks},
                   delay <= max_recovery_delay)
 
 
-def _candidate_sets(pipeline: Pipeline, delays: Delays, prices: Prices, interval: float,
+def _candidate_sets(dag: Dag, delays: Delays, prices: Prices, interval: float,
                     max_recovery_delay: float) -> list[tuple[int, ...]]:
-    inner = list(range(2, pipeline.nodes))
-    ends: tuple[int, ...] = (1, pipeline.nodes)
+    ends = tuple(sorted(dag.sources | dag.sinks))
+    inner = sorted(set(dag.service) - set(ends))
     if len(inner) <= EXHAUSTIVE:
         return [ends + extra for k in range(len(inner) + 1) for extra in combinations(inner, k)]
     chosen, found = list(ends), [ends]
-    best = evaluate(pipeline, delays, prices, chosen, interval, max_recovery_delay).recovery_delay
+    best = evaluate(dag, delays, prices, chosen, interval, max_recovery_delay).recovery_delay
     while True:
-        trials = [(evaluate(pipeline, delays, prices, chosen + [n], interval, max_recovery_delay).recovery_delay, n)
+        trials = [(evaluate(dag, delays, prices, chosen + [n], interval, max_recovery_delay).recovery_delay, n)
                   for n in inner if n not in chosen]
         if not trials or min(trials)[0] >= best:
             return found
@@ -63,13 +64,13 @@ def _candidate_sets(pipeline: Pipeline, delays: Delays, prices: Prices, interval
         found.append(tuple(chosen))
 
 
-def choose(pipeline: Pipeline, delays: Delays, prices: Prices, max_recovery_delay: float,
+def choose(dag: Dag, delays: Delays, prices: Prices, max_recovery_delay: float,
            intervals: Iterable[float] = INTERVALS) -> Choice:
     """The cheapest choice that meets the recovery target (see the module's doc)."""
     choices = []
     for interval in intervals:
-        for connectors in _candidate_sets(pipeline, delays, prices, interval, max_recovery_delay):
-            choices.append(evaluate(pipeline, delays, prices, connectors, interval, max_recovery_delay))
+        for connectors in _candidate_sets(dag, delays, prices, interval, max_recovery_delay):
+            choices.append(evaluate(dag, delays, prices, connectors, interval, max_recovery_delay))
     meeting = [c for c in choices if c.meets_target]
     if meeting:
         return min(meeting, key=lambda c: (c.money_per_hour, c.recovery_delay))

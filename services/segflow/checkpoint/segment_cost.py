@@ -1,4 +1,5 @@
-"""The cost model of segment backup (Shen, Segment Backup, chapter 4), for a linear topology: what a choice
+"""The cost model of segment backup (Shen, Segment Backup, chapter 4), for a linear topology
+(one path of a topology that splits or merges: :mod:`.segment_cost_dag`): what a choice
 of connectors and barrier interval costs during normal running (time, network, storage,
 money) and buys at recovery (the recovery delay).
 
@@ -49,6 +50,9 @@ class Pipeline:
     barrier_bytes: float        # s^b
     checkpoint_bytes: float     # s^c
     ack_bytes: float            # s^a
+    # Tuples per second arriving at each node, barriers included, where other paths of a
+    # topology that merges feed it too (``segment_cost_dag``); empty: this pipeline alone.
+    arrivals: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.service)
@@ -58,6 +62,8 @@ class Pipeline:
             raise SegflowError(f"connectors must be node numbers 1..{n} and include the spout (1) and the sink ({n})")
         if self.block <= 1:
             raise SegflowError(f"a block holds its barrier and at least one tuple: block must be > 1, got {self.block}")
+        if self.arrivals and len(self.arrivals) != n:
+            raise SegflowError(f"a pipeline of {n} nodes needs {n} arrival rates, got {len(self.arrivals)}")
 
     @property
     def nodes(self) -> int:
@@ -120,7 +126,10 @@ def overhead_communication(p: Pipeline) -> float:
 
 def response_time(p: Pipeline, i: int) -> float:
     """t_i^s (equation 4.6): the M/M/1 sojourn time at node i."""
-    arrival = p.ratio(1, i - 1) * p.tuple_rate if i > 1 else p.tuple_rate
+    if p.arrivals:
+        arrival = p.arrivals[i - 1]
+    else:
+        arrival = p.ratio(1, i - 1) * p.tuple_rate if i > 1 else p.tuple_rate
     service = 1 / p.service[i - 1]
     if arrival >= service:
         raise UnstableQueue(f"node {i} receives {arrival:.1f} tuples/s but serves only {service:.1f}/s: "
