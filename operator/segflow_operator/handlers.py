@@ -45,7 +45,7 @@ def reconcile(stopped: kopf.DaemonStopped, namespace: str | None, name: str, mem
             except Exception:               # one bad step must not end the job's loop: log, count, retry
                 metrics.ERRORS.inc()
                 log.exception("reconcile of %s/%s failed; retrying", namespace, name)
-            stopped.wait(STEP_SECONDS)
+            loop.pause(STEP_SECONDS)
     finally:
         loop.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from dataclasses import replace
 
@@ -12,13 +13,14 @@ from kubernetes.client.rest import ApiException
 from segflow.batch import progress
 from segflow.batch.location import open_location
 from segflow.coordinator.client import request_savepoint
-from segflow.disaster.lease import Move
+from segflow.disaster.lease import LeaseDecision
 from segflow.errors import SegflowError
 from segflow.security.identities import Identity
 
 from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
+from .lease_thread import LeaseThread
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.deployment import revision_spec
@@ -47,12 +49,22 @@ class JobLoop:
         self.identities: dict[int, Identity] = {}
         self.backoff = Backoff()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
-        self.keeper: LeaseKeeper | None = None
+        self.lease: LeaseThread | None = None
+        self.woken = threading.Event()       # the lease's thread changed whether this cluster runs the job
+
+    @property
+    def keeper(self) -> LeaseKeeper | None:
+        return self.lease.keeper if self.lease is not None else None
 
     def close(self) -> None:
         self.watcher.close()
-        if self.keeper is not None:
-            self.keeper.close()
+        if self.lease is not None:
+            self.lease.close()
+
+    def pause(self, seconds: float) -> None:
+        """Between steps: ``seconds``, or less once the lease's thread has news."""
+        self.woken.wait(seconds)
+        self.woken.clear()
 
     def step(self) -> None:
         if self.backoff.waiting:
@@ -98,28 +110,33 @@ class JobLoop:
         releases the lease for the primary to take (a planned switch-over loses nothing)."""
         dr = spec.disaster_recovery
         assert dr is not None, "only a job with disasterRecovery holds a lease"
-        if self.keeper is None or (self.keeper.dr.backup_url, self.keeper.dr.s3_endpoint, self.keeper.dr.cluster) \
+        keeper = self.keeper
+        if keeper is None or (keeper.dr.backup_url, keeper.dr.s3_endpoint, keeper.dr.cluster) \
                 != (dr.backup_url, dr.s3_endpoint, dr.cluster):
-            if self.keeper is not None:
-                self.keeper.close()
-            self.keeper = LeaseKeeper(dr, manifests.state_job_name(self.namespace, self.name))
-        self.keeper.dr = dr                          # a new role or failover time applies at once
+            if self.lease is not None:
+                self.lease.close()
+            keeper = LeaseKeeper(dr, manifests.state_job_name(self.namespace, self.name))
+            self.lease = LeaseThread(keeper, self.woken.set, self._took_over)
+        assert self.lease is not None
+        keeper.dr = dr                               # a new role or failover time applies at once
         previous = status.disaster_recovery or DisasterRecoveryStatus()
         adopt = (previous.generation or 0) if previous.active_cluster == dr.cluster else 0
-        lease = self.keeper.step(release=self.keeper.switching_over and status.phase == Phase.SUSPENDED,
-                                 adopt_generation=adopt, adopt_role=previous.held_as or "")
+        lease = self.lease.decision(release=keeper.switching_over and status.phase == Phase.SUSPENDED,
+                                    adopt_generation=adopt, adopt_role=previous.held_as or "")
         metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
-        if lease.move is Move.TAKE_OVER:
-            metrics.TAKEOVERS.labels(self.namespace, self.name).inc()
-            log.warning("%s/%s: %s; now holding generation %d", self.namespace, self.name, lease.reason,
-                        self.generation)
         if lease.active:
-            return replace(spec, state="suspended") if self.keeper.switching_over else spec
+            return replace(spec, state="suspended") if keeper.switching_over else spec
         decision = standby(status, Observed(pods, None, now()), lease)
         decision.status.disaster_recovery = self._dr_status(spec, decision.status)
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
+
+    def _took_over(self, decision: LeaseDecision) -> None:
+        """Called by the lease's thread once per takeover."""
+        metrics.TAKEOVERS.labels(self.namespace, self.name).inc()
+        log.warning("%s/%s: %s; now holding generation %d", self.namespace, self.name, decision.reason,
+                    decision.write.generation if decision.write else 0)
 
     def identity(self, revision: int) -> Identity:
         """The operator's client certificate for ``revision``'s coordinator (from its Secret)."""

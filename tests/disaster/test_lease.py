@@ -6,8 +6,10 @@ import random
 
 import pytest
 
-from segflow.disaster.lease import (GUARD_SECONDS, Lease, LeaseError, Move, Observation, decide, fenced_message,
-                                    publish_refusal, says_fenced)
+from segflow.errors import SegflowError
+from segflow.disaster.lease import (GUARD_SECONDS, RENEW_FRACTION, Lease, LeaseError, Move, Observation, decide,
+                                    fenced_message, guard, publish_refusal, says_fenced, shortest_safe_ttl,
+                                    step_seconds)
 
 TTL = 10.0
 
@@ -152,3 +154,23 @@ def test_two_clusters_never_both_run_and_the_standby_takes_over_a_silent_holder(
     long_outage = next(((a, b) for a, b in outages if b - a > TTL + 2 * east.period + 1), None)
     if long_outage is not None:
         assert first_takeover is not None and first_takeover <= long_outage[0] + TTL + 2 * west.period + 1
+
+
+def test_the_shortest_safe_ttl_keeps_both_promises_and_no_shorter_one_does():
+    """With the operators' own step (a quarter of a second at a 2 s lease), store writes of
+    0.2 s, publishes of 0.5 s and clocks erring by 0.1 %, a 2 s lease is safe; slower
+    writes or publishes, or clocks erring by 20 %, need longer leases, and the scan's answer is
+    tight: a hundredth less breaks one of the two inequalities."""
+    ttl = shortest_safe_ttl(store_seconds=0.2, publish_seconds=0.5, clock_rate_error=1e-3)
+    assert 1.5 < ttl <= 2.0
+    assert shortest_safe_ttl(0.5, 0.5, 1e-3) > ttl
+    assert shortest_safe_ttl(0.2, 1.5, 1e-3) > ttl
+    assert shortest_safe_ttl(0.2, 0.5, 0.2) > ttl
+
+    def holds(t, store=0.2, publish=0.5, e=1e-3):
+        held = t - guard(t)
+        return held / (1 - e) + publish < t / (1 + e) and t * RENEW_FRACTION + step_seconds(t) + store < held
+    assert holds(ttl) and not holds(round(ttl - 0.01, 2))
+    assert step_seconds(2.0) == 0.25 and step_seconds(10.0) == 1.0
+    with pytest.raises(SegflowError, match="no ttl under 1000 s is safe"):
+        shortest_safe_ttl(0.2, 5.0, 0.5)

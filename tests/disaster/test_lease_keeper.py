@@ -2,12 +2,14 @@
 creates and renews it, the standby waits, takes over once the primary goes silent, and
 the old primary, back again, finds itself fenced; a planned switch-over hands over at
 once; an operator that restarts takes back the generation its status names."""
+import threading
 import time
 
 import pytest
 
-from segflow.disaster.lease import Move
+from segflow.disaster.lease import Move, step_seconds
 from segflow_operator.lease_keeper import LeaseKeeper
+from segflow_operator.lease_thread import LeaseThread
 from segflow_operator.reconcile.disaster import dr_status
 from segflow_operator.reconcile.status import Phase
 from segflow_operator.spec import DisasterRecovery
@@ -81,3 +83,30 @@ def test_a_restarted_operator_takes_back_the_generation_its_status_names_and_no_
     decision = forgotten.step(False, adopt_generation=0)
     assert decision.move is Move.TAKE_OVER and decision.write.generation == 2
     assert again.step(False, 1).move is Move.FENCED
+
+
+def test_the_lease_is_kept_on_a_thread_of_its_own_however_long_a_reconcile_takes(clusters):
+    """The holder's reconcile asks once, then stalls for three TTLs (a slow API server): its
+    lease's thread renews meanwhile, so the standby, stepping on its own thread, never takes
+    over. Once the holder's operator is gone (its thread stops), the standby takes over
+    within a TTL and a few steps, once, and its reconcile loop is woken."""
+    east, west = clusters("east", "primary"), clusters("west", "standby")
+    woken, takeovers = threading.Event(), []
+    east_lease = LeaseThread(east, lambda: None, takeovers.append)
+    west_lease = LeaseThread(west, woken.set, takeovers.append)
+    try:
+        assert east_lease.decision(False, 0, "").move is Move.CREATE
+        assert west_lease.decision(False, 0, "").move is Move.STAND_BY
+        first = east.lease.renewed_at
+        time.sleep(3 * TTL)
+        assert west_lease.latest.move is Move.STAND_BY and not takeovers and not woken.is_set()
+        assert east.lease.renewed_at - first >= 2 * TTL, "the holder's thread did not renew while the loop stalled"
+        east_lease.stop()
+        gone = time.monotonic()
+        assert woken.wait(TTL + 4 * step_seconds(TTL) + 2), "the standby did not take over"
+        assert time.monotonic() - gone >= TTL * 0.9
+        assert west.held is not None and west.held.generation == 2 and west_lease.latest.active
+        assert [d.write.generation for d in takeovers] == [2]
+    finally:
+        east_lease.stop()
+        west_lease.stop()

@@ -6,7 +6,8 @@ writing a snapshot or pending-window part: both are refused unless this job's cl
 still holds the generation it was deployed with, before its deadline. Sinks commit and
 windows are truncated only after a publish, so a cut-off old primary commits and deletes
 nothing after a takeover, and writes nothing a later restore could read. The coordinator's
-watcher also reads the lease every second and ends the job at the lease's deadline even
+watcher also reads the lease every second (a short lease: every ``lease.step_seconds``)
+and ends the job at the lease's deadline even
 when the store does not answer, so the old primary's processes are gone before a standby
 can have taken over.
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from ..errors import SegflowError
 from ..observability.logs import event
 from ..state import StateBackend, StateStoreError
-from .lease import Lease, LeaseError, publish_refusal
+from .lease import Lease, LeaseError, publish_refusal, step_seconds
 from .lease_store import LeaseStore, VersionedStore
 
 log = logging.getLogger("segflow.disaster")
@@ -60,7 +61,7 @@ class LeaseFence:
 
     def watch(self, fail: Callable[[str], None], done: threading.Event) -> None:
         """Until ``done``: end the job (``fail``) once the lease is lost."""
-        while not done.wait(WATCH_SECONDS):
+        while not done.wait(step_seconds(self.last.ttl) if self.last is not None else WATCH_SECONDS):
             reason = self.overdue()
             if reason:
                 event(log, logging.ERROR, "fenced", owner=self.owner, generation=self.generation, reason=reason)

@@ -10,6 +10,10 @@ The holder stops committing at its *deadline*, ``renewed_at + ttl - guard`` on i
 clock: a taker cannot have waited ``ttl`` since that renewal before then, so the old
 holder has stopped before the new one starts (the guard covers the lag between a renewal
 and a taker seeing it, and the holder's clock drift over one ``ttl``).
+
+How short ``ttl`` (``failoverAfterSeconds``) may be is :func:`shortest_safe_ttl`: the
+operators step the lease every :func:`step_seconds` on a thread of their own, so that
+neither a renewal nor a takeover waits for a slow reconcile.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from dataclasses import asdict, dataclass, replace
 from ..errors import SegflowError
 
 GUARD_SECONDS = 2.0
-RENEW_FRACTION = 0.25        # renew after a quarter of the ttl: three renewals may be lost
+RENEW_FRACTION = 0.25        # renew after a quarter of the ttl
+LONGEST_STEP = 1.0
 
 
 class LeaseError(SegflowError):
@@ -41,7 +46,7 @@ class Lease:
     @property
     def deadline(self) -> float:
         """After this instant (the owner's clock) the owner must not commit anything."""
-        return self.renewed_at + self.ttl - min(GUARD_SECONDS, self.ttl / 2)
+        return self.renewed_at + self.ttl - guard(self.ttl)
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
@@ -58,6 +63,49 @@ class Lease:
         except (ValueError, KeyError, TypeError) as exc:
             raise LeaseError(f"the lease object is not a segflow lease ({type(exc).__name__}: {exc}); delete it "
                              "only if no cluster runs the job, then let the primary create it again") from None
+
+
+def guard(ttl: float) -> float:
+    """Seconds before ``ttl`` runs out at which a holder stops publishing (see the module)."""
+    return min(GUARD_SECONDS, ttl / 2)
+
+
+def step_seconds(ttl: float) -> float:
+    """How often an operator reads and decides a lease of ``ttl``: half a renewal period,
+    at most a second (a standby notices staleness, a holder renews, this much late)."""
+    return min(LONGEST_STEP, ttl * RENEW_FRACTION / 2)
+
+
+def shortest_safe_ttl(store_seconds: float, publish_seconds: float, clock_rate_error: float,
+                      step: float | None = None) -> float:
+    """The shortest ``ttl`` that keeps both promises of the lease, to 0.01 s:
+
+    - *safety*: the old holder's last publish ends before a taker can take over. The holder
+      stamps a renewal at real time R and publishes only after a fresh read before its
+      deadline, ``ttl - guard`` later on its clock, each publish done within
+      ``publish_seconds`` of that read; a taker sees the renewal no earlier than R and
+      waits ``ttl`` on its own clock. With clocks whose rates err by at most
+      ``clock_rate_error`` (0.001 is 86 s a day): ``(ttl - guard) / (1 - e) +
+      publish_seconds < ttl / (1 + e)``;
+    - *liveness*: a holder that can reach the store renews before its deadline, or its
+      job stops though nothing failed: it renews once ``ttl * RENEW_FRACTION`` has passed,
+      at its next step (``step``, default :func:`step_seconds`), and the write takes up
+      to ``store_seconds``: ``ttl * RENEW_FRACTION + step + store_seconds < ttl - guard``.
+
+    Both sides grow with ``ttl`` between the guard's bends, so the least ``ttl`` meeting
+    them is found by a scan over hundredths."""
+    e = clock_rate_error
+
+    def safe(ttl: float) -> bool:
+        wait = step if step is not None else step_seconds(ttl)
+        held = ttl - guard(ttl)
+        return held / (1 - e) + publish_seconds < ttl / (1 + e) and \
+            ttl * RENEW_FRACTION + wait + store_seconds < held
+    for hundredths in range(1, 100_000):
+        if safe(hundredths / 100):
+            return hundredths / 100
+    raise SegflowError(f"no ttl under 1000 s is safe with store writes of {store_seconds} s, publishes of "
+                       f"{publish_seconds} s and clocks erring by {e}")
 
 
 @dataclass(frozen=True)
