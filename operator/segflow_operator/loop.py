@@ -24,7 +24,7 @@ from .lease_thread import LeaseThread
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.deployment import revision_spec
-from .reconcile.disaster import dr_status, standby
+from .reconcile.disaster import dr_status, standby, standby_status, warm_standby
 from .reconcile.status import Condition, DisasterRecoveryStatus, JobStatus, PendingDeploy, Phase
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
@@ -125,9 +125,13 @@ class JobLoop:
                                     adopt_generation=adopt, adopt_role=previous.held_as or "")
         metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
         if lease.active:
+            metrics.STANDBY_READY_WORKERS.labels(self.namespace, self.name).set(0)
             return replace(spec, state="suspended") if keeper.switching_over else spec
-        decision = standby(status, Observed(pods, None, now()), lease)
+        observed = Observed(pods, None, now())
+        decision = warm_standby(spec, status, observed, lease) if dr.warm else standby(status, observed, lease)
         decision.status.disaster_recovery = self._dr_status(spec, decision.status)
+        ready = sum(1 for p in pods if p.role == "worker" and p.ready and not p.deleting) if dr.warm else 0
+        metrics.STANDBY_READY_WORKERS.labels(self.namespace, self.name).set(ready)
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
@@ -154,8 +158,9 @@ class JobLoop:
         """``status.disasterRecovery`` for the status ``wanted`` after this step."""
         keeper, dr = self.keeper, spec.disaster_recovery
         assert keeper is not None and dr is not None, "only a job with disasterRecovery has a lease status"
-        result = dr_status(dr.cluster, dr.role, wanted.disaster_recovery, keeper.lease, keeper.taken, wanted.phase,
-                           time.time(), wanted.restored or "")
+        result = replace(dr_status(dr.cluster, dr.role, wanted.disaster_recovery, keeper.lease, keeper.taken,
+                                   wanted.phase, time.time(), wanted.restored or ""),
+                         standby=standby_status(spec, wanted))
         return replace(result, held_as=keeper.held_as) if keeper.held is not None else result
 
     def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:

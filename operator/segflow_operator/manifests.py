@@ -183,7 +183,9 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
                     metrics_host: str = "") -> dict:
     """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start).
     ``lease_generation``: with disaster recovery, the generation of the lease this cluster
-    holds; the coordinator publishes nothing once another cluster holds a newer one."""
+    holds; the coordinator publishes nothing once another cluster holds a newer one. None
+    held (a warm standby): the coordinator serves and holds its workers until this cluster
+    takes the lease, then runs under that generation."""
     meta = body["metadata"]
     args = ["coordinator", spec.module, "--function", spec.function, "--workers", str(spec.parallelism),
             "--listen", f"$(POD_IP):{COORDINATOR_PORT}"]
@@ -193,8 +195,9 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
         args += ["-p", f"{key}={value}".replace("$(", "$$(")]
     settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
                        restore=restore if spec.checkpointing.enabled else "", revision=revision)
-    if spec.disaster_recovery is not None and lease_generation:
-        settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation)
+    if spec.disaster_recovery is not None:
+        settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation,
+                           await_lease=not lease_generation)
     args += ["--settings", settings.to_json()]
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator",
                resources=COORDINATOR_RESOURCES, metrics_host=metrics_host)
@@ -235,7 +238,8 @@ def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coord
     over a lost worker's slot keeps its pod, and the lost one's new pod stands by)."""
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
-            "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else [])]
+            "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else []),
+            *(["--await-lease"] if spec.disaster_recovery is not None and spec.disaster_recovery.warm else [])]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
                                f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None, metrics_host),
                           spec.pod_template)

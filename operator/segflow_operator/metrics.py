@@ -15,3 +15,6 @@ LEASE_GENERATION = Gauge("segflow_streamjob_lease_generation",
                          ["namespace", "name"])
 TAKEOVERS = Counter("segflow_streamjob_takeovers", "Disaster recovery: leases this cluster took over",
                     ["namespace", "name"])
+STANDBY_READY_WORKERS = Gauge("segflow_standby_ready_workers",
+                              "Disaster recovery: worker pods of a warm standby started, registered and ready to "
+                              "take over (0 on a cold standby or the active cluster)", ["namespace", "name"])

@@ -38,6 +38,14 @@ class DisasterRecovery:
     role: str = "primary"
     failover_after: float = 10.0
     s3_endpoint: str = ""
+    standby: str = "cold"         # cold: no pods while standing by; warm: pods up, registered and idle
+
+    @property
+    def warm(self) -> bool:
+        return self.standby == "warm"
+
+
+STANDBY_MODES = ("cold", "warm")
 
 
 COORDINATOR_PORT = 7070      # the coordinator's gRPC control port
@@ -330,8 +338,14 @@ def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecover
     if failover_after < MIN_FAILOVER_SECONDS:
         raise InvalidSpec(f"spec.disasterRecovery.failoverAfterSeconds must be at least {MIN_FAILOVER_SECONDS:g}, "
                           f"not {failover_after:g}")
+    standby = str(raw.get("standby", "cold"))
+    if standby == "hot":
+        raise InvalidSpec("spec.disasterRecovery.standby: hot (workers following the primary's store) is not "
+                          "available yet: use warm (the standby's pods started, registered and idle) or cold")
+    if standby not in STANDBY_MODES:
+        raise InvalidSpec(f"spec.disasterRecovery.standby must be cold or warm, not {standby!r}")
     return DisasterRecovery(url, cluster, role, failover_after,
-                            str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""))
+                            str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""), standby)
 
 
 def check_endpoints(spec: StreamJobSpec, allowed: frozenset[str]) -> None:

@@ -31,6 +31,7 @@ class CheckpointSettings:
     connectors: str = ""           # segment protocol: auto (the default), none or block ids/names
     lease_owner: str = ""          # disaster recovery: the cluster holding the job's lease ...
     lease_generation: int = 0      # ... and its generation; 0: no lease fences this job
+    await_lease: bool = False      # a warm standby's coordinator: holds its workers until lease_owner holds the lease
     revision: int = 0              # the operator's deployment revision (see first_checkpoint_id)
     savepoint_interval: float = 0.0   # a complete checkpoint becomes a savepoint this often, in s (0: on request only)
     savepoint_retain: int = 0         # savepoints kept, newest first (0: every one)
@@ -47,6 +48,11 @@ class CheckpointSettings:
         if self.lease_generation and not (self.state_url.startswith("s3://") and self.lease_owner):
             raise SegflowError("a lease generation fences commits to an S3 backup store: it needs an s3:// state "
                                "URL and the lease owner (set by the operator for disasterRecovery)")
+        leased_store = self.state_url.startswith("s3://") and bool(self.lease_owner)
+        if self.await_lease and (self.lease_generation or not leased_store):
+            raise SegflowError("a warm standby awaits the lease of its cluster (lease_owner) in an S3 backup store, "
+                               "and takes its generation from it: it needs an s3:// state URL, the lease owner and "
+                               "no lease generation (set by the operator for disasterRecovery.standby: warm)")
         if self.connectors and not self.protocol.segment_backup:
             raise SegflowError(f"--connectors chooses segment backup's connectors: it needs "
                                f"--checkpoint-protocol segment, not {self.protocol.value}")

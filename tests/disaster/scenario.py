@@ -107,8 +107,9 @@ class Scenario:
 
     def __init__(self, name: str, redis_url: str, password: str, events: int = 16000, rate: int = 800,
                  failover_after: float = 10.0, protocol: str = "segment", connectors: str = "", job: str = JOB,
-                 extra: dict | None = None):
+                 extra: dict | None = None, standby: str = "cold"):
         self.name, self.redis_url, self.events, self.rate = name, redis_url, events, rate
+        self.standby = standby
         self.failover_after, self.protocol, self.connectors, self.job = failover_after, protocol, connectors, job
         self.extra = extra or {}
         self.source, self.sink = f"{name}:events", f"{name}:counts"
@@ -132,6 +133,7 @@ class Scenario:
                          "checkpointing": checkpointing,
                          "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
                                               "failoverAfterSeconds": self.failover_after,
+                                              "standby": self.standby,
                                               "s3Endpoint": site.s3_endpoint},
                          "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
                                                      {"secretRef": {"name": "segflow-redis"}}]}}}
@@ -191,13 +193,25 @@ class Scenario:
         windows = collections.Counter((event_key(i), i // 100) for i in range(self.events))
         return collections.Counter((k, n) for (k, _), n in windows.items())
 
-    def running_pods(self, site) -> list[str]:
+    def running_pods(self, site, through_revision: int | None = None) -> list[str]:
+        """The job's pods in ``site`` that are pending or running (of the revisions up to
+        ``through_revision`` only: a side that lost the lease keeps none of the pods it ran
+        the job with, and a warm one starts new pods of a later revision to stand by)."""
+        return [p["metadata"]["name"] for p in self.pods(site)
+                if p["status"].get("phase") in ("Pending", "Running") and
+                (through_revision is None or int(p["metadata"]["labels"]["segflow.io/revision"]) <= through_revision)]
+
+    def pods(self, site) -> list[dict]:
         found = site.cluster.kubectl("get", "pods", "-n", NAMESPACE, "-l", f"segflow.io/job={self.name}", "-o",
                                      "json", check=False, timeout=10)
-        if found.returncode != 0:
-            return []
-        return [p["metadata"]["name"] for p in json.loads(found.stdout)["items"]
-                if p["status"].get("phase") in ("Pending", "Running")]
+        return json.loads(found.stdout)["items"] if found.returncode == 0 else []
+
+    def wait_warm(self, site, timeout: float = 90.0) -> dict[str, str]:
+        """Once ``site`` stands by warm with every worker ready: its pods, name -> uid."""
+        wait_for(lambda: (self.status(site).get("disasterRecovery") or {}).get("standby", {}).get("readyWorkers")
+                 == "2/2", timeout, f"{self.name}'s warm standby in {site.name}", interval=0.5)
+        return {p["metadata"]["name"]: p["metadata"]["uid"] for p in self.pods(site)
+                if p["status"].get("phase") == "Running"}
 
     def delete(self, *sites) -> None:
         for site in sites:

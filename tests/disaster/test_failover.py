@@ -1,9 +1,10 @@
 """Datacenter disasters on two real clusters: the standby restores the job from segment
 backup in S3 and finishes it; the output equals a plain-Python oracle exactly."""
-import time
-
 import glob
 import os
+import time
+
+import pytest
 
 from segflow_operator.reconcile.times import seconds_between
 
@@ -25,17 +26,30 @@ def assert_no_secret_anywhere(site):
         assert not [text[:200] for text in written + logs if secret in text], f"{secret} leaked"
 
 
-def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server):
+@pytest.mark.parametrize("standby", ["warm", "cold"])
+def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server, standby):
+    """A warm standby's pods (started, registered, idle) run the job after the takeover:
+    the same pods, none created after the fault. A cold one has none until it takes over."""
     east, west = sites["east"], sites["west"]
-    run = Scenario("nsdel", redis_server.url, REDIS_PASSWORD)
+    run = Scenario(f"nsdel-{standby}", redis_server.url, REDIS_PASSWORD, standby=standby)
     try:
         run.start(east, west)
-        assert run.wait_phase(west, "Standby")["disasterRecovery"]["activeCluster"] == "east"
-        assert not run.running_pods(west)
+        waiting = run.wait_phase(west, "Standby")
+        assert waiting["disasterRecovery"]["activeCluster"] == "east"
+        if standby == "warm":
+            warm = run.wait_warm(west)
+            assert len(warm) == 3, warm                       # the coordinator and two workers
+            assert "warm standby" in run.status(west)["message"]
+        else:
+            assert not run.running_pods(west) and waiting["disasterRecovery"]["standby"] == {"mode": "cold"}
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
         fault = time.monotonic()
         running = run.wait_phase(west, "Running", timeout=60)
         assert time.monotonic() - fault < 30
+        if standby == "warm":
+            taking_over = {p["metadata"]["name"]: p["metadata"]["uid"] for p in run.pods(west)}
+            assert taking_over == warm, "the takeover created pods: the warm standby's should run the job"
+            assert "standby" not in running["disasterRecovery"]
         final = run.wait_phase(west, "Completed", "Failed", timeout=120)
         assert final["phase"] == "Completed", final
         assert run.output() == run.expected()
@@ -98,16 +112,18 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
     try:
         run.start(east, west)
         assert_no_secret_anywhere(east)
+        ran_with = run.status(east)["revision"]
         s3_proxy.cut()
         fenced = run.wait_phase(east, "Standby", timeout=30)
         assert "lease" in fenced["message"]
-        wait_for(lambda: not run.running_pods(east), 30, "the cut-off primary's pods to end")
+        wait_for(lambda: not run.running_pods(east, ran_with), 30, "the cut-off primary's pods to end")
         final = run.wait_phase(west, "Completed", "Failed", timeout=150)
         assert final["phase"] == "Completed", final
         s3_proxy.heal()
         healed = wait_for(lambda: (s := run.status(east)).get("disasterRecovery", {}).get("activeCluster") == "west"
                           and s, 30, "the healed primary to see the standby's lease")
-        assert healed["phase"] == "Standby" and not run.running_pods(east)
+        assert healed["phase"] == "Standby" and not run.running_pods(east, ran_with)
+        run.wait_warm(east)                 # the healed side stands by warm, with pods of a new revision
         assert run.output() == run.expected()
         assert final["disasterRecovery"]["generation"] == 2
     finally:
@@ -145,6 +161,7 @@ def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(
     run = Scenario("switch", redis_server.url, REDIS_PASSWORD, events=24000)
     try:
         run.start(east, west)
+        ran_with = run.status(east)["revision"]
         patch = '{"spec":{"disasterRecovery":{"role":"%s"}}}'
         west.cluster.kubectl("patch", "sj", run.name, "-n", NAMESPACE, "--type", "merge", "-p", patch % "primary")
         east.cluster.kubectl("patch", "sj", run.name, "-n", NAMESPACE, "--type", "merge", "-p", patch % "standby")
@@ -162,6 +179,6 @@ def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(
         final = run.wait_phase(west, "Completed", "Failed", timeout=120)
         assert final["phase"] == "Completed", final
         assert run.output() == run.expected()
-        assert not run.running_pods(east)
+        assert not run.running_pods(east, ran_with)
     finally:
         run.delete(east, west)

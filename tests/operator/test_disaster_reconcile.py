@@ -1,8 +1,9 @@
 """Disaster recovery in a reconcile step (pure): standing by, resuming after a takeover,
 a fenced coordinator, and the story status.disasterRecovery tells."""
 from segflow.disaster.lease import Lease, LeaseDecision, Move
-from segflow_operator.reconcile import CoordinatorView, DeletePods, Deploy, JobStatus, Observed, Phase, PodView, decide
-from segflow_operator.reconcile.disaster import dr_status, standby
+from segflow_operator.reconcile import (CoordinatorPhase, CoordinatorView, CreateWorkers, DeletePods, Deploy,
+                                       JobStatus, Observed, Phase, PodView, decide)
+from segflow_operator.reconcile.disaster import dr_status, standby, standby_status, warm_standby
 from segflow_operator.reconcile.status_json import dump
 from segflow_operator.spec import parse
 
@@ -73,3 +74,42 @@ def test_the_restored_versions_reach_the_status_from_the_coordinator():
     status = JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}})
     d = decide(spec, status, Observed(PODS[:2], CoordinatorView("RUNNING", restored="checkpoint 4")))
     assert d.changes()["restored"] == "checkpoint 4"
+
+
+WAITING = LeaseDecision(Move.STAND_BY, "east holds the job's lease")
+WARM = {**SPEC, "disasterRecovery": {**SPEC["disasterRecovery"], "standby": "warm"}}
+
+
+def test_a_warm_standby_first_clears_what_ran_then_keeps_its_own_pods_started():
+    """A cluster that just lost the lease (or steps for the first time) deletes every pod
+    as a cold one does; standing by, it deploys a revision that restores the store's latest
+    state once it runs, creates its workers once the coordinator has an address, and
+    shows Standby throughout, with how many workers are ready."""
+    spec = parse(WARM)
+    first = warm_standby(spec, JobStatus(phase=Phase.RUNNING, revision=1), Observed(PODS), WAITING)
+    assert first.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0"))] and first.status.phase == Phase.STANDBY
+    empty = warm_standby(spec, first.status, Observed(()), WAITING)
+    assert empty.actions == [Deploy(2, "auto")] and empty.status.phase == Phase.STANDBY
+    assert "warm standby" in empty.status.message
+    deployed = JobStatus.parse({**dump(empty.status), "pendingDeploy": None})
+    coordinator = (PodView("j-2-coordinator", "coordinator", 2, phase="Running", ip="127.1.0.9", ready=True),)
+    started = warm_standby(spec, deployed, Observed(coordinator), WAITING)
+    assert started.actions == [CreateWorkers(2, (0,), "127.1.0.9")] and started.status.phase == Phase.STANDBY
+    ready = coordinator + (PodView("j-2-worker-0", "worker", 2, phase="Running", ready=True),)
+    steady = warm_standby(spec, deployed, Observed(ready), WAITING)
+    assert steady.actions == [] and steady.status.ready == "1/1" and "1/1 workers ready" in steady.status.message
+    assert standby_status(spec, steady.status).ready_workers == "1/1"
+    gone = (PodView("j-2-coordinator", "coordinator", 2, phase="Failed", exit_code=1),) + ready[1:]
+    assert Deploy(3, "auto") in warm_standby(spec, deployed, Observed(gone), WAITING).actions
+
+
+def test_taking_the_lease_with_a_warm_standby_runs_the_job_in_its_pods_not_new_ones():
+    spec = parse(WARM)
+    status = JobStatus.parse({"phase": "Standby", "revision": 2, "resumeFrom": "auto",
+                              "deployed": {"hash": spec.deployment_hash()}})
+    ready = (PodView("j-2-coordinator", "coordinator", 2, phase="Running", ip="127.1.0.9", ready=True),
+             PodView("j-2-worker-0", "worker", 2, phase="Running", ready=True))
+    taken = decide(spec, status, Observed(ready, CoordinatorView(CoordinatorPhase.RUNNING)))
+    assert not [a for a in taken.actions if isinstance(a, (Deploy, DeletePods))]
+    assert taken.status.phase == Phase.RUNNING and taken.status.revision == 2
+    assert standby_status(spec, taken.status) is None

@@ -82,7 +82,26 @@ def test_the_coordinator_gets_the_lease_generation_it_runs_under():
     assert (args.settings.lease_owner, args.settings.lease_generation, args.settings.job_name) == ("east", 3, "n.j")
 
 
+def test_a_warm_standbys_pods_wait_for_the_lease_they_will_run_under():
+    """No generation held (a warm standby deploys before its cluster takes the lease): the
+    coordinator awaits its cluster's lease and its workers wait for it as long; a cold
+    standby's workers (made only once the lease is held) keep the usual registration limit."""
+    assert dr_spec().disaster_recovery.standby == "cold"
+    args = _parser().parse_args(coordinator_pod(BODY, dr_spec(), 1, "auto")["spec"]["containers"][0]["args"])
+    assert (args.settings.lease_owner, args.settings.lease_generation, args.settings.await_lease) == ("east", 0, True)
+    held = _parser().parse_args(coordinator_pod(BODY, dr_spec(), 1, "auto", 3)["spec"]["containers"][0]["args"])
+    assert (held.settings.lease_generation, held.settings.await_lease) == (3, False)
+    warm_spec = dr_spec(disasterRecovery={**DR, "standby": "warm"})
+    warm = _parser().parse_args(worker_pod(BODY, warm_spec, 1, 0, "10.0.0.1")["spec"]["containers"][0]["args"])
+    cold = _parser().parse_args(worker_pod(BODY, dr_spec(disasterRecovery={**DR, "standby": "cold"}), 1, 0,
+                                           "10.0.0.1")["spec"]["containers"][0]["args"])
+    assert warm.await_lease and not cold.await_lease
+    assert dr_spec().deployment_hash() == dr_spec(disasterRecovery={**DR, "standby": "cold"}).deployment_hash()
+
+
 @pytest.mark.parametrize("change,message", [
+    ({"disasterRecovery": {**DR, "standby": "hot"}}, "not available yet: use warm"),
+    ({"disasterRecovery": {**DR, "standby": "lukewarm"}}, "cold or warm"),
     ({"disasterRecovery": {**DR, "backupUrl": "file:///x"}}, "must be s3://"),
     ({"disasterRecovery": {**DR, "clusterName": "East_1"}}, "DNS label"),
     ({"disasterRecovery": {**DR, "role": "leader"}}, "primary or standby"),

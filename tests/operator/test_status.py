@@ -11,6 +11,7 @@ import yaml
 
 from segflow.v1 import control_pb2 as cpb
 from segflow_operator.reconcile import CoordinatorPhase, JobStatus, Phase
+from segflow_operator.reconcile.status import DisasterRecoveryStatus, StandbyStatus
 from segflow_operator.reconcile.status_json import InvalidStatus, json_key
 
 CRD = Path(__file__).resolve().parents[2] / "charts" / "segflow" / "crds" / "streamjobs.segflow.io.yaml"
@@ -129,3 +130,13 @@ def test_a_job_not_reconciled_yet_has_an_empty_status():
 def test_a_status_the_operator_cannot_have_written_is_refused_saying_where(raw, where):
     with pytest.raises(InvalidStatus, match=rf"{re.escape(where)} is .*remove the field"):
         JobStatus.parse(raw)
+
+
+def test_a_nested_field_that_is_gone_is_patched_to_null_not_left_behind():
+    """A merge patch of a whole nested object would keep its old keys: the standby's
+    status outlived the takeover until the patch named it null."""
+    standing = JobStatus(disaster_recovery=DisasterRecoveryStatus(cluster_name="west", generation=1,
+                                                                  standby=StandbyStatus("warm", "2/2")))
+    running = JobStatus(disaster_recovery=DisasterRecoveryStatus(cluster_name="west", generation=2))
+    assert running.patch(standing) == {"disasterRecovery": {"generation": 2, "standby": None}}
+    assert standing.patch(JobStatus())["disasterRecovery"]["standby"] == {"mode": "warm", "readyWorkers": "2/2"}

@@ -7,8 +7,12 @@ from dataclasses import replace
 
 from segflow.disaster.lease import Lease, LeaseDecision, Move
 
-from .actions import Decision
-from .status import DisasterRecoveryStatus, Failover, JobStatus, Phase
+from ..spec import StreamJobSpec
+from .actions import Decision, Deploy
+from .deployment import deploy
+from .situation import Situation
+from .status import DisasterRecoveryStatus, Failover, JobStatus, Phase, StandbyStatus
+from .steady import workers
 from .times import rfc3339
 from .views import Observed
 
@@ -29,6 +33,40 @@ def standby(status: JobStatus, observed: Observed, lease: LeaseDecision) -> Deci
     d = Decision(status)
     stand_by(d, observed.pods, lease.reason, lease.move in (Move.FENCED, Move.LOST))
     return d
+
+
+def warm_standby(spec: StreamJobSpec, status: JobStatus, observed: Observed, lease: LeaseDecision) -> Decision:
+    """This cluster does not hold the lease and stands by warm: its own revision of the
+    job's pods is kept started (a coordinator that holds its workers' registrations until
+    this cluster takes the lease, then restores the backup store's latest state), so a
+    takeover creates no pod. Whatever ran while this cluster held the lease goes first:
+    a cluster that just lost the lease, or steps for the first time, stands by cold for a
+    step, and its next revision is the warm one."""
+    d = Decision(status)
+    warning = lease.move in (Move.FENCED, Move.LOST)
+    if status.phase != Phase.STANDBY:
+        stand_by(d, observed.pods, lease.reason, warning)
+        return d
+    s = Situation(spec, status, observed)
+    d.delete([p for p in observed.pods if p.revision != s.revision and not p.deleting])
+    if status.pending_deploy is not None:
+        d.actions.append(Deploy(status.pending_deploy.revision, status.pending_deploy.restore))
+    elif s.coordinator is None or s.coordinator.ended or s.changed:
+        d.delete(s.mine)
+        deploy(d, spec, s.revision + 1, "auto", "")
+        d.status.resume_from = "auto"
+    else:
+        workers(s, d)
+    d.phase(Phase.STANDBY, f"{lease.reason}; warm standby, {d.status.ready or '0'} workers ready", warning=warning)
+    return d
+
+
+def standby_status(spec: StreamJobSpec, wanted: JobStatus) -> StandbyStatus | None:
+    """``status.disasterRecovery.standby`` while this cluster stands by (None otherwise)."""
+    dr = spec.disaster_recovery
+    if dr is None or wanted.phase != Phase.STANDBY:
+        return None
+    return StandbyStatus(mode=dr.standby, ready_workers=wanted.ready if dr.warm else None)
 
 
 def dr_status(cluster: str, role: str, previous: DisasterRecoveryStatus | None, lease: Lease | None,

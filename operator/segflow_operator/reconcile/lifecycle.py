@@ -61,6 +61,8 @@ def start(s: Situation, d: Decision) -> bool:
     resuming = s.current in (Phase.SUSPENDED, Phase.STANDBY)
     if s.revision != 0 and not resuming:
         return False
+    if s.current == Phase.STANDBY and s.coordinator is not None and not s.coordinator.ended:
+        return False                       # a warm standby's pods run the job from here
     restore = (s.status.resume_from or "") if resuming else s.spec.restore_from
     if s.current == Phase.SUSPENDED and restore and s.upgrade_refusal:
         return True                        # stays suspended: resuming would lose the state

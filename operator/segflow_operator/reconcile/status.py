@@ -9,12 +9,12 @@ it to null, which removes it. ``JobStatus.parse`` reads the status the API retur
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from segflow.checkpoint.segment_plan import WindowSize
 
-from .status_json import KEY, dump, json_key, load
+from .status_json import KEY, load, merge_patch
 
 
 class Phase(StrEnum):
@@ -119,6 +119,14 @@ class Failover:
 
 
 @dataclass(frozen=True)
+class StandbyStatus:
+    """While this cluster stands by: how (cold: no pods; warm: pods up and registered,
+    idle), and how many of its worker pods are ready to take over."""
+    mode: str = ""
+    ready_workers: str | None = None
+
+
+@dataclass(frozen=True)
 class DisasterRecoveryStatus:
     """``status.disasterRecovery``: this cluster's part and the job lease as last read."""
     cluster_name: str = ""
@@ -128,6 +136,7 @@ class DisasterRecoveryStatus:
     last_renewal: str | None = None
     held_as: str | None = None
     last_failover: Failover | None = None
+    standby: StandbyStatus | None = None
 
 
 @dataclass
@@ -169,13 +178,8 @@ class JobStatus:
 
     def patch(self, observed: JobStatus) -> dict:
         """The status patch from ``observed`` to this one: each changed field's value, or
-        None for one that is gone."""
-        changed = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value != getattr(observed, f.name):
-                changed[json_key(f)] = dump(value)
-        return changed
+        None for one that is gone (inside nested objects too)."""
+        return merge_patch(self, observed)
 
     def copy(self) -> JobStatus:
         return replace(self)

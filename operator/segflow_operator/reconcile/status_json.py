@@ -47,6 +47,16 @@ def dump(value: Any) -> Any:
     return value
 
 
+def merge_patch(value: Any, before: Any) -> Any:
+    """The JSON merge patch (RFC 7386) that turns ``before``'s JSON into ``value``'s: an
+    object of one dataclass patched field by field, a field that is gone set to null (a
+    whole object in its place would leave the gone field's old value behind)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(before) is type(value):
+        return {json_key(f): merge_patch(getattr(value, f.name), getattr(before, f.name))
+                for f in dataclasses.fields(value) if getattr(value, f.name) != getattr(before, f.name)}
+    return dump(value)
+
+
 def load(cls: type[T], raw: Mapping, where: str = "status") -> T:
     """An instance of the dataclass ``cls`` from its JSON; keys it has no field for are
     ignored (another writer's, such as kopf's own)."""

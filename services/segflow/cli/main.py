@@ -146,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--slots", type=int, default=1, help="replicas of each parallel block it takes")
     worker.add_argument("--standby", action="store_true",
                         help="register as a standby: wait idle, ready to take over a lost worker's replicas")
+    worker.add_argument("--await-lease", action="store_true",
+                        help="a warm standby cluster's worker: wait for the job as long as its coordinator stands "
+                             "by for the lease, not 120 s")
     _metrics_arguments(worker, "/metrics")
     coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
     _job_arguments(coordinator)
@@ -336,7 +339,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure(f"worker {args.name}")
     collect_less_often()
     return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
-                         args.metrics_host, standby=args.standby).run()
+                         args.metrics_host, standby=args.standby, await_lease=args.await_lease).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:

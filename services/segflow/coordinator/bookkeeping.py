@@ -20,6 +20,7 @@ from ..disaster.fence import lease_fence
 from ..disaster.lease import fenced_message
 from ..observability.history import CheckpointEntry, JobHistory
 from ..observability.logs import event
+from ..observability.metrics import CheckpointMetrics
 from ..plan.signature import layout
 from ..protocols.cleanup import StoreCleanup
 from ..protocols.coordinator_side import CoordinatorSide, ProtocolContext
@@ -57,7 +58,7 @@ class CheckpointBookkeeping:
                  final_failed: Callable[[], None]):
         self.graph, self.settings, self.history = graph, settings, history
         self.broadcast, self.fenced, self.final_failed = broadcast, fenced, final_failed
-        self.metrics = None
+        self.metrics: CheckpointMetrics | None = None
         self.catalog = Catalog(open_backend(settings.state_url, settings.s3_endpoint or None), settings.job_name)
         self.fence = lease_fence(self.catalog.backend, settings.state_url, settings.job_name,
                                  settings.lease_owner, settings.lease_generation)

@@ -45,6 +45,7 @@ from ..v1 import control_pb2_grpc as cpb_grpc
 from .bookkeeping import CheckpointBookkeeping
 from .checkpoints import BlockDelays
 from .job_view import JobView, LiveState
+from .lease_wait import HeldCalls, await_lease
 from .parent import watch_parent
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
@@ -549,6 +550,14 @@ def _when_the_store_answers(make):
             delay = min(delay * 2, 10.0)
 
 
+def _failed(exc: SegflowError, announce) -> int:
+    """Say why the coordinator cannot run the job; its exit code (the store's own when it
+    could not be reached: the operator waits that out instead of failing the job)."""
+    print(f"coordinator failed: {redact(str(exc))}", file=announce, flush=True)
+    unreachable = isinstance(exc, StateStoreError) and not isinstance(exc, TamperedState)
+    return EXIT_STORE_UNREACHABLE if unreachable else 1
+
+
 def _replica_of(process: str) -> tuple[int, int]:
     """``"b1.r0"`` -> (1, 0); anything else names no replica (and is refused as foreign)."""
     return parse_replica_name(process) or (-1, -1)
@@ -564,23 +573,37 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     ``segflow run`` that started this coordinator; the job is cancelled once it is gone."""
     env, _ = build_job(spec, Config(parallelism=workers))
     settings = settings.named(spec.default_name())
+
+    def make(settings: CheckpointSettings) -> CoordinatorServicer:
+        return _when_the_store_answers(lambda: CoordinatorServicer(spec, workers, env.graph, settings,
+                                                                   standby_workers))
+    held = HeldCalls() if settings.await_lease else None
     try:
-        servicer = _when_the_store_answers(lambda: CoordinatorServicer(spec, workers, env.graph, settings,
-                                                                       standby_workers))
+        servicer = make(settings) if held is None else None
     except SegflowError as exc:
-        print(f"coordinator failed: {redact(str(exc))}", file=announce, flush=True)
-        unreachable = isinstance(exc, StateStoreError) and not isinstance(exc, TamperedState)
-        return EXIT_STORE_UNREACHABLE if unreachable else 1
+        return _failed(exc, announce)
     identity = identity_from_env()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="control"),
                          options=GRPC_OPTIONS, interceptors=[RoleGuard(METHOD_ROLES)])
-    cpb_grpc.add_CoordinatorServicer_to_server(servicer, server)
+    cpb_grpc.add_CoordinatorServicer_to_server(held or servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     host = listen.rpartition(":")[0]
     port = server.add_secure_port(listen, server_credentials(identity))
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    if held is not None:
+        print(f"coordinator standing by on {host}:{port} until cluster {settings.lease_owner!r} holds the job's "
+              "lease", file=announce, flush=True)
+        if spawner is not None:
+            spawner.announce(f"{host}:{port}")       # its workers register now, and wait with it
+        try:
+            servicer = make(await_lease(settings, held.cancelled))
+        except SegflowError as exc:
+            server.stop(grace=0)
+            return _failed(exc, announce)
+        held.open(servicer)
+    assert servicer is not None
     metrics = ServiceMetrics()
     if servicer.checkpoints is not None:
         servicer.checkpoints.metrics = metrics.checkpoint_metrics(servicer.block_names)

@@ -202,6 +202,13 @@ def publish_refusal(lease: Lease | None, owner: str, generation: int, now: float
     return ""
 
 
+def held_by(lease: Lease | None, owner: str, now: float) -> bool:
+    """Whether ``owner`` holds ``lease`` now, with whatever generation: a warm standby's
+    coordinator, deployed before its cluster took the lease, starts once this is true, under
+    the lease's generation, and from then on is fenced like any holder of it."""
+    return lease is not None and lease.owner == owner and not publish_refusal(lease, owner, lease.generation, now)
+
+
 FENCED_PREFIX = "fenced: "
 
 

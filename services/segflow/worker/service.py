@@ -113,9 +113,10 @@ class Attempt:
 
 class WorkerService:
     def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1,
-                 metrics_port: int = 0, metrics_host: str = "", standby: bool = False):
+                 metrics_port: int = 0, metrics_host: str = "", standby: bool = False, await_lease: bool = False):
         self.name = name
         self.standby = standby      # registers as a standby until an assignment gives it a slot
+        self.await_lease = await_lease      # its registration may wait for the cluster to take the job's lease
         self.coordinator = coordinator
         self.host = host
         self.slots = slots
@@ -181,16 +182,18 @@ class WorkerService:
 
     def _register(self) -> cpb.Assignment | None:
         """The next attempt's assignment. A standby's call stays open until a recovery takes
-        it, however long that is: its servers, imports and certificate are ready meanwhile."""
+        it, however long that is: its servers, imports and certificate are ready meanwhile;
+        so is a warm standby cluster's worker's, until its cluster takes the job's lease."""
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
                                       data_address=self.data_address, metrics_address=self.metrics_address,
                                       slots=self.slots, pid=os.getpid(), standby=self.standby)
         if self.standby:
             print(f"segflow worker {self.name}: standing by", flush=True)
+        patient = self.standby or self.await_lease
         deadline = time.monotonic() + 120
         while True:
             try:
-                assignment = self.control.Register(request, timeout=None if self.standby else 120)
+                assignment = self.control.Register(request, timeout=None if patient else 120)
                 event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt,
                       slot=assignment.slot)
                 if not assignment.job_id:
@@ -202,7 +205,7 @@ class WorkerService:
                 return assignment
             except grpc.RpcError as exc:
                 retry = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
-                if not retry or time.monotonic() > deadline:
+                if not retry or (time.monotonic() > deadline and not self.await_lease):
                     print(f"segflow worker {self.name}: registration failed: {exc.details()}", flush=True)
                     return None
                 time.sleep(0.2)
