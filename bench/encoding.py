@@ -3,8 +3,8 @@
 Compares, per batch of 1024 records, encode + decode time and size for pickle protocol 5
 (the data plane's choice), pickle 4, marshal and msgpack (when installed), on words,
 (word, count) pairs and Nexmark-like dict records. Prints JSON lines, fastest first per
-kind, then one line with them all. msgpack decodes tuples as lists, so it would change user records; it is measured
-for information only.
+kind, then one line with them all. msgpack decodes tuples as lists, so it would change
+user records; it is measured for information only.
 
     .venv/bin/python bench/encoding.py [--rounds 300]
 """

@@ -89,7 +89,8 @@ def _machine(machine: dict) -> str:
 def _result_tables(result: Any) -> list[str]:
     """The result's plain figures in one table (by their dotted paths), and each list of
     rows (e.g. one per configuration) in a table of its own."""
-    figures, row_lists = [], []
+    figures: list[tuple[str, Any]] = []
+    row_lists: list[tuple[str, list[dict]]] = []
     for path, value in _walk(result, ""):
         (row_lists if isinstance(value, list) else figures).append((path, value))
     lines = table(["Figure", "Value"], ([code(path or "result"), code(_text(value))] for path, value in figures))

@@ -48,7 +48,8 @@ def cli_markdown(parser: argparse.ArgumentParser) -> str:
         if text:
             lines += [cell(text[0].upper() + text[1:]) + ".", ""]
         mine = _arguments(sub)
-        groups = [(None, [a for g in sub._action_groups[:2] for a in g._group_actions if a in mine])]
+        defaults = [a for g in sub._action_groups[:2] for a in g._group_actions if a in mine]
+        groups: list[tuple[str | None, list[argparse.Action]]] = [(None, defaults)]
         groups += [(g.title, [a for a in g._group_actions if a in mine]) for g in sub._action_groups[2:]]
         for title, actions in groups:
             if actions:

@@ -12,8 +12,6 @@ import json
 import re
 from typing import Any, Iterator
 
-import yaml
-
 from .markdown import cell, code, generated_note, table
 
 _KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_.-]+):(?P<rest>.*)$")
@@ -53,11 +51,12 @@ def values(data: dict[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:
             yield from values(value, here)
 
 
-def helm_values_markdown(text: str, chart: str = "segflow") -> str:
-    """The page: one table of every value of the chart's values.yaml ``text``."""
+def helm_values_markdown(text: str, data: dict[str, Any], chart: str = "segflow") -> str:
+    """The page: one table of every value of the chart's values.yaml, its ``text`` (for
+    the comments) and ``data`` (that text parsed)."""
     described = comments(text)
     rows = ([code(path), _type(value), "" if _is_mapping(value) else code(json.dumps(value)),
-             cell(described.get(path, ""))] for path, value in values(yaml.safe_load(text) or {}))
+             cell(described.get(path, ""))] for path, value in values(data))
     return "\n".join([generated_note(f"charts/{chart}/values.yaml and its comments"), "", "# Helm values", "",
                       f"The values of the {code(chart)} chart (charts/{chart}) with their defaults; set them with "
                       f"`helm install --set key=value` or `-f my-values.yaml`. A mapping's keys follow it, by their "

@@ -10,7 +10,7 @@ import glob
 import json
 import os
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; the test extra installs it
 
 from . import benchmarks, changelog, cli, helm_values, metrics, streamjob, versions
 
@@ -28,7 +28,7 @@ def pages(root: str) -> dict[str, str]:
     return {
         "docs/reference/cli.md": cli.cli_markdown(cli_parser()),
         "docs/reference/streamjob.md": streamjob.streamjob_markdown(yaml.safe_load(read(CRD))),
-        "docs/reference/helm-values.md": helm_values.helm_values_markdown(read(VALUES)),
+        "docs/reference/helm-values.md": helm_values.helm_values_markdown(read(VALUES), yaml.safe_load(read(VALUES))),
         "docs/reference/metrics.md": metrics.metrics_markdown(metric_sections()),
         "docs/benchmarks/index.md": benchmarks.benchmarks_markdown(bench_runs(root), bench_methods(root)),
         "docs/changelog.md": changelog.changelog_page(read("CHANGELOG.md")),
