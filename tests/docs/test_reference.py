@@ -128,6 +128,16 @@ def test_the_benchmarks_page_shows_each_benchs_newest_run_and_lists_every_run():
     assert "## c" in text and "No run recorded yet." in text.split("## c")[1]
 
 
+def test_runs_of_one_day_are_ordered_by_when_they_were_recorded_then_by_their_number():
+    later_recorded, earlier_recorded = run("b", "2026-12-02", x=1), run("b", "2026-12-02", x=2)
+    later_recorded[1]["recorded"], earlier_recorded[1]["recorded"] = "2026-12-02T20:00", "2026-12-02T09:00"
+    second = (later_recorded[0].replace(".json", "-2.json"), dict(later_recorded[1], result={"x": 3}))
+    text = benchmarks.benchmarks_markdown([second, earlier_recorded, later_recorded], {"b": ""})
+    assert "| `x` | `3` |" in text
+    history = text.split("### Every run")[1]
+    assert history.index("-2.json") < history.index("2026-12-02.json`")
+
+
 def test_every_bench_writes_its_results_through_common_report():
     """A bench whose last line bypasses the results files would be missing from the page."""
     for name in sorted(bench_methods(ROOT)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any, Iterator
 
 from .markdown import cell, code, generated_note, table
@@ -27,7 +28,7 @@ def benchmarks_markdown(runs: list[Run], methods: dict[str, str]) -> str:
     for run in runs:
         by_bench.setdefault(run[1]["bench"], []).append(run)
     for bench_runs in by_bench.values():
-        bench_runs.sort(key=lambda run: (run[1]["date"], run[0]), reverse=True)
+        bench_runs.sort(key=_age, reverse=True)
     lines = [generated_note("bench/results/**/*.json and the bench scripts' docstrings"), "", "# Benchmarks", "",
              "Benchmarks are not tests: each compares systems or settings within one run, on one machine. Every "
              "run a bench makes is kept as a results file, `bench/results/BENCH/DATE-COMMIT.json`, with its date, "
@@ -50,6 +51,15 @@ def benchmarks_markdown(runs: list[Run], methods: dict[str, str]) -> str:
         lines += ["### Every run", ""]
         lines += [f"- {_when(record)}, {_argv(record)}: {code(path)}" for path, record in bench_runs] + [""]
     return "\n".join(lines)
+
+
+def _age(run: Run) -> tuple[str, str, int]:
+    """A run's place in time: its date, then (runs transcribed from the README know only
+    their day) when the record was written down, then the ``-N`` of a later run of the same
+    day and commit (bench/common.report names them so)."""
+    path, record = run
+    suffix = re.search(r"-(\d+)\.json$", path)
+    return record["date"], record.get("recorded", ""), int(suffix.group(1)) if suffix else 1
 
 
 def _anchor(name: str) -> str:
@@ -82,8 +92,12 @@ def _about(run: Run) -> list[str]:
 
 
 def _machine(machine: dict) -> str:
-    return (f"{machine.get('cpu_count')} CPUs ({machine.get('cpu_model') or 'model unknown'}), "
-            f"{machine.get('memory_gb')} GB, Python {machine.get('python')}, {machine.get('system', '')}").rstrip(", ")
+    """What is known of the machine (a transcribed run may know only its CPU count)."""
+    said = [f"{machine['cpu_count']} CPUs" if machine.get("cpu_count") else "",
+            machine.get("cpu_model") or "", f"{machine['memory_gb']} GB" if machine.get("memory_gb") else "",
+            f"Python {machine['python']}" if machine.get("python") else "", machine.get("system") or "",
+            f"({machine['note']})" if machine.get("note") else ""]
+    return cell(", ".join(part for part in said if part))
 
 
 def _result_tables(result: Any) -> list[str]:
