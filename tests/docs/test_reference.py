@@ -4,10 +4,12 @@ field, Helm value and metric the code defines is checked to be named on its page
 generator that dropped some would otherwise pass its own comparison)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
+import sys
 
 import pytest
 import yaml
@@ -147,8 +149,12 @@ def test_every_bench_writes_its_results_through_common_report():
 
 @pytest.fixture
 def common(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(os.path.join(ROOT, "bench"))
-    import common as module
+    """bench/common.py, loaded under a name of its own (as tests/packaging does: plain
+    ``common`` could be another module), its results directory a temporary one."""
+    spec = importlib.util.spec_from_file_location("bench_common", os.path.join(ROOT, "bench", "common.py"))
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)       # its dataclasses look it up there
+    spec.loader.exec_module(module)
     monkeypatch.setattr(module, "RESULTS", str(tmp_path))
     return module
 
