@@ -15,15 +15,15 @@ import pytest
 import yaml
 
 from segflow.reference import benchmarks, cli, helm_values
-from segflow.reference.__main__ import differing
-from segflow.reference.pages import CRD, VALUES, bench_methods, cli_parser, pages
+from segflow.reference.__main__ import main
+from segflow.reference.pages import CRD, VALUES, bench_methods, cli_parser, differing, pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REGENERATE = "`make docs-reference` (python -m segflow.reference --write) regenerates them"
 
 
-def page(path: str) -> str:
-    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+def page(path: str, root: str = ROOT) -> str:
+    with open(os.path.join(root, path), encoding="utf-8") as f:
         return f.read()
 
 
@@ -39,6 +39,9 @@ def test_the_check_fails_on_a_page_edited_by_hand(tmp_path):
     with open(tmp_path / "docs/reference/cli.md", "a", encoding="utf-8") as f:
         f.write("| `--made-up` | | | typed by hand |\n")
     assert list(differing(str(tmp_path))) == ["docs/reference/cli.md"]
+    assert main(["--check", "--root", str(tmp_path)]) == 1
+    assert main(["--write", "--root", str(tmp_path)]) == 0
+    assert main(["--check", "--root", str(tmp_path)]) == 0 and "--made-up" not in page("docs/reference/cli.md", str(tmp_path))
 
 
 def test_every_cli_option_is_in_its_commands_section():

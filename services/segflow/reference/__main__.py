@@ -7,21 +7,9 @@ import argparse
 import os
 import sys
 
-from .pages import pages
+from .pages import differing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-def differing(root: str) -> dict[str, str]:
-    """The generated files whose text under ``root`` is not what the code generates
-    (or that are missing), with the text they should hold."""
-    def current(path: str) -> str | None:
-        full = os.path.join(root, path)
-        if not os.path.exists(full):
-            return None
-        with open(full, encoding="utf-8") as f:
-            return f.read()
-    return {path: text for path, text in pages(root).items() if current(path) != text}
 
 
 def main(argv: list[str] | None = None) -> int:

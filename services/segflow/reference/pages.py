@@ -2,10 +2,12 @@
 page is made of, and hands them to the pure functions of this package.
 
 ``pages(root)`` is every generated file (the chart's Chart.yaml among them, whose
-appVersion follows pyproject.toml) by its path under the repository ``root``.
+appVersion follows pyproject.toml) by its path under the repository ``root``;
+``differing(root)`` those whose committed text is not that.
 """
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import os
@@ -36,7 +38,19 @@ def pages(root: str) -> dict[str, str]:
     }
 
 
-def cli_parser():
+def differing(root: str) -> dict[str, str]:
+    """The generated files whose text under ``root`` is not what the code generates
+    (or that are missing), with the text they should hold."""
+    def current(path: str) -> str | None:
+        full = os.path.join(root, path)
+        if not os.path.exists(full):
+            return None
+        with open(full, encoding="utf-8") as f:
+            return f.read()
+    return {path: text for path, text in pages(root).items() if current(path) != text}
+
+
+def cli_parser() -> argparse.ArgumentParser:
     """segflow's argument parser, as ``segflow`` builds it."""
     from segflow.cli.main import _parser
     return _parser()
