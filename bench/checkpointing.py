@@ -74,7 +74,7 @@ from dataclasses import dataclass, field, fields, replace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import ROOT, Kill, mean, median, percentile, segflow_run, workers_of  # noqa: E402
+from common import ROOT, Kill, mean, median, percentile, report, segflow_run, workers_of  # noqa: E402
 from segflow.checkpoint.protocols import CheckpointProtocol  # noqa: E402
 from segflow.checkpoint.recovery_line import CheckpointRecord, recovery_line  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
@@ -560,7 +560,7 @@ def main(argv=None) -> int:
         print(json.dumps(point), flush=True)
     print_tables(rows, curve)
     sys.stderr.flush()
-    print(json.dumps(summary(settings, mode, rows, curve)), flush=True)
+    report("checkpointing", summary(settings, mode, rows, curve), argv)
     return 0
 
 

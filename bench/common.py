@@ -7,8 +7,10 @@ recovering, restored), which only the CLI's process tree produces.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -23,8 +25,55 @@ import psutil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEGFLOW = os.path.join(os.path.dirname(sys.executable), "segflow")
+RESULTS = os.path.join(ROOT, "bench", "results")
 DONE = re.compile(r"done in [\d.]+ s \([\d.]+ s starting and stopping, ([\d.]+) s running\), ([\d,]+) source records")
 STOP_GRACE = 15.0
+
+
+def report(bench: str, result: dict, argv: list[str] | None = None) -> str:
+    """Print a bench's result as its last line, and keep it as a results file
+    ``bench/results/<bench>/<UTC date>-<short commit>.json`` (``-2``, ``-3``... for a
+    later run of the same day and commit): docs/benchmarks/index.md is generated from
+    these files (``python -m segflow.reference --write``), so a published figure is a
+    recorded run, with its machine, date and commit, and never a number typed by hand.
+    Returns the file's path."""
+    print(json.dumps(result), flush=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    commit = _commit()
+    record = {"bench": bench, "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": commit,
+              "machine": machine(), "argv": list(sys.argv[1:] if argv is None else argv), "result": result}
+    directory = os.path.join(RESULTS, bench)
+    os.makedirs(directory, exist_ok=True)
+    stem, suffix = f"{now:%Y-%m-%d}-{commit}", 1
+    path = os.path.join(directory, f"{stem}.json")
+    while os.path.exists(path):
+        suffix += 1
+        path = os.path.join(directory, f"{stem}-{suffix}.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=2, sort_keys=True)
+        f.write("\n")
+    print(f"results: {os.path.relpath(path, ROOT)}", file=sys.stderr, flush=True)
+    return path
+
+
+def machine() -> dict:
+    """What the figures depend on, and nothing that names the host."""
+    model = None
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+    return {"cpu_count": os.cpu_count(), "cpu_model": model or platform.processor() or None,
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": platform.python_version(),
+            "system": f"{platform.system()} {platform.machine()}"}
+
+
+def _commit() -> str:
+    """The checkout's short commit, ``+dirty`` when tracked files differ from it (the
+    run measured code no commit holds)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def read_counts(directory: str) -> dict[str, int]:

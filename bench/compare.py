@@ -28,7 +28,7 @@ import tempfile
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
-from common import ROOT, read_counts, timed  # noqa: E402
+from common import ROOT, read_counts, report, timed  # noqa: E402
 from latency import p99_at_half_load  # noqa: E402
 from segflow.datagen.corpus import cache_dir, corpus_path, word_counts  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
@@ -257,7 +257,7 @@ def main() -> int:
 
     def ratio(rows, a, b):
         return round(rows[a]["records_per_s"] / rows[b]["records_per_s"], 3)
-    print(json.dumps({"wc_n2_over_pool": ratio(wc, "segflow N=2", "Pool(2)"),
+    report("compare", {"wc_n2_over_pool": ratio(wc, "segflow N=2", "Pool(2)"),
                       "nx_n2_over_pool": ratio(nx, "segflow N=2", "Pool(2)"),
                       "nx_n1_over_loop": ratio(nx, "segflow N=1", "loop"),
                       "wc_n1_over_loop": ratio(wc, "segflow N=1", "loop"),
@@ -267,7 +267,7 @@ def main() -> int:
                           nx, "segflow columnar N=2", "Spark DataFrame local[2]"),
                       "nx_columnar_n2_over_pool": ratio(nx, "segflow columnar N=2", "Pool(2)"),
                       "p99_latency_ms": latency["p99_latency_ms"],
-                      "spark_session_start_seconds": None if spark_start is None else round(spark_start, 3)}))
+                      "spark_session_start_seconds": None if spark_start is None else round(spark_start, 3)})
     return 0
 
 

@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault("SEGFLOW_TEST_CLUSTER", "bench")      # clusters of its own, beside the tests' ones
 sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "disaster")]
 
-from common import mean  # noqa: E402
+from common import mean, report  # noqa: E402
 from scenario import NAMESPACE, REDIS_PASSWORD, Scenario, Site  # noqa: E402
 from segflow.disaster.lease_store import LeaseStore  # noqa: E402
 from support.clusters import ensure_built  # noqa: E402
@@ -115,7 +115,7 @@ def main() -> None:
               f"{sum(r['records_lost'] for r in mine):5d} {sum(r['duplicated'] for r in mine):4d} "
               f"{mean([r['reprocessed'] for r in mine]):12.0f}")
     rtos = [r["rto_s"] for r in rows if r["rto_s"] is not None]
-    print(json.dumps({
+    report("dr", {
         "rto_s": max(rtos) if len(rtos) == len(rows) else None,
         "records_lost": sum(r["records_lost"] for r in rows),
         "records_duplicated": sum(r["duplicated"] for r in rows),
@@ -123,7 +123,7 @@ def main() -> None:
                                  if c != "abs" and means.get("abs") and means.get(c)},
         "mean_rto_s": means,
         "mean_reprocessed": {c: mean([r["reprocessed"] for r in rows if r["config"] == c]) for c in configs},
-        "rounds": args.rounds, "failover_after_s": FAILOVER_AFTER}))
+        "rounds": args.rounds, "failover_after_s": FAILOVER_AFTER})
 
 
 if __name__ == "__main__":

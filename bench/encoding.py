@@ -3,8 +3,8 @@
 Compares, per batch of 1024 records, encode + decode time and size for pickle protocol 5
 (the data plane's choice), pickle 4, marshal and msgpack (when installed), on words,
 (word, count) pairs and Nexmark-like dict records. Prints JSON lines, fastest first per
-kind. msgpack decodes tuples as lists, so it would change user records; it is measured
-for information only.
+kind, then one line with them all. msgpack decodes tuples as lists, so it would change
+user records; it is measured for information only.
 
     .venv/bin/python bench/encoding.py [--rounds 300]
 """
@@ -16,6 +16,8 @@ import marshal
 import pickle
 import random
 import time
+
+from common import report
 
 rng = random.Random(1)
 WORDS = ["".join(rng.choices("abcdefghij", k=rng.randint(2, 9))) for _ in range(1024)]
@@ -51,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=300, help="encode+decode rounds per codec and batch")
     args = parser.parse_args()
+    every_kind = []
     for kind, batch in BATCHES.items():
         rows = []
         for name, (encode, decode) in CODECS.items():
@@ -59,6 +62,8 @@ def main() -> None:
                          "bytes": size, "ns_per_record": round(seconds * 1e9 / len(batch), 1)})
         for row in sorted(rows, key=lambda r: r["us_per_batch"]):
             print(json.dumps(row))
+            every_kind.append(row)
+    report("encoding", {"rounds": args.rounds, "batches": every_kind})
 
 
 if __name__ == "__main__":

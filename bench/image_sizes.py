@@ -8,12 +8,13 @@ packages it installs (their Installed-Size). Prints a markdown table, then one J
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+from common import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = {"operator": "kubernetes,s3", "engine": "redis,s3", "spark": "all"}
@@ -58,8 +59,8 @@ def main() -> None:
     for image, r in results.items():
         added = r["python_mb"] + r.get("apt_mb", 0)
         print(f"| {image} | `[{r['extras']}]` | {r['python_mb']:.0f} | {r.get('apt_mb', 0):.0f} | {added:.0f} |")
-    print(json.dumps({f"{image}_added_mb": round(r["python_mb"] + r.get("apt_mb", 0), 1)
-                      for image, r in results.items()}))
+    report("image_sizes", {f"{image}_added_mb": round(r["python_mb"] + r.get("apt_mb", 0), 1)
+                           for image, r in results.items()})
 
 
 if __name__ == "__main__":

@@ -15,13 +15,13 @@ queue. Prints one JSON line: ``max_eps``, ``rate``,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
+from common import report  # noqa: E402
 from segflow.datagen.nexmark import AUCTIONS_PER_BLOCK, BLOCK  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
@@ -59,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the throttled run")
     args = parser.parse_args()
-    print(json.dumps(p99_at_half_load(args.seconds)))
+    report("latency", p99_at_half_load(args.seconds))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import argparse
 import collections
 import glob
 import importlib.util
-import json
 import os
 import sys
 import tempfile
@@ -23,7 +22,7 @@ import tempfile
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
-from common import ROOT, timed  # noqa: E402
+from common import ROOT, report, timed  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
 
@@ -80,7 +79,7 @@ def main() -> None:
     if {"q5", "q6"} <= set(queries):
         results["q6_over_q5_per_event"] = results["q6_p1_eps"] / results["q5_p1_eps"]
     results["events"] = args.events
-    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in results.items()}))
+    report("nexmark", {k: round(v, 3) if isinstance(v, float) else v for k, v in results.items()})
 
 
 if __name__ == "__main__":

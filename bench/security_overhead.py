@@ -25,7 +25,9 @@ import time
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(ROOT, "services"))
+sys.path.insert(0, BENCH)
 
+from common import report  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 
 SEGFLOW = os.path.join(ROOT, ".venv", "bin", "segflow")
@@ -69,8 +71,8 @@ def main() -> int:
                 print(json.dumps({"round": round_, "config": name, "tree": label, "seconds": round(seconds[label], 3),
                                   "mb_per_s": round(args.size_mb / seconds[label], 2)}), flush=True)
             ratios[name].append(seconds["new"] / seconds["baseline"])
-    print(json.dumps({"summary": {name: round(statistics.median(r), 3) for name, r in ratios.items()},
-                      "rounds": args.rounds, "size_mb": args.size_mb}))
+    report("security_overhead", {"summary": {name: round(statistics.median(r), 3) for name, r in ratios.items()},
+                                 "rounds": args.rounds, "size_mb": args.size_mb})
     return 0
 
 

@@ -83,7 +83,7 @@ import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import ROOT, SEGFLOW, mean  # noqa: E402
+from common import ROOT, SEGFLOW, mean, report  # noqa: E402
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
@@ -450,7 +450,7 @@ def main() -> None:
         print(f"{name:6} total recovery {total:.2f} s (restart until the first node runs {restart:.2f} s); "
               f"snapshots {summary[name]['snapshot_kib']} KiB", file=sys.stderr)
     abs_delay = summary["abs"]["recovery_delay_s"]
-    print(json.dumps({
+    report("segment_backup", {
         "rounds": args.rounds, "scale": args.scale, "rate": rates.arrival, "service_per_s": 1 / rates.service,
         "batch_size": rates.batch_size, "batch_timeout_s": round(rates.batch_timeout, 5),
         "barrier_every": BARRIER_EVERY,
@@ -471,7 +471,7 @@ def main() -> None:
                           "barriers_versioned": round(1000 * queued_edge, 2)},
         "ack_delay_ms": {name: {str(c): round(1000 * a, 2) for c, a in by_node.items()}
                          for name, by_node in acks.items() if by_node},
-        "configs": summary}))
+        "configs": summary})
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import time
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
-from common import ROOT, timed  # noqa: E402
+from common import ROOT, report, timed  # noqa: E402
 from segflow.datagen.corpus import corpus_path  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 from segflow.spark.runner import run_job_on_spark  # noqa: E402
@@ -96,12 +96,13 @@ def main() -> int:
         ("kmeans", os.path.join(ROOT, "examples", "kmeans.py"),
          {"points": str(args.points), "iterations": str(args.iterations)}, args.points),
     ]
+    ratios = {}
     for workload, job, params, records in workloads:
         best = measure(workload, job, params, records, args.rounds)
-        print(json.dumps({"workload": workload,
-                          "spark_over_segflow_seconds": round(best["spark"]["seconds"] / best["segflow"]["seconds"], 3),
-                          "spark_over_segflow_wall": round(best["spark"]["wall_seconds"]
-                                                           / best["segflow"]["wall_seconds"], 3)}), flush=True)
+        spark, segflow = best["spark"], best["segflow"]
+        ratios[workload] = {"spark_over_segflow_seconds": round(spark["seconds"] / segflow["seconds"], 3),
+                            "spark_over_segflow_wall": round(spark["wall_seconds"] / segflow["wall_seconds"], 3)}
+    report("spark_vs_segflow", ratios)
     return 0
 
 

@@ -34,7 +34,7 @@ import time
 import psutil
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, SEGFLOW, median, percentile  # noqa: E402
+from common import ROOT, SEGFLOW, median, percentile, report  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "output_stamps.py")
 RATE = 2000
@@ -138,7 +138,7 @@ def main() -> None:
         summary[f"{name}_p90_s"] = percentile(delays, 90)
         summary[f"{name}_kills"] = len(delays)
     summary["exactly_once"] = all(r["exactly_once"] and r["ok"] for rs in results.values() for r in rs)
-    print(json.dumps(summary), flush=True)
+    report("standby", summary)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(BENCH, "jobs"))
 sys.path.insert(0, BENCH)
 
 from bid_count import auction_of  # noqa: E402
-from common import ROOT, read_counts, timed  # noqa: E402
+from common import ROOT, read_counts, report, timed  # noqa: E402
 from segflow.datagen.corpus import corpus_path, word_counts  # noqa: E402
 from segflow.jobs import run_job  # noqa: E402
 
@@ -87,14 +87,14 @@ def main() -> int:
     def ratio(rows, a, b, key="records_per_s"):
         return round(rows[a][key] / rows[b][key], 3)
 
-    print(json.dumps({
+    report("throughput", {
         "wordcount_n2_over_n1": ratio(wc, "segflow-n2", "segflow-n1"),
         "wordcount_n2_over_baseline": ratio(wc, "segflow-n2", "baseline"),
         "wordcount_n2_over_baseline_wall": ratio(wc, "segflow-n2", "baseline", "wall_records_per_s"),
         "q5_n2_over_n1": ratio(bids, "segflow-n2", "segflow-n1"),
         "q5_n2_over_baseline": ratio(bids, "segflow-n2", "baseline"),
         "threads_over_n1_wordcount": ratio(wc, "segflow-threads", "segflow-n1"),
-    }))
+    })
     return 0
 
 
