@@ -53,6 +53,12 @@ lock:
 	scripts/lock.sh
 
 # Regenerate the gRPC/protobuf stubs (committed) from protos/ with the pinned grpcio-tools.
+# Regenerate the reference pages (CLI, StreamJob, Helm values, metrics), the benchmark tables
+# and the chart's appVersion from the code (tests/docs/test_reference.py checks they match).
+.PHONY: docs-reference
+docs-reference: setup
+	$(BIN)/python -m segflow.reference --write
+
 .PHONY: protos
 protos: setup
 	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=services --grpc_python_out=services \
