@@ -38,7 +38,7 @@ class DisasterRecovery:
     role: str = "primary"
     failover_after: float = 10.0
     s3_endpoint: str = ""
-    standby: str = "cold"         # cold: no pods while standing by; warm: pods up, registered and idle
+    standby: str = "warm"         # cold: no pods while standing by; warm: pods up, registered and idle
 
     @property
     def warm(self) -> bool:
@@ -338,7 +338,7 @@ def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecover
     if failover_after < MIN_FAILOVER_SECONDS:
         raise InvalidSpec(f"spec.disasterRecovery.failoverAfterSeconds must be at least {MIN_FAILOVER_SECONDS:g}, "
                           f"not {failover_after:g}")
-    standby = str(raw.get("standby", "cold"))
+    standby = str(raw.get("standby", "warm"))
     if standby == "hot":
         raise InvalidSpec("spec.disasterRecovery.standby: hot (workers following the primary's store) is not "
                           "available yet: use warm (the standby's pods started, registered and idle) or cold")

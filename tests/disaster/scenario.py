@@ -107,7 +107,7 @@ class Scenario:
 
     def __init__(self, name: str, redis_url: str, password: str, events: int = 16000, rate: int = 800,
                  failover_after: float = 10.0, protocol: str = "segment", connectors: str = "", job: str = JOB,
-                 extra: dict | None = None, standby: str = "cold"):
+                 extra: dict | None = None, standby: str = "warm"):
         self.name, self.redis_url, self.events, self.rate = name, redis_url, events, rate
         self.standby = standby
         self.failover_after, self.protocol, self.connectors, self.job = failover_after, protocol, connectors, job

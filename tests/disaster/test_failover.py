@@ -123,7 +123,8 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
         healed = wait_for(lambda: (s := run.status(east)).get("disasterRecovery", {}).get("activeCluster") == "west"
                           and s, 30, "the healed primary to see the standby's lease")
         assert healed["phase"] == "Standby" and not run.running_pods(east, ran_with)
-        run.wait_warm(east)                 # the healed side stands by warm, with pods of a new revision
+        if run.standby == "warm":
+            run.wait_warm(east)             # the healed side stands by warm, with pods of a new revision
         assert run.output() == run.expected()
         assert final["disasterRecovery"]["generation"] == 2
     finally:

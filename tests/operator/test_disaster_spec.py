@@ -82,11 +82,11 @@ def test_the_coordinator_gets_the_lease_generation_it_runs_under():
     assert (args.settings.lease_owner, args.settings.lease_generation, args.settings.job_name) == ("east", 3, "n.j")
 
 
-def test_a_warm_standbys_pods_wait_for_the_lease_they_will_run_under():
+def test_a_warm_standby_is_the_default_and_its_pods_wait_for_the_lease_they_will_run_under():
     """No generation held (a warm standby deploys before its cluster takes the lease): the
     coordinator awaits its cluster's lease and its workers wait for it as long; a cold
     standby's workers (made only once the lease is held) keep the usual registration limit."""
-    assert dr_spec().disaster_recovery.standby == "cold"
+    assert dr_spec().disaster_recovery.standby == "warm"
     args = _parser().parse_args(coordinator_pod(BODY, dr_spec(), 1, "auto")["spec"]["containers"][0]["args"])
     assert (args.settings.lease_owner, args.settings.lease_generation, args.settings.await_lease) == ("east", 0, True)
     held = _parser().parse_args(coordinator_pod(BODY, dr_spec(), 1, "auto", 3)["spec"]["containers"][0]["args"])
