@@ -64,3 +64,16 @@ protos: setup
 	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=services --grpc_python_out=services \
 		--pyi_out=services protos/segflow/v1/data.proto protos/segflow/v1/control.proto
 	@touch services/segflow/v1/__init__.py
+
+# The documentation site (mkdocs.yml): `docs` builds it into site/ in strict mode (a broken
+# link, anchor or API reference fails), `docs-serve` serves it with live reload on
+# 127.0.0.1:8000, `docs-shots` takes its screenshots into docs/images/.
+.PHONY: docs docs-serve docs-shots
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
+docs-serve: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+docs-shots: setup
+	BIN=$(BIN) scripts/docs-shots.sh
