@@ -1,13 +1,20 @@
 """`segflow run` turns SIGTERM and SIGHUP into an interruption (the job cancelled, its
 processes stopped) while it runs, and only then: the handlers it replaced come back, and
 called from a thread it changes nothing (signal handlers belong to the main thread)."""
+import os
 import signal
+import subprocess
 import threading
 
 from segflow.cli.main import main
+from support.wordcount import ROOT, SEGFLOW
+
+PAGERANK = os.path.join(ROOT, "examples", "pagerank.py")
 
 JOB = """
+import os
 import signal
+import subprocess
 
 
 def _name(handler):
@@ -41,3 +48,15 @@ def test_a_run_from_another_thread_leaves_the_handlers_alone(tmp_path):
     runner.join(60)
     assert codes == [0]
     assert "interrupt" not in seen.read_text()
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    """`segflow plan JOB | head -1`: the pipe closes before the plan is printed; the command
+    ends as a shell tool killed by SIGPIPE would, with no traceback."""
+    plan = subprocess.Popen([SEGFLOW, "plan", PAGERANK, "--parallelism", "16"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    plan.stdout.close()
+    error = plan.stderr.read().decode()
+    plan.stderr.close()
+    assert plan.wait(timeout=60) == 128 + signal.SIGPIPE, error
+    assert "Traceback" not in error and "BrokenPipe" not in error, error

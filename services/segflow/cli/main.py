@@ -421,6 +421,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"segflow: interrupted ({exc})" if str(exc) else "segflow: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of stdout left early (``segflow plan | head``): end quietly, as a shell tool
+    killed by SIGPIPE does. Stdout is pointed at /dev/null first, or the interpreter's own flush
+    at exit would raise the same error again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":
