@@ -111,3 +111,16 @@ def test_failing_user_function_names_operator_and_record(tmp_path):
     assert "bad.py:4" in result.stderr
     assert "record #2" in result.stderr and "'three'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_source_chained_to_its_sink_runs_in_processes_and_counts_its_records(tmp_path):
+    """from_iterable -> map -> collect: the job loader compacts the graph, the run's environment
+    does not again (a second pass chained the sink into the source, and the summary read the
+    workers' block ids against a graph of fewer blocks)."""
+    job = tmp_path / "job.py"
+    job.write_text("def build(env):\n    return env.from_iterable(range(1000)).map(lambda x: 2 * x).collect()\n")
+    result = segflow("run", str(job), "--parallelism", "2", "--checkpoint-protocol", "aligned",
+                     "--state", f"file://{tmp_path / 'state'}")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "1,000 source records" in result.stderr, result.stderr

@@ -115,3 +115,4 @@ def test_running_a_job_elides_them():
     env.execute()
     assert all(b.operators for b in env.graph.blocks)
     assert output.get()
+

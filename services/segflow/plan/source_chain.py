@@ -17,7 +17,9 @@ from .renumber import renumber
 
 def chain_into_sources(graph: JobGraph) -> None:
     """Merge each source's only successor into it where :func:`_chainable` allows, and
-    renumber the blocks in build order. Idempotent; mutates ``graph``."""
+    renumber the blocks in build order; mutates ``graph``. One successor per source: the
+    block after it may be chainable in turn, so :func:`~segflow.plan.compact.compact`
+    runs this once per graph."""
     removed = set()
     for source in graph.blocks:
         if not source.is_source:
