@@ -281,16 +281,15 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
 
     def _standing_by(self, worker: str, context) -> bool:
         """Lock held: keep a standby's registration open until a recovery takes it (True)
-        or it goes (its call ends) or the job ends (False)."""
+        or it goes (its call ends) or the job ends (False: the empty assignment tells the
+        standby there is nothing left to stand by for, and it exits 0)."""
         while self.state.is_standby(worker) and not self.state.over:
             self.lock.wait(0.5)
             if not context.is_active():
                 self.state.unregister(worker)
                 self._changed()
                 return False
-        if self.state.over:
-            context.abort(grpc.StatusCode.ABORTED, self.state.error or "the job is over")
-        return worker in self.state.workers
+        return not self.state.over and worker in self.state.workers
 
     def Heartbeat(self, request_iterator, context):
         name_box: list[str] = []

@@ -158,6 +158,9 @@ class WorkerService:
                 assignment = self._register()
                 if assignment is None:
                     return 2
+                if not assignment.job_id:
+                    print(f"segflow worker {self.name}: the job ended while it stood by", flush=True)
+                    return 0
                 outcome = self._attempt(assignment)
                 if outcome != RESTART:
                     return 0 if outcome == DONE else 1
@@ -181,9 +184,11 @@ class WorkerService:
         return address
 
     def _register(self) -> cpb.Assignment | None:
-        """The next attempt's assignment. A standby's call stays open until a recovery takes
-        it, however long that is: its servers, imports and certificate are ready meanwhile;
-        so is a warm standby cluster's worker's, until its cluster takes the job's lease."""
+        """The next attempt's assignment (one without a job id: the job ended while this
+        worker stood by), or None when registering failed. A standby's call stays open until
+        a recovery takes it, however long that is: its servers, imports and certificate are
+        ready meanwhile; so is a warm standby cluster's worker's, until its cluster takes the
+        job's lease."""
         request = cpb.RegisterRequest(protocol_version=PROTOCOL_VERSION, worker=self.name,
                                       data_address=self.data_address, metrics_address=self.metrics_address,
                                       slots=self.slots, pid=os.getpid(), standby=self.standby)
@@ -196,9 +201,7 @@ class WorkerService:
                 assignment = self.control.Register(request, timeout=None if patient else 120)
                 event(log, logging.INFO, "registered", worker=self.name, attempt=assignment.attempt,
                       slot=assignment.slot)
-                if not assignment.job_id:
-                    return None         # the coordinator ended while it stood by
-                if self.standby:
+                if self.standby and assignment.job_id:
                     self.standby = False
                     title = getproctitle().replace(" --standby", "")
                     setproctitle(f"{title} (standby, took over {assignment.slot})")    # ps shows whose work it does

@@ -1,0 +1,37 @@
+"""A standby worker whose job ends while it stands by exits 0, at once: in a pod, an exit
+code of 2 (what it gave before) reads as a failed worker, and a standby that retried its
+registration against a coordinator that had gone kept its pod for two minutes."""
+import subprocess
+
+from segflow.security.identities import Role
+from support.processes import ROOT, SEGFLOW, kill_tree
+from support.servers import free_port
+from support.tls import JobCertificates
+
+JOB = "def build(env):\n    return env.from_iterable(range(2000)).map(lambda x: 2 * x).collect()\n"
+
+
+def test_a_standby_exits_0_when_the_job_ends_while_it_stands_by(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    certs = JobCertificates("standby-exit")
+    address = f"127.0.0.1:{free_port()}"
+    coordinator = subprocess.Popen(
+        [SEGFLOW, "coordinator", str(job), "--workers", "1", "--standby-workers", "1", "--listen", address],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=certs.env(Role.COORDINATOR, "coordinator"))
+    workers = []
+    try:
+        for name, standby in (("w1", ["--standby"]), ("w0", [])):
+            workers.append(subprocess.Popen(
+                [SEGFLOW, "worker", "--coordinator", address, "--name", name, "--host", "127.0.0.1", *standby],
+                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                env=certs.env(Role.WORKER, name)))
+        standby, active = workers
+        assert active.wait(timeout=60) == 0, active.communicate()[1][-2000:]
+        assert standby.wait(timeout=5) == 0, standby.communicate()[1][-2000:]
+        out, _ = standby.communicate()
+        assert "standing by" in out and "the job ended while it stood by" in out, out
+    finally:
+        for process in (coordinator, *workers):
+            kill_tree(process)
