@@ -79,4 +79,4 @@ def run(test: doctest.DocTest) -> tuple[doctest.TestResults, str]:
     report = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=OPTIONS)
     runner.run(test, out=report.write, clear_globs=True)
-    return runner.summarize(verbose=False), report.getvalue()
+    return doctest.TestResults(runner.failures, runner.tries), report.getvalue()
