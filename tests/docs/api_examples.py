@@ -20,7 +20,6 @@ NOT_OPERATIONS = {"Config", "SegflowError", "PipelineError", "JobLoadError", "Jo
 RUNTIME_HOOKS = {"make", "stamps_results", "next_watermark"}
 # The examples that may only show the call (``+SKIP``): they need a Redis or S3 server.
 SKIPPABLE = {"read_redis_stream", "write_redis_stream", "write_s3"}
-OPTIONS = doctest.ELLIPSIS
 
 
 def api_objects() -> dict[str, Any]:
@@ -77,6 +76,6 @@ def skipped_examples(test: doctest.DocTest) -> int:
 def run(test: doctest.DocTest) -> tuple[doctest.TestResults, str]:
     """Run one doctest; its failures' report (expected and got) is returned, not printed."""
     report = io.StringIO()
-    runner = doctest.DocTestRunner(optionflags=OPTIONS)
+    runner = doctest.DocTestRunner()
     runner.run(test, out=report.write, clear_globs=True)
     return doctest.TestResults(runner.failures, runner.tries), report.getvalue()

@@ -60,11 +60,15 @@ class StreamEnvironment:
     an environment runs once.
 
     Examples:
-        >>> env = segflow.StreamEnvironment(parallelism=2)
-        >>> out = env.from_iterable(["a b", "b"]).flat_map(str.split).group_by_count().collect()
+        >>> env = segflow.StreamEnvironment(parallelism=2, runtime="threads")
+        >>> out = env.from_iterable([1, 2, 3]).shuffle().map(lambda x: x + 1).collect()
         >>> _ = env.execute()
-        >>> sorted(out.get())
-        [('a', 1), ('b', 2)]
+        >>> sorted(out.get()), env.config.parallelism
+        ([2, 3, 4], 2)
+        >>> env.execute()
+        Traceback (most recent call last):
+        ...
+        segflow.errors.SegflowError: this environment has run already; build a new one to run again
     """
 
     def __init__(self, config: Config | None = None, **settings: Any):
