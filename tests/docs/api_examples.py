@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 import segflow
+from segflow.api.join import JoinBuilder
 from segflow.jobs import loader
 
 # Public names that are not operations: settings, errors and the records the runtime makes.
@@ -24,10 +25,11 @@ SKIPPABLE = {"read_redis_stream", "write_redis_stream", "write_s3"}
 
 def api_objects() -> dict[str, Any]:
     """The operations' classes and functions by name: segflow's public names but those
-    above, and the two runners of ``segflow.jobs``."""
+    above, the two runners of ``segflow.jobs``, and the join builder ``join_with``
+    returns."""
     names = [name for name in segflow.__all__ if name not in NOT_OPERATIONS]
     return {**{name: getattr(segflow, name) for name in names},
-            "run_job": loader.run_job, "run_pipeline": loader.run_pipeline}
+            "run_job": loader.run_job, "run_pipeline": loader.run_pipeline, "JoinBuilder": JoinBuilder}
 
 
 def public_methods(cls: type) -> dict[str, Any]:
