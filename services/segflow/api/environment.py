@@ -19,7 +19,15 @@ from .stream import KeyedStream, Stream
 
 
 class StreamOutput(Generic[T]):
-    """Handle on a ``collect()`` sink: ``get()`` returns its records once the job has run."""
+    """Handle on a ``collect()`` sink: ``get()`` returns its records once the job has run.
+
+    Examples:
+        >>> env = segflow.StreamEnvironment(parallelism=1)
+        >>> out = env.from_iterable([1, 2]).collect()
+        >>> _ = env.execute()
+        >>> out.get()
+        [1, 2]
+    """
 
     def __init__(self, env: "StreamEnvironment", sink_id: int):
         self.env = env
@@ -27,6 +35,19 @@ class StreamOutput(Generic[T]):
         self._value: Any = NOTHING     # a marker that survives copies and pickles
 
     def get(self) -> list[T]:
+        """The records the sink received; asked before the job ran, it says so.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> out = env.from_iterable(["a"]).collect()
+            >>> out.get()
+            Traceback (most recent call last):
+            ...
+            segflow.errors.SegflowError: the job has not run yet: call env.execute() before output.get()
+            >>> _ = env.execute()
+            >>> out.get()
+            ['a']
+        """
         if self._value is NOTHING:
             raise SegflowError("the job has not run yet: call env.execute() before output.get()")
         value: list[T] = self._value
@@ -34,7 +55,21 @@ class StreamOutput(Generic[T]):
 
 
 class StreamEnvironment:
-    """Build a pipeline from sources, then ``execute()`` it."""
+    """Build a pipeline from sources, then ``execute()`` it. The settings are
+    :class:`~segflow.Config`'s fields (``parallelism``, ``runtime``, checkpointing...);
+    an environment runs once.
+
+    Examples:
+        >>> env = segflow.StreamEnvironment(parallelism=2, runtime="threads")
+        >>> out = env.from_iterable([1, 2, 3]).shuffle().map(lambda x: x + 1).collect()
+        >>> _ = env.execute()
+        >>> sorted(out.get()), env.config.parallelism
+        ([2, 3, 4], 2)
+        >>> env.execute()
+        Traceback (most recent call last):
+        ...
+        segflow.errors.SegflowError: this environment has run already; build a new one to run again
+    """
 
     def __init__(self, config: Config | None = None, **settings: Any):
         self.config = config or Config(**settings)
@@ -67,27 +102,65 @@ class StreamEnvironment:
             raise PipelineError(f"{kind}: no such file: {path}")
 
     def from_iterable(self, iterable: Iterable[T]) -> Stream[T]:
-        """Records of a Python iterable, read by one replica."""
+        """Records of a Python iterable, read by one replica, in order (for tests and
+        small inputs; it is rebuilt, not sent, in worker processes).
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.from_iterable(range(3)).collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            [0, 1, 2]
+        """
         if not hasattr(iterable, "__iter__"):
             raise PipelineError(f"from_iterable needs an iterable, got {type(iterable).__name__}")
         return self._source("from_iterable", lambda: src.IterableSource(iterable), single=True)
 
     def from_parallel(self, make: Callable[[int, int], Iterable[T]]) -> Stream[T]:
-        """Each replica reads ``make(replica_index, replicas)``."""
+        """Each replica reads ``make(replica_index, replicas)``: a source that splits its
+        input itself, e.g. by file or by key.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.from_parallel(lambda i, n: range(i, 6, n)).collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [0, 1, 2, 3, 4, 5]
+        """
         if not callable(make):
             raise PipelineError("from_parallel needs a function (replica_index, replicas) -> iterable")
         return self._source("from_parallel", lambda: src.ParallelSource(make))
 
     def read_text(self, path: str) -> Stream[str]:
         """One record per line (without the newline); replicas read disjoint byte ranges.
-        The file must exist at the same path for every worker."""
+        The file must exist at the same path for every worker.
+
+        Examples:
+            >>> import pathlib
+            >>> _ = pathlib.Path("book.txt").write_text("to be\\nor not\\n")
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.read_text("book.txt").collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            ['or not', 'to be']
+        """
         path = os.fspath(path)
         self._require_file("read_text", path)
         return self._source(f"read_text({path})", lambda: src.TextFileSource(path))
 
     def read_jsonl(self, path: str) -> Stream[Any]:
         """One JSON value per line (blank lines skipped); replicas read disjoint byte ranges.
-        A line that is not JSON fails the job with the file and line number."""
+        A line that is not JSON fails the job with the file and line number.
+
+        Examples:
+            >>> import pathlib
+            >>> _ = pathlib.Path("orders.jsonl").write_text('{"id": 1, "total": 30}\\n\\n{"id": 2, "total": 5}\\n')
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.read_jsonl("orders.jsonl").map(lambda o: o["total"]).collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [5, 30]
+        """
         path = os.fspath(path)
         self._require_file("read_jsonl", path)
         return self._source(f"read_jsonl({path})", lambda: src.JsonLinesSource(path))
@@ -99,7 +172,17 @@ class StreamEnvironment:
         ``columnar=True``: the records are Arrow record batches instead, one per
         ``batch_bytes`` of the file (columns named by the header, else f0, f1, ...; types
         inferred from the file's first MB, or given as ``types={"column": pyarrow type}``),
-        for ``map_batches``, ``filter_batches`` and ``group_by_aggregate``."""
+        for ``map_batches``, ``filter_batches`` and ``group_by_aggregate``.
+
+        Examples:
+            >>> import pathlib
+            >>> _ = pathlib.Path("bids.csv").write_text("auction,price\\n1,150\\n2,90\\n")
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.read_csv("bids.csv").collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get(), key=lambda row: row["auction"])
+            [{'auction': '1', 'price': '150'}, {'auction': '2', 'price': '90'}]
+        """
         path = os.fspath(path)
         self._require_file("read_csv", path)
         if columnar:
@@ -126,7 +209,15 @@ class StreamEnvironment:
 
         ``arrivals="poisson"`` spaces a paced generator's records as a Poisson process of
         ``rate`` (exponential gaps, seeded per replica) instead of evenly, as queueing models
-        and load tests assume."""
+        and load tests assume.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.generate(lambda i: i * i, count=4).collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [0, 1, 4, 9]
+        """
         if not callable(make):
             raise PipelineError("generate needs a function index -> record")
         if count is not None and count < 0:
@@ -149,7 +240,17 @@ class StreamEnvironment:
         stream's last entry when the job starts, or up to the entry id ``until``, or the first
         ``count`` entries. Replayable (its position is the last entry id read). One stream is
         read by one replica; a list of streams is spread over the replicas (one key, one
-        reader, in order). ``rate`` caps the entries per second of each reading replica."""
+        reader, in order). ``rate`` caps the entries per second of each reading replica.
+
+        Examples:
+            The pipeline is built here; running it needs a Redis server, so that line is
+            not run:
+
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> entries = env.read_redis_stream("redis://127.0.0.1:6379", ["orders-0", "orders-1"], count=100)
+            >>> out = entries.map(lambda entry: entry[1]).collect()
+            >>> _ = env.execute()  # doctest: +SKIP
+        """
         from ..runtime.operators.redis_streams import ENTRY_ID, RedisStreamSource, check_redis_url
         check_redis_url(url, "read_redis_stream")
         streams = [stream] if isinstance(stream, str) else list(stream)
@@ -223,7 +324,15 @@ class StreamEnvironment:
         """Run the pipeline to the end; ``collect()`` outputs are filled afterwards.
 
         ``on_progress(records_in, names)`` is called about once a second with the records
-        read so far per block id and the blocks' names."""
+        read so far per block id and the blocks' names.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.from_iterable([1, 2, 3]).reduce(lambda a, b: a + b).collect()
+            >>> result = env.execute()
+            >>> out.get(), result.records_in[0]
+            ([6], 3)
+        """
         if self.result is not None:
             raise SegflowError("this environment has run already; build a new one to run again")
         if not self.graph.blocks:

@@ -17,21 +17,59 @@ if TYPE_CHECKING:
 
 
 class IterationState:
-    """Read-only handle on the iteration state inside a loop body: ``state.get()``."""
+    """Read-only handle on the iteration state inside a loop body: ``state.get()``.
+    The body gets it as its second argument; the functions of the body's operators
+    read it as they run, so each iteration sees the state the last one left.
+
+    Examples:
+        The state goes 10, 20, 50, 100; the record 0, 10, 30, 80:
+
+        >>> env = segflow.StreamEnvironment(parallelism=1)
+        >>> state, last = env.from_iterable([0]).iterate(
+        ...     3, 10, lambda s, st: s.map(lambda x: x + st.get()), local_fold=lambda d, x: d + x,
+        ...     global_fold=lambda total, d: total + d, delta_init=0)
+        >>> out = last.collect()
+        >>> _ = env.execute()
+        >>> out.get()
+        [80]
+    """
 
     def __init__(self, scope: int):
         self.scope = scope
 
     def get(self) -> Any:
+        """The iteration state as the leader's last ``global_fold`` left it (the initial
+        state in the first iteration).
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> state, last = env.from_iterable(["a"]).iterate(
+            ...     2, "x", lambda s, st: s.map(lambda r: r + st.get()), local_fold=lambda d, r: r,
+            ...     global_fold=lambda old, new: new, delta_init="")
+            >>> out = last.collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            ['axax']
+        """
         return iteration_state(self.scope)
 
 
 def until_none_flagged(flag: Callable[[Any], Any]) -> dict[str, Any]:
     """``iterate``'s state, folds and condition for a loop run to a fixed point: each
     iteration counts the body's records that ``flag`` marks (a label that changed, a path
-    that is new), and the loop goes on while the last iteration marked any::
+    that is new), and the loop goes on while the last iteration marked any.
 
-        _, last = stream.iterate(100, body=step, **until_none_flagged(lambda r: r[2]))
+    Examples:
+        Count down to 0; a record is flagged while it still moves:
+
+        >>> env = segflow.StreamEnvironment(parallelism=2)
+        >>> step = lambda s, st: s.map(lambda r: (max(r[0] - 1, 0), r[0] > 0))
+        >>> _, last = env.from_iterable([(3, True), (1, True)]).shuffle().iterate(
+        ...     100, body=step, **segflow.until_none_flagged(lambda r: r[1]))
+        >>> out = last.collect()
+        >>> _ = env.execute()
+        >>> out.get()
+        [(0, False), (0, False)]
     """
     return {"initial_state": {"flagged": 0}, "local_fold": lambda n, record: n + bool(flag(record)),
             "global_fold": _add_flagged, "loop_condition": _any_flagged, "delta_init": 0}

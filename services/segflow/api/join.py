@@ -19,7 +19,20 @@ _LOCALS = {"hash": HashJoin, "sort_merge": SortMergeJoin}
 
 
 class JoinBuilder:
-    """``left.join_with(right, key_left, key_right).ship_hash().local_hash().inner()``."""
+    """``left.join_with(right, key_left, key_right).ship_hash().local_hash().inner()``:
+    how the records meet (ship) and how a replica matches them (local), then the kind of
+    join. The results are ``(key, (left record, right record))``.
+
+    Examples:
+        >>> env = segflow.StreamEnvironment(parallelism=2)
+        >>> users = env.from_iterable([(1, "ann"), (2, "bob")])
+        >>> visits = env.from_iterable([(1, "/home"), (1, "/cart"), (3, "/faq")])
+        >>> joined = users.join_with(visits, lambda u: u[0], lambda v: v[0]).local_sort_merge().left()
+        >>> out = joined.map(lambda key, pair: (pair[0][1], pair[1] and pair[1][1])).drop_key().collect()
+        >>> _ = env.execute()
+        >>> sorted(out.get())
+        [('ann', '/cart'), ('ann', '/home'), ('bob', None)]
+    """
 
     def __init__(self, left: StreamCore[Any], right: StreamCore[Any], key_left: Callable[[Any], Any],
                  key_right: Callable[[Any], Any]):
@@ -33,19 +46,61 @@ class JoinBuilder:
         self.local = "hash"
 
     def ship_hash(self) -> "JoinBuilder":
-        """Both sides are partitioned by key (the default)."""
+        """Both sides are partitioned by key (the default): each record crosses to the
+        replica of its key once, whatever the sides' sizes.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable(["ab", "cd"]), env.from_iterable(["a1", "c2"])
+            >>> joined = left.join_with(right, lambda s: s[0], lambda s: s[0]).ship_hash().inner()
+            >>> out = joined.drop_key().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [('ab', 'a1'), ('cd', 'c2')]
+        """
         return self._choose(ship="hash")
 
     def ship_broadcast_right(self) -> "JoinBuilder":
-        """The left side stays where it is; every replica gets the whole right side."""
+        """The left side stays where it is; every replica gets the whole right side: for
+        a small right side (a lookup table) and a large left one, which then never moves.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> events = env.from_parallel(lambda i, n: [("de", i), ("fr", i)])
+            >>> countries = env.from_iterable([("de", "Germany"), ("fr", "France")])
+            >>> joined = events.join_with(countries, lambda e: e[0], lambda c: c[0]).ship_broadcast_right().inner()
+            >>> out = joined.map(lambda code, pair: pair[1][1]).drop_key().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            ['France', 'France', 'Germany', 'Germany']
+        """
         return self._choose(ship="broadcast_right")
 
     def local_hash(self) -> "JoinBuilder":
-        """Match with hash tables (the default; inner joins emit as matches appear)."""
+        """Match with hash tables (the default; inner joins emit as matches appear).
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable([1, 2, 3]), env.from_iterable([2, 3, 4])
+            >>> out = left.join_with(right, lambda x: x, lambda x: x).local_hash().inner().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [(2, (2, 2)), (3, (3, 3))]
+        """
         return self._choose(local="hash")
 
     def local_sort_merge(self) -> "JoinBuilder":
-        """Sort both sides by key at end of stream, then merge (keys must be orderable)."""
+        """Sort both sides by key at end of stream, then merge (keys must be orderable):
+        no hash table of a side, but no result before the inputs end.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable([3, 1, 2]), env.from_iterable([2, 3, 4])
+            >>> out = left.join_with(right, lambda x: x, lambda x: x).local_sort_merge().inner().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [(2, (2, 2)), (3, (3, 3))]
+        """
         return self._choose(local="sort_merge")
 
     def _choose(self, ship: str = "", local: str = "") -> "JoinBuilder":
@@ -54,12 +109,42 @@ class JoinBuilder:
         return self
 
     def inner(self) -> "KeyedStream[Any, Any]":
+        """The pairs of records with equal keys: ``(key, (l, r))``.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable(["a", "b"]), env.from_iterable(["b", "c"])
+            >>> out = left.join_with(right, str, str).inner().collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            [('b', ('b', 'b'))]
+        """
         return self._build(INNER)
 
     def left(self) -> "KeyedStream[Any, Any]":
+        """The inner pairs, and ``(key, (l, None))`` for each left record without a match.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable(["a", "b"]), env.from_iterable(["b", "c"])
+            >>> out = left.join_with(right, str, str).left().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [('a', ('a', None)), ('b', ('b', 'b'))]
+        """
         return self._build(LEFT)
 
     def outer(self) -> "KeyedStream[Any, Any]":
+        """The left join's records, and ``(key, (None, r))`` for each unmatched right one.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> left, right = env.from_iterable(["a", "b"]), env.from_iterable(["b", "c"])
+            >>> out = left.join_with(right, str, str).outer().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get(), key=str)
+            [('a', ('a', None)), ('b', ('b', 'b')), ('c', (None, 'c'))]
+        """
         return self._build(OUTER)
 
     def _build(self, kind: str) -> "KeyedStream[Any, Any]":

@@ -160,7 +160,17 @@ def run_job(target: str, params: dict[str, str] | None = None, parallelism: int 
     """Build and run a job; returns the environment and build's return value.
 
     ``runtime="processes"`` runs it on a local coordinator and ``parallelism`` workers;
-    ``settings`` are further :class:`Config` fields (checkpoint protocol, state URL...)."""
+    ``settings`` are further :class:`Config` fields (checkpoint protocol, state URL...).
+
+    Examples:
+        >>> import pathlib
+        >>> from segflow.jobs import run_job
+        >>> _ = pathlib.Path("squares.py").write_text(
+        ...     "def build(env, n):\\n    return env.from_iterable(range(int(n))).map(lambda x: x * x).collect()\\n")
+        >>> env, out = run_job("squares.py", {"n": "4"}, parallelism=2, runtime="processes")
+        >>> sorted(out.get())
+        [0, 1, 4, 9]
+    """
     env, returned = build_job(JobModule(target, params=dict(params or {})),
                               Config(parallelism=parallelism, runtime=runtime, **settings))
     if env.result is None:
@@ -172,7 +182,16 @@ def run_pipeline(build: Callable[[StreamEnvironment], Any], parallelism: int = 1
                  runtime: str = "auto", on_progress: Callable | None = None, **settings: Any
                  ) -> tuple[StreamEnvironment, Any]:
     """Run ``build(env)`` as a job, also on worker processes (``runtime="processes"``):
-    the function is serialized with cloudpickle so every worker rebuilds the pipeline."""
+    the function is serialized with cloudpickle so every worker rebuilds the pipeline.
+
+    Examples:
+        >>> from segflow.jobs import run_pipeline
+        >>> def build(env):
+        ...     return env.from_iterable(range(4)).shuffle().map(lambda x: -x).collect()
+        >>> env, out = run_pipeline(build, parallelism=2, runtime="processes")
+        >>> sorted(out.get())
+        [-3, -2, -1, 0]
+    """
     import cloudpickle
     import tempfile
     with tempfile.NamedTemporaryFile(prefix="segflow-pipeline-", suffix=".pkl", delete=False) as f:

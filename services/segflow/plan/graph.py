@@ -23,19 +23,46 @@ class Strategy(enum.Enum):
 
 @dataclass(frozen=True)
 class BatchMode:
-    """When a block's output batcher sends: at ``size`` records, or also after ``timeout`` s."""
+    """When a block's output batcher sends: at ``size`` records, or also after ``timeout`` s.
+    Set with :meth:`~segflow.Stream.batch_mode`; the default is ``adaptive(1024, 0.05)``.
+
+    Examples:
+        >>> str(segflow.BatchMode.fixed(256)), str(segflow.BatchMode.adaptive(1024, 0.05))
+        ('fixed(256)', 'adaptive(1024, 0.05s)')
+    """
 
     size: int
     timeout: float | None
 
     @staticmethod
     def fixed(size: int) -> "BatchMode":
+        """Send every ``size`` records (and at end of stream): the most throughput, but a
+        slow stream's records wait until a batch fills.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.from_iterable(range(5)).batch_mode(segflow.BatchMode.fixed(2)).shuffle().collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [0, 1, 2, 3, 4]
+        """
         if size < 1:
             raise ValueError(f"batch size must be >= 1, got {size}")
         return BatchMode(size, None)
 
     @staticmethod
     def adaptive(size: int, timeout: float) -> "BatchMode":
+        """Send every ``size`` records, or ``timeout`` seconds after a batch's first record:
+        full batches when busy, bounded latency when not.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> quick = env.from_iterable(range(3)).batch_mode(segflow.BatchMode.adaptive(100, 0.01))
+            >>> out = quick.shuffle().map(lambda x: x * 2).collect()
+            >>> _ = env.execute()
+            >>> sorted(out.get())
+            [0, 2, 4]
+        """
         if size < 1 or timeout <= 0:
             raise ValueError(f"adaptive batch mode needs size >= 1 and timeout > 0, got {size}, {timeout}")
         return BatchMode(size, timeout)

@@ -17,7 +17,18 @@ class EventTimeOps(StreamCore[T]):
         """Give each record the event time ``timestamp(record)``. Watermarks (no later
         record is older) come from a :class:`~segflow.WatermarkStrategy` (bounded
         out-of-orderness, monotonous, emission interval, idleness), or from
-        ``watermark(record, ts)``, which may return one after any record."""
+        ``watermark(record, ts)``, which may return one after any record. Event-time
+        windows and :meth:`interval_join` need them.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> clicks = env.from_iterable([("a", 1_000), ("b", 2_500), ("a", 11_000)])
+            >>> stamped = clicks.add_timestamps(lambda c: c[1], segflow.WatermarkStrategy.monotonous())
+            >>> out = stamped.window_all(segflow.EventTimeWindow.tumbling(10_000)).count().collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            [2, 1]
+        """
         _callable("add_timestamps", timestamp)
         if watermark is not None and not isinstance(watermark, WatermarkStrategy):
             _callable("add_timestamps' watermark", watermark)

@@ -26,6 +26,19 @@ class IterationOps(StreamCore[T]):
         called once after every iteration (the last one too) and may update a mutable
         state in place, e.g. to reset what ``global_fold`` accumulates per iteration. Returns
         ``(state stream with the final state, stream of the last iteration's output)``.
+
+        Examples:
+            Double every record until the sums of all iterations' outputs pass 100
+            (12, then 24, 48, 96):
+
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> state, last = env.from_iterable([1, 2, 3]).shuffle().iterate(
+            ...     10, 0, lambda s, st: s.map(lambda x: x * 2), local_fold=lambda d, x: d + x,
+            ...     global_fold=lambda total, d: total + d, loop_condition=lambda total: total <= 100, delta_init=0)
+            >>> final, records = state.collect(), last.collect()
+            >>> _ = env.execute()
+            >>> final.get(), sorted(records.get())
+            ([180], [16, 32, 48])
         """
         from ..iteration import build_iteration
         state, last = build_iteration(self, max_iterations, initial_state, body, local_fold, global_fold,
@@ -37,7 +50,21 @@ class IterationOps(StreamCore[T]):
                global_fold: Callable[[Any, Any], Any], loop_condition: Callable[[Any], Any] | None = None,
                delta_init: Any = None) -> "Stream[Any]":
         """Like :meth:`iterate`, but every iteration replays this stream's records; the
-        body's output only updates the state. Returns the state stream."""
+        body's output only updates the state. Returns the state stream.
+
+        Examples:
+            Each iteration reads the same records and adds them, plus the state, to it
+            (6, then 6 + 24, then 30 + 96):
+
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> state = env.from_iterable([1, 2, 3]).shuffle().replay(
+            ...     3, 0, lambda s, st: s.map(lambda x: x + st.get()), local_fold=lambda d, x: d + x,
+            ...     global_fold=lambda total, d: total + d, delta_init=0)
+            >>> out = state.collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            [126]
+        """
         from ..iteration import build_iteration
         state, _ = build_iteration(self, max_iterations, initial_state, body, local_fold, global_fold,
                                    loop_condition, delta_init, replay=True)

@@ -13,32 +13,87 @@ if TYPE_CHECKING:
 
 class SinkOps(StreamCore[T]):
     def collect(self) -> "StreamOutput[T]":
-        """Bring every record back to the caller: ``output.get()`` after the job ran."""
+        """Bring every record back to the caller: ``output.get()`` after the job ran. One
+        replica gathers them, so keep it for results that fit in memory.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> out = env.from_iterable(["x", "y"]).collect()
+            >>> _ = env.execute()
+            >>> out.get()
+            ['x', 'y']
+        """
         return self.env._collect(self._single("collect"))
 
     def for_each(self, fn: Callable[[T], Any]) -> None:
-        """Call ``fn(record)`` for every record, in the replicas."""
+        """Call ``fn(record)`` for every record, in the replicas (in worker processes
+        too, so its effects stay there: use :meth:`collect` to get records back).
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> env.from_iterable(["x", "y"]).map(str.upper).for_each(print)
+            >>> _ = env.execute()
+            X
+            Y
+        """
         _callable("for_each", fn)
         self._chain(_named("for_each", fn), lambda: ForEachSink(fn))
 
     def write_text(self, directory: str, format: Callable[[T], str] | None = None) -> None:
         """One line per record, ``format(record)`` or ``str(record)``, in part files
-        ``directory/part-NNNNN.txt`` (one per replica)."""
+        ``directory/part-NNNNN.txt`` (one per replica).
+
+        Examples:
+            >>> import pathlib
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> env.from_iterable([1, 2, 3]).shuffle().write_text("out", format=lambda x: f"n={x}")
+            >>> _ = env.execute()
+            >>> sorted(line for part in pathlib.Path("out").glob("part-*") for line in part.read_text().splitlines())
+            ['n=1', 'n=2', 'n=3']
+        """
         self._chain(f"write_text({directory})", lambda: FileSink(str(directory), "text", format))
 
     def write_csv(self, directory: str, format: Callable[[T], Any] | None = None, delimiter: str = ",") -> None:
-        """One CSV row per record (a sequence, or ``format(record)``), in part files."""
+        """One CSV row per record (a sequence, or ``format(record)``), in part files.
+
+        Examples:
+            >>> import pathlib
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> env.from_iterable([{"id": 1, "name": "ann"}]).write_csv("out", format=lambda r: [r["id"], r["name"]])
+            >>> _ = env.execute()
+            >>> [part.read_text() for part in pathlib.Path("out").glob("part-*")]
+            ['1,ann\\n']
+        """
         self._chain(f"write_csv({directory})", lambda: FileSink(str(directory), "csv", format, delimiter))
 
     def write_jsonl(self, directory: str, format: Callable[[T], Any] | None = None) -> None:
-        """One JSON document per line per record, in part files."""
+        """One JSON document per line per record, in part files.
+
+        Examples:
+            >>> import pathlib
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> env.from_iterable([{"id": 1}, {"id": 2}]).write_jsonl("out")
+            >>> _ = env.execute()
+            >>> [part.read_text() for part in pathlib.Path("out").glob("part-*")]
+            ['{"id": 1}\\n{"id": 2}\\n']
+        """
         self._chain(f"write_jsonl({directory})", lambda: FileSink(str(directory), "jsonl", format))
 
     def write_s3(self, url: str, fmt: str = "text", format: Callable[[T], Any] | None = None, delimiter: str = ",",
                  endpoint: str | None = None) -> None:
         """Part objects ``part-NNNNN...<ext>`` under ``s3://bucket/prefix`` (one or more per
         replica), in ``fmt`` ``text``, ``jsonl`` or ``csv`` as for the file sinks; exactly once
-        with checkpoints. ``endpoint``: an S3-compatible server (else ``AWS_ENDPOINT_URL``)."""
+        with checkpoints. ``endpoint``: an S3-compatible server (else ``AWS_ENDPOINT_URL``).
+
+        Examples:
+            The pipeline is built here; running it needs an S3 server, so that line is
+            not run:
+
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> env.from_iterable([{"id": 1}]).write_s3("s3://bucket/orders", fmt="jsonl",
+            ...                                         endpoint="http://127.0.0.1:9000")
+            >>> _ = env.execute()  # doctest: +SKIP
+        """
         from ...runtime.operators.s3_sink import S3Sink, check_s3_url
         from ...runtime.operators.two_phase import part_suffix
         check_s3_url(str(url))
@@ -53,7 +108,16 @@ class SinkOps(StreamCore[T]):
     def write_redis_stream(self, url: str, stream: str, formatter: Callable[[T], Any] | None = None) -> None:
         """One entry per record appended to a Redis stream: a dict record (or ``formatter``'s
         dict) gives the entry's fields, anything else the single field ``data``. Exactly once
-        with checkpoints (idempotent commits keyed by replica and epoch)."""
+        with checkpoints (idempotent commits keyed by replica and epoch).
+
+        Examples:
+            The pipeline is built here; running it needs a Redis server, so that line is
+            not run:
+
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> env.from_iterable([{"user": "ann"}, "plain"]).write_redis_stream("redis://127.0.0.1:6379", "events")
+            >>> _ = env.execute()  # doctest: +SKIP
+        """
         from ...runtime.operators.redis_streams import RedisStreamSink, check_redis_url
         check_redis_url(url, "write_redis_stream")
         if not isinstance(stream, str) or not stream:

@@ -19,7 +19,24 @@ class WatermarkStrategy:
     batch (never after every record) and, with :meth:`every`, only when it reaches the
     next multiple of ``interval``. With :meth:`with_idleness`, a stream without records
     for that many seconds of wall-clock time is idle: operators that align watermarks
-    across inputs stop waiting for it until it sends records again."""
+    across inputs stop waiting for it until it sends records again.
+
+    Examples:
+        With a bound of 2 s the record at 9 000, behind 10 200, still lands in its window;
+        with ``monotonous()`` the watermark has passed 10 000 and it is late, so dropped
+        (batches of one record, so that a watermark follows every record):
+
+        >>> def counts(strategy):
+        ...     env = segflow.StreamEnvironment(parallelism=1)
+        ...     times = env.from_iterable([500, 10_200, 9_000, 10_900]).batch_mode(segflow.BatchMode.fixed(1))
+        ...     stamped = times.add_timestamps(lambda t: t, strategy)
+        ...     out = stamped.window_all(segflow.EventTimeWindow.tumbling(10_000)).count().collect()
+        ...     _ = env.execute()
+        ...     return out.get()
+        >>> strategies = segflow.WatermarkStrategy
+        >>> counts(strategies.bounded_out_of_orderness(2_000)), counts(strategies.monotonous())
+        ([2, 2], [1, 2])
+    """
 
     bound: Any = 0
     interval: Any = None
@@ -27,21 +44,55 @@ class WatermarkStrategy:
 
     @classmethod
     def bounded_out_of_orderness(cls, bound: Any) -> "WatermarkStrategy":
+        """Records may come up to ``bound`` (in the timestamps' unit) after a later one:
+        the watermark trails the largest timestamp seen by ``bound``.
+
+        Examples:
+            >>> strategy = segflow.WatermarkStrategy.bounded_out_of_orderness(2_000)
+            >>> strategy.next_watermark(largest=10_000, emitted=None)
+            8000
+        """
         if not bound >= 0:
             raise PipelineError(f"the out-of-orderness bound must be >= 0, got {bound!r}")
         return cls(bound=bound)
 
     @classmethod
     def monotonous(cls) -> "WatermarkStrategy":
-        """Timestamps never decrease: the watermark is the largest timestamp seen."""
+        """Timestamps never decrease: the watermark is the largest timestamp seen.
+
+        Examples:
+            >>> segflow.WatermarkStrategy.monotonous().next_watermark(largest=10_000, emitted=None)
+            10000
+        """
         return cls(bound=0)
 
     def every(self, interval: Any) -> "WatermarkStrategy":
+        """Emit a watermark only when it reaches the next multiple of ``interval``: fewer
+        watermarks for downstream operators to handle.
+
+        Examples:
+            >>> strategy = segflow.WatermarkStrategy.monotonous().every(5_000)
+            >>> strategy.next_watermark(largest=12_000, emitted=None)
+            10000
+            >>> strategy.next_watermark(largest=14_000, emitted=10_000) is None
+            True
+        """
         if not interval > 0:
             raise PipelineError(f"the watermark interval must be positive, got {interval!r}")
         return replace(self, interval=interval)
 
     def with_idleness(self, seconds: float) -> "WatermarkStrategy":
+        """A stream without records for ``seconds`` of wall-clock time is idle, so a join
+        or union of it with busy streams does not wait for its watermark.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=1)
+            >>> strategy = segflow.WatermarkStrategy.monotonous().with_idleness(5.0)
+            >>> out = env.from_iterable([100, 200]).add_timestamps(lambda t: t, strategy).collect()
+            >>> _ = env.execute()
+            >>> strategy.idleness, out.get()
+            (5.0, [100, 200])
+        """
         if not seconds > 0:
             raise PipelineError(f"the idleness timeout must be positive (seconds), got {seconds!r}")
         return replace(self, idleness=seconds)
