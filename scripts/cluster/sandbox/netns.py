@@ -1,0 +1,45 @@
+"""Network namespaces created and deleted by their caller (``ip netns``): a container's
+network is its own, with only a loopback interface until the caller adds more."""
+from __future__ import annotations
+
+import subprocess
+from types import TracebackType
+
+
+class NamespaceBusy(RuntimeError):
+    """Processes still run in a namespace that is about to be deleted."""
+
+
+def _ip(*args: str) -> str:
+    return subprocess.run(["ip", *args], check=True, capture_output=True, text=True).stdout
+
+
+def pids(name: str) -> list[int]:
+    """The processes whose network namespace is ``name``."""
+    return [int(pid) for pid in _ip("netns", "pids", name).split()]
+
+
+class NetworkNamespace:
+    """``with NetworkNamespace(name):`` adds the namespace with its loopback up, and deletes
+    it on exit; deleting one that still holds processes is refused (their owner stops them
+    first), so no container outlives its test or pod."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> NetworkNamespace:
+        _ip("netns", "add", self.name)
+        try:
+            _ip("-n", self.name, "link", "set", "lo", "up")
+        except subprocess.CalledProcessError:
+            _ip("netns", "delete", self.name)
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        left = pids(self.name)
+        if left:
+            raise NamespaceBusy(f"network namespace {self.name} still holds processes {left}: stop them before "
+                                f"deleting it (`ip netns pids {self.name}`)")
+        _ip("netns", "delete", self.name)
