@@ -12,7 +12,7 @@ COPY operator ./operator
 RUN pip wheel --no-cache-dir --wheel-dir /wheels -c requirements.lock '.[redis,s3]'
 
 FROM ${BASE}
-RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --no-create-home segflow
+RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --create-home segflow
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 WORKDIR /app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 
 class BundleError(FileNotFoundError):
@@ -19,7 +20,7 @@ class Bundle:
     def rootfs(self) -> str:
         return os.path.join(self.path, "rootfs")
 
-    def image(self) -> dict:
+    def image(self) -> dict[str, Any]:
         """The image's config (OCI ``config`` object)."""
         try:
             with open(os.path.join(self.path, "image.json")) as f:

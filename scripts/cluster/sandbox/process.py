@@ -4,6 +4,7 @@ and the OCI image spec, so that they are tested without a container."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from nodeagent.podspec import expand
 
@@ -24,7 +25,7 @@ class Process:
     cwd: str
 
 
-def image_env(image: dict) -> dict[str, str]:
+def image_env(image: dict[str, Any]) -> dict[str, str]:
     """The image's ``Env`` (``NAME=value`` strings) as a mapping; PATH defaults as in Docker."""
     env = {"PATH": DEFAULT_PATH}
     for item in image.get("Env") or []:
@@ -57,7 +58,8 @@ def _gid(group: str, groups: dict[str, list[str]]) -> int:
     return int(groups[group][2])
 
 
-def user_of(image: dict, security: dict, passwd_text: str, group_text: str) -> tuple[int, int]:
+def user_of(image: dict[str, Any], security: dict[str, Any], passwd_text: str,
+            group_text: str) -> tuple[int, int]:
     """``securityContext.runAsUser``/``runAsGroup`` over the image's ``User`` (``uid``,
     ``uid:gid``, ``name`` or ``name:group``). A group not given with the user in force is
     that user's primary group in the image's /etc/passwd, else 0 (containerd's rule: a
@@ -80,8 +82,8 @@ def _home(uid: int, passwd_text: str) -> str:
     return next((row[5] for row in _table(passwd_text).values() if len(row) > 5 and row[2] == str(uid)), "/")
 
 
-def process_of(image: dict, container: dict, pod_env: dict[str, str], passwd_text: str = "",
-               group_text: str = "", pod_security: dict | None = None) -> Process:
+def process_of(image: dict[str, Any], container: dict[str, Any], pod_env: dict[str, str],
+               passwd_text: str = "", group_text: str = "", pod_security: dict[str, Any] | None = None) -> Process:
     """The container's process. ``command`` replaces the image's ``Entrypoint`` (and drops its
     ``Cmd``), ``args`` replace ``Cmd``; both are ``$(VAR)``-expanded with the pod's
     variables. The environment is the image's overlaid with the pod's; HOME is the user's

@@ -152,5 +152,5 @@ def kill(container: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
         except ProcessLookupError:
             return code
         time.sleep(0.02)
-    raise ContainerStuck(f"processes of the container {container.args[3:4]} (process group {container.pid}) "
-                         f"outlived SIGKILL by {timeout:g} s: see `ps -g {container.pid}`")
+    raise ContainerStuck(f"processes of the container in process group {container.pid} outlived SIGKILL by "
+                         f"{timeout:g} s: see `ps -g {container.pid}`")
