@@ -58,7 +58,7 @@ def test_the_security_context_overrides_the_images_user():
 
 
 def test_a_user_name_missing_from_the_image_is_an_error_that_says_what_to_do():
-    with pytest.raises(ImageConfigError, match="'nobody' is not in the image's /etc/passwd: give a numeric USER"):
+    with pytest.raises(ImageConfigError, match="user 'nobody' is not in the image's /etc/passwd: give a numeric user"):
         user_of({"User": "nobody"}, {}, PASSWD, GROUP)
     with pytest.raises(ImageConfigError, match="group 'wheel' is not in the image's /etc/group"):
         user_of({"User": "app:wheel"}, {}, PASSWD, GROUP)

@@ -40,22 +40,15 @@ def _table(text: str) -> dict[str, list[str]]:
     return {row[0]: row for row in rows if len(row) >= 3}
 
 
-def _uid(user: str, passwd: dict[str, list[str]]) -> int:
-    if user.isdigit():
-        return int(user)
-    if user not in passwd:
-        raise ImageConfigError(f"user {user!r} is not in the image's /etc/passwd: give a numeric USER in the "
-                               f"Dockerfile or securityContext.runAsUser")
-    return int(passwd[user][2])
-
-
-def _gid(group: str, groups: dict[str, list[str]]) -> int:
-    if group.isdigit():
-        return int(group)
-    if group not in groups:
-        raise ImageConfigError(f"group {group!r} is not in the image's /etc/group: give a numeric group in the "
-                               f"Dockerfile's USER or securityContext.runAsGroup")
-    return int(groups[group][2])
+def _id(name: str, table: dict[str, list[str]], kind: str) -> int:
+    """A user or group id, numeric or by name from the image's /etc/passwd or /etc/group."""
+    if name.isdigit():
+        return int(name)
+    if name not in table:
+        files = {"user": "/etc/passwd", "group": "/etc/group"}
+        raise ImageConfigError(f"{kind} {name!r} is not in the image's {files[kind]}: give a numeric {kind} in the "
+                               f"Dockerfile's USER or securityContext.runAs{kind.title()}")
+    return int(table[name][2])
 
 
 def user_of(image: dict[str, Any], security: dict[str, Any], passwd_text: str,
@@ -69,11 +62,11 @@ def user_of(image: dict[str, Any], security: dict[str, Any], passwd_text: str,
     if security.get("runAsUser") is not None:
         uid, group = int(security["runAsUser"]), ""
     else:
-        uid = _uid(user or "0", passwd)
+        uid = _id(user or "0", passwd, "user")
     if security.get("runAsGroup") is not None:
         return uid, int(security["runAsGroup"])
     if group:
-        return uid, _gid(group, groups)
+        return uid, _id(group, groups, "group")
     primary = next((int(row[3]) for row in passwd.values() if len(row) > 3 and row[2] == str(uid)), 0)
     return uid, primary
 
