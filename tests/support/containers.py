@@ -37,17 +37,20 @@ class Ran:
 
 
 def run_container(bundle: Bundle, container: dict, directory: str, volumes: tuple[runner.Volume, ...] = (),
-                  env: dict[str, str] | None = None, timeout: float = 120) -> Ran:
+                  env: dict[str, str] | None = None, timeout: float = 120, netns: str | None = None,
+                  hostname: str = "test-pod") -> Ran:
     """Run one container (with the pod's variables ``env``) to its end, killed after
-    ``timeout`` seconds, in a network namespace of its own, deleted afterwards; its writable
-    layer under ``directory``."""
+    ``timeout`` seconds; its writable layer under ``directory``. Its network namespace is
+    ``netns`` (the caller's), else one of its own, deleted afterwards."""
+    if netns is None:
+        name = f"segflow-test-{os.getpid()}-{next(_names)}"
+        with NetworkNamespace(name):
+            return run_container(bundle, container, directory, volumes, env, timeout, name, hostname)
     process = process_of(bundle.image(), container, env or {}, bundle.read("/etc/passwd"), bundle.read("/etc/group"))
-    name = f"segflow-test-{os.getpid()}-{next(_names)}"
-    with NetworkNamespace(name):
-        started = runner.start(bundle, process, name, os.path.join(directory, "container"), "test-pod",
-                               subprocess.PIPE, volumes)
-        try:
-            output, _ = started.communicate(timeout=timeout)
-        finally:
-            code = runner.kill(started)
+    started = runner.start(bundle, process, netns, os.path.join(directory, "container"), hostname,
+                           subprocess.PIPE, volumes)
+    try:
+        output, _ = started.communicate(timeout=timeout)
+    finally:
+        code = runner.kill(started)
     return Ran(code, output.decode(errors="replace"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 GROUP_OF_FIXTURE = {"cluster": "kubernetes", "sites": "kubernetes", "helm": "kubernetes", "spark": "spark",
                     "images": "images"}
 GROUP_OF_PATH = {"tests/k8s/": "kubernetes", "tests/disaster/test_failover.py": "kubernetes",
-                 "tests/spark/": "spark", "tests/images/test_containers.py": "images"}
+                 "tests/spark/": "spark", "tests/images/": "images"}
 
 
 def group_of(nodeid: str) -> str | None:
