@@ -2,8 +2,15 @@
 network is its own, with only a loopback interface until the caller adds more."""
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
 import subprocess
+from collections.abc import Iterator
 from types import TracebackType
+
+CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class NamespaceBusy(RuntimeError):
@@ -17,6 +24,25 @@ def _ip(*args: str) -> str:
 def pids(name: str) -> list[int]:
     """The processes whose network namespace is ``name``."""
     return [int(pid) for pid in _ip("netns", "pids", name).split()]
+
+
+def _setns(fd: int) -> None:
+    if _libc.setns(fd, CLONE_NEWNET) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"setns: {os.strerror(error)}")
+
+
+@contextlib.contextmanager
+def entered(name: str) -> Iterator[None]:
+    """Run the block's socket calls in the namespace ``name``: Linux keeps the network
+    namespace per thread, so only the calling thread moves, and moves back after. Sockets
+    opened inside stay in it (how the node agent probes a pod at its pod IP)."""
+    with open("/proc/thread-self/ns/net") as home, open(f"/run/netns/{name}") as target:
+        _setns(target.fileno())
+        try:
+            yield
+        finally:
+            _setns(home.fileno())
 
 
 class NetworkNamespace:

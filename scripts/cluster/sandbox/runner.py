@@ -122,15 +122,21 @@ def command_line(rootfs: str, process: Process, netns: str, layout: Layout, host
             process.cwd, str(len(volumes)), *mounts, *process.argv]
 
 
-def start(bundle: Bundle, process: Process, netns: str, directory: str, hostname: str,
-          output: IO[bytes] | int | None = None, volumes: Sequence[Volume] = ()) -> subprocess.Popen[bytes]:
-    """Start the container (its writable layer under ``directory``, which must be new or
-    empty); stdout and stderr go to ``output``. Stop it with :func:`kill`."""
+def prepare(bundle: Bundle, directory: str, volumes: Sequence[Volume] = ()) -> Layout:
+    """Check the volumes' targets and make the container's writable layer's directories."""
     for volume in volumes:
         check_target(bundle.rootfs, volume.target)
     layout = Layout(directory)
     for path in (layout.upper, layout.work, layout.merged):
         os.makedirs(path, exist_ok=True)
+    return layout
+
+
+def start(bundle: Bundle, process: Process, netns: str, directory: str, hostname: str,
+          output: IO[bytes] | int | None = None, volumes: Sequence[Volume] = ()) -> subprocess.Popen[bytes]:
+    """Start the container (its writable layer under ``directory``, which must be new or
+    empty); stdout and stderr go to ``output``. Stop it with :func:`kill`."""
+    layout = prepare(bundle, directory, volumes)
     return subprocess.Popen(command_line(bundle.rootfs, process, netns, layout, hostname, volumes), env=process.env,
                             stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT if output else None,
                             start_new_session=True)
