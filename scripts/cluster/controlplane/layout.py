@@ -60,6 +60,12 @@ class Layout:
         return f"127.{10 + self.index}.0.0/16"
 
     @property
+    def bridge_network(self) -> str:
+        """Pod addresses when pods run from images (``up --images``): on a bridge inside the
+        node's own network namespace, never in the host's, so never routed off the machine."""
+        return f"10.{100 + self.index}.0.0/16"
+
+    @property
     def service_network(self) -> str:
         """Virtual service addresses (there is no kube-proxy; only the API server uses them)."""
         return f"10.96.{self.index}.0/24"

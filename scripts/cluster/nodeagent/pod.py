@@ -4,14 +4,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from controlplane.pki import write_kubeconfig
 from kubernetes.client.rest import ApiException
 
 from .container import Container
 from .kube import Kube
-from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand
+from sandbox.bundle import Bundle
+from sandbox.network import NodeNetwork
+from sandbox.process import ImageConfigError
+
+from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
+from .sandboxed import PodSandbox
 from .status import now, pod_status
 
 log = logging.getLogger("nodeagent")
@@ -29,6 +34,11 @@ class Node:
     workdir: str            # the images' working directory: the project checkout
     state: str              # per-pod directories (logs, PID files, kubeconfigs)
     host_ip: str = "127.0.0.1"
+    # With images (repository -> bundle) and the node's network, pods run from their images
+    # in namespaces of their own; without, as processes of the project's virtualenv.
+    images: dict[str, Bundle] = field(default_factory=dict)
+    network: NodeNetwork | None = None
+    cluster: str = ""
 
     def base_environment(self) -> dict[str, str]:
         """A container's environment before its own ``env``: the project's virtualenv first
@@ -59,6 +69,8 @@ class Pod:
                            for c in spec["containers"]]
         self.policy, self.start_time = policy, now()
         self.failure = self._unrunnable()
+        self.sandbox = PodSandbox(node.network, node.cluster, body, ip, self.directory) \
+            if node.network is not None and self.failure is None else None
         self.kubeconfig = ""
         self.deleting = False
         self.reported = ""
@@ -77,6 +89,9 @@ class Pod:
         for c in self.containers:
             try:
                 command_line(c.spec)
+                if self.node.network is not None and repository(c.spec.get("image") or "") not in self.node.images:
+                    raise UnknownImage(f"image {c.spec.get('image')!r} was not built by `make images` "
+                                       f"(built: {', '.join(sorted(self.node.images))})")
             except UnknownImage as exc:
                 c.state.waiting = ("UnknownImage", str(exc))
                 return "UnknownImage", str(exc)
@@ -107,8 +122,14 @@ class Pod:
     def kill_now(self) -> None:
         for c in self.containers:
             c.kill_now()
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
 
     def _start(self, c: Container, kube: Kube) -> None:
+        if self.sandbox is not None:
+            self._start_sandboxed(c, kube)
+            return
         try:
             env = self._environment(c, kube)
             command = [expand(part, env) for part in command_line(c.spec)]
@@ -120,6 +141,25 @@ class Pod:
                                                          f"{exc.status} {exc.reason}")
             return
         c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip)
+
+    def _start_sandboxed(self, c: Container, kube: Kube) -> None:
+        """The container from its image, in the pod's sandbox: the image brings PATH, HOME
+        and the rest. (No API server address or token yet: it listens on the host's
+        loopback, which a pod cannot reach.)"""
+        assert self.sandbox is not None
+        try:
+            base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip}
+            env = environment(self.body, c.spec, self.ip, self.node.host_ip,
+                              lambda kind, name: kube.data(self.namespace, kind, name), base)
+            command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env)
+        except (ContainerConfigError, ImageConfigError) as exc:
+            c.config_error("CreateContainerConfigError", str(exc))
+            return
+        except ApiException as exc:
+            c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
+                                                         f"{exc.status} {exc.reason}")
+            return
+        c.start(command, env, "/", self.ip, self.sandbox.netns.name)
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()

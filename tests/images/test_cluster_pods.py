@@ -1,0 +1,90 @@
+"""Pods from images on the local cluster (``up.sh --images``): the node agent runs each
+pod's containers from their image's bundle in a network namespace of the pod's own, with a
+pod IP on the bridge inside the node's namespace; probes reach the pod IP; a pod reaches
+another by its pod IP; a container that cannot start crash-loops as under a kubelet; and
+every namespace goes with its pod and the cluster."""
+import ipaddress
+import json
+import os
+import subprocess
+
+import pytest
+
+from support.clusters import TEST_CLUSTER, Cluster, ensure_built, wait_for
+from support.containers import build_images
+
+NAME = f"{TEST_CLUSTER}-pods"
+
+
+def _namespaces() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"segflow-cluster-{NAME}.")]
+
+
+@pytest.fixture(scope="module")
+def sandbox_cluster(images, tmp_path_factory):
+    manifest = str(tmp_path_factory.mktemp("cluster-images") / "manifest.json")
+    build_images(manifest)          # the images fixture built them: this only writes the manifest
+    ensure_built()
+    cluster = Cluster(NAME)
+    try:
+        cluster.up("--images", manifest)
+        yield cluster
+    finally:
+        cluster.down()
+    assert _namespaces() == [], "the node's and pods' namespaces go with the cluster"
+
+
+def _pod(name: str, command: list[str], restart: str = "Always", probe: dict | None = None) -> dict:
+    container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command}
+    if probe:
+        container["readinessProbe"] = probe
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"restartPolicy": restart, "containers": [container]}}
+
+
+def _log(cluster: Cluster, pod: dict) -> str:
+    meta = pod["metadata"]
+    directory = os.path.join(cluster.pods_dir(), f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}")
+    with open(os.path.join(directory, "main.log")) as f:
+        return f.read()
+
+
+def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod(
+        "server", ["python3", "-m", "http.server", "8080"],
+        probe={"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1})))
+    server = wait_for(lambda: (p := cluster.get("pod", "server")) and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])) and p,
+        60, "the server pod to be Ready by its probe at its pod IP")
+    server_ip = server["status"]["podIP"]
+    assert ipaddress.ip_address(server_ip) in network
+    host_addresses = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    assert f" {server_ip}/" not in host_addresses
+
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod(
+        "client", ["python3", "-c", "import socket, sys, urllib.request; print(socket.gethostname()); "
+                   "print(urllib.request.urlopen(f'http://{sys.argv[1]}:8080/', timeout=10).read().decode())",
+                   server_ip], restart="Never")))
+    client = wait_for(lambda: (p := cluster.get("pod", "client"))["status"].get("phase") in ("Succeeded", "Failed")
+                      and p, 60, "the client pod to end")
+    log = _log(cluster, client)
+    assert client["status"]["phase"] == "Succeeded", log
+    assert log.startswith("client\n") and "Directory listing for /" in log
+    assert "examples/" in log and "services/" not in log, "/app of the image, not the checkout"
+
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("broken", ["python3", "/app/missing.py"])))
+    broken = wait_for(lambda: (p := cluster.get("pod", "broken"))["status"].get("containerStatuses") and
+                      p["status"]["containerStatuses"][0].get("lastState", {}).get("terminated") and p,
+                      60, "the broken pod to have crashed once")
+    status = broken["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 2
+    assert "can't open file '/app/missing.py'" in _log(cluster, broken)
+    wait_for(lambda: cluster.get("pod", "broken")["status"]["containerStatuses"][0]["state"].get("waiting", {})
+             .get("reason") == "CrashLoopBackOff", 30, "CrashLoopBackOff")
+
+    assert len(_namespaces()) == 4, "the node's and one per pod"
+    cluster.kubectl("delete", "pod", "server", "client", "broken", "--wait=true", timeout=120)
+    wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
