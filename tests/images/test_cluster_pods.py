@@ -35,6 +35,19 @@ def sandbox_cluster(images, tmp_path_factory):
     assert _namespaces() == [], "the node's and pods' namespaces go with the cluster"
 
 
+# A second of cleaning up after SIGTERM: ended early, the container would not print.
+GRACEFUL = """
+import signal, sys, time
+def stop(*_):
+    time.sleep(1)
+    print("stopped cleanly", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
 def _pod(name: str, command: list[str], restart: str = "Always", probe: dict | None = None) -> dict:
     container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command}
     if probe:
@@ -85,6 +98,11 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     wait_for(lambda: cluster.get("pod", "broken")["status"]["containerStatuses"][0]["state"].get("waiting", {})
              .get("reason") == "CrashLoopBackOff", 30, "CrashLoopBackOff")
 
-    assert len(_namespaces()) == 4, "the node's and one per pod"
-    cluster.kubectl("delete", "pod", "server", "client", "broken", "--wait=true", timeout=120)
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("graceful", ["python3", "-c", GRACEFUL])))
+    graceful = wait_for(lambda: (p := cluster.get("pod", "graceful"))["status"].get("phase") == "Running" and p,
+                        60, "the graceful pod to run")
+    wait_for(lambda: "ready" in _log(cluster, graceful), 30, "its SIGTERM handler")
+    assert len(_namespaces()) == 5, "the node's and one per pod"
+    cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
+    assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
     wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
