@@ -14,6 +14,7 @@ from .kube import Kube
 from sandbox.bundle import Bundle
 from sandbox.network import NodeNetwork
 from sandbox.process import ImageConfigError
+from sandbox.runner import Volume, VolumeError
 
 from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
 from .sandboxed import PodSandbox
@@ -22,6 +23,7 @@ from .status import now, pod_status
 log = logging.getLogger("nodeagent")
 PASSED_ENVIRONMENT = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", "JAVA_HOME")
 TOKEN_SECONDS = 7 * 24 * 3600     # not refreshed: long enough for any demo or test
+SANDBOX_KUBECONFIG = "/run/secrets/segflow/kubeconfig"      # /var/run links to /run in the images
 
 
 @dataclass(frozen=True)
@@ -144,15 +146,24 @@ class Pod:
 
     def _start_sandboxed(self, c: Container, kube: Kube) -> None:
         """The container from its image, in the pod's sandbox: the image brings PATH, HOME
-        and the rest. (No API server address or token yet: it listens on the host's
-        loopback, which a pod cannot reach.)"""
+        and the rest; the node adds the API server's address (the bridge's gateway, relayed)
+        and, unless the pod opts out, its service account's kubeconfig, mounted read-only."""
         assert self.sandbox is not None
         try:
-            base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip}
+            base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
+                    "KUBERNETES_SERVICE_HOST": self.node.host_ip, "KUBERNETES_SERVICE_PORT": "443",
+                    "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
+            volumes = []
+            if self.body["spec"].get("automountServiceAccountToken", True):
+                kubeconfig = self._credentials(kube)
+                os.chmod(kubeconfig, 0o644)          # the image's user reads it; the pods' directory is root's
+                volumes.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
+                base["KUBECONFIG"] = SANDBOX_KUBECONFIG
             env = environment(self.body, c.spec, self.ip, self.node.host_ip,
                               lambda kind, name: kube.data(self.namespace, kind, name), base)
-            command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env)
-        except (ContainerConfigError, ImageConfigError) as exc:
+            command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env,
+                                                tuple(volumes))
+        except (ContainerConfigError, ImageConfigError, VolumeError) as exc:
             c.config_error("CreateContainerConfigError", str(exc))
             return
         except ApiException as exc:

@@ -46,12 +46,13 @@ class PodSandbox:
             self.close()
             raise
 
-    def command(self, bundle: Bundle, container: dict[str, Any],
-                env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The host command and environment that run ``container`` in this pod."""
+    def command(self, bundle: Bundle, container: dict[str, Any], env: dict[str, str],
+                volumes: tuple[runner.Volume, ...] = ()) -> tuple[list[str], dict[str, str]]:
+        """The host command and environment that run ``container`` in this pod, with the
+        pod's /etc/hosts and ``volumes`` mounted."""
         process = process_of(bundle.image(), container, env, bundle.read("/etc/passwd"), bundle.read("/etc/group"),
                              self.body["spec"].get("securityContext") or {})
-        volumes = (runner.Volume(self.hosts, "/etc/hosts", read_only=True),)
+        volumes = (runner.Volume(self.hosts, "/etc/hosts", read_only=True), *volumes)
         layer = os.path.join(self.directory, "containers", container["name"])
         shutil.rmtree(layer, ignore_errors=True)        # a restarted container starts from its image again
         layout = runner.prepare(bundle, layer, volumes)
