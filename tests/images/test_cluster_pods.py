@@ -1,8 +1,9 @@
 """Pods from images on the local cluster (``up.sh --images``): the node agent runs each
 pod's containers from their image's bundle in a network namespace of the pod's own, with a
 pod IP on the bridge inside the node's namespace; probes reach the pod IP; a pod reaches
-another by its pod IP; a container that cannot start crash-loops as under a kubelet; and
-every namespace goes with its pod and the cluster."""
+another by its pod IP, and the API server at the bridge's gateway; a container that
+cannot start crash-loops as under a kubelet; every namespace goes with its pod and the
+cluster; and the chart's operator runs a StreamJob from the engine image."""
 import ipaddress
 import json
 import os
@@ -10,10 +11,12 @@ import subprocess
 
 import pytest
 
-from support.clusters import TEST_CLUSTER, Cluster, ensure_built, wait_for
+from nexmark.oracle import nexmark_lines
+from support.clusters import TEST_CLUSTER, Cluster, ensure_built, installed_operator, wait_for
 from support.containers import build_images
 
 NAME = f"{TEST_CLUSTER}-pods"
+EVENTS = 2000
 
 
 def _namespaces() -> list[str]:
@@ -106,3 +109,35 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
     assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
     wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
+
+
+def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
+    """helm install of the chart: the operator runs from its image (Ready by its probes at
+    its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
+    image; the job's output, written inside the workers' own layers, equals the DuckDB
+    oracle's."""
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    with installed_operator(cluster, "jobs"):
+        [operator] = cluster.get("pods", "-n", "segflow-system")["items"]
+        assert ipaddress.ip_address(operator["status"]["podIP"]) in network
+        job = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob",
+               "metadata": {"name": "q0", "namespace": "jobs"},
+               "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": {"protocol": "none"},
+                        "job": {"module": "examples.nexmark_q0",
+                                "parameters": {"output": "/tmp/q0-out", "events": str(EVENTS)}}}}
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "q0", "-n", "jobs").get("status") or {})
+                          .get("phase") in ("Completed", "Failed") and s, 120, "the StreamJob to finish")
+        assert status["phase"] == "Completed", status
+        assert ipaddress.ip_address(status["coordinatorIP"]) in network
+        workers = [p for p in cluster.get("pods", "-n", "jobs")["items"] if "worker" in p["metadata"]["name"]]
+        lines = []
+        for pod in workers:
+            meta = pod["metadata"]
+            output = os.path.join(cluster.pods_dir(), f"jobs_{meta['name']}_{meta['uid'][:8]}", "containers",
+                                  "worker", "upper", "tmp", "q0-out")
+            for part in os.listdir(output):
+                with open(os.path.join(output, part)) as f:
+                    lines += f.read().splitlines()
+        assert len(workers) == 2 and sorted(lines) == sorted(nexmark_lines("q0", EVENTS))
