@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 
 from controlplane.pki import write_kubeconfig
 from kubernetes.client.rest import ApiException
-
-from .container import Container
-from .kube import Kube
 from sandbox.bundle import Bundle
+from sandbox.netns import NamespaceError
 from sandbox.network import NodeNetwork
 from sandbox.process import ImageConfigError
 from sandbox.runner import Volume, VolumeError
 
+from .container import Container
+from .kube import Kube
 from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
 from .sandboxed import PodSandbox
 from .status import now, pod_status
@@ -71,8 +71,12 @@ class Pod:
                            for c in spec["containers"]]
         self.policy, self.start_time = policy, now()
         self.failure = self._unrunnable()
-        self.sandbox = PodSandbox(node.network, node.cluster, body, ip, self.directory) \
-            if node.network is not None and self.failure is None else None
+        self.sandbox: PodSandbox | None = None
+        if node.network is not None and self.failure is None:
+            try:
+                self.sandbox = PodSandbox(node.network, node.cluster, body, ip, self.directory)
+            except NamespaceError as exc:
+                self.failure = "CreatePodSandboxError", f"the pod's network namespace cannot be made: {exc}"
         self.kubeconfig = ""
         self.deleting = False
         self.reported = ""

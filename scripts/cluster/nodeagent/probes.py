@@ -27,8 +27,11 @@ def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cw
     if netns:
         if "exec" in probe:
             return False                # not yet in a pod of its own: docs/architecture/images.md
-        with entered(netns):
-            return check(probe, host, ports, env, cwd)
+        try:
+            with entered(netns):
+                return check(probe, host, ports, env, cwd)
+        except OSError:                 # the pod's namespace is gone: it is being removed
+            return False
     timeout = float(probe.get("timeoutSeconds") or 1)
     try:
         if "tcpSocket" in probe:

@@ -17,13 +17,21 @@ class NamespaceBusy(RuntimeError):
     """Processes still run in a namespace that is about to be deleted."""
 
 
-def _ip(*args: str) -> str:
-    return subprocess.run(["ip", *args], check=True, capture_output=True, text=True).stdout
+class NamespaceError(RuntimeError):
+    """An ``ip`` command failed; the message has the command and its error."""
+
+
+def ip(*args: str) -> str:
+    """Run ``ip ARGS``; its output."""
+    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise NamespaceError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
 
 
 def pids(name: str) -> list[int]:
     """The processes whose network namespace is ``name``."""
-    return [int(pid) for pid in _ip("netns", "pids", name).split()]
+    return [int(pid) for pid in ip("netns", "pids", name).split()]
 
 
 def _setns(fd: int) -> None:
@@ -54,11 +62,11 @@ class NetworkNamespace:
         self.name = name
 
     def __enter__(self) -> NetworkNamespace:
-        _ip("netns", "add", self.name)
+        ip("netns", "add", self.name)
         try:
-            _ip("-n", self.name, "link", "set", "lo", "up")
-        except subprocess.CalledProcessError:
-            _ip("netns", "delete", self.name)
+            ip("-n", self.name, "link", "set", "lo", "up")
+        except NamespaceError:
+            ip("netns", "delete", self.name)
             raise
         return self
 
@@ -68,4 +76,4 @@ class NetworkNamespace:
         if left:
             raise NamespaceBusy(f"network namespace {self.name} still holds processes {left}: stop them before "
                                 f"deleting it (`ip netns pids {self.name}`)")
-        _ip("netns", "delete", self.name)
+        ip("netns", "delete", self.name)

@@ -13,6 +13,8 @@ import ipaddress
 import subprocess
 from dataclasses import dataclass
 
+from .netns import NamespaceError, ip
+
 BRIDGE = "br0"
 MAX_PODS = 65000            # veth names are "veth" + a number: 15 characters at most
 
@@ -72,7 +74,7 @@ def attach_commands(node: str, network: PodNetwork, pod_netns: str, pod_ip: str)
 
 def _run(commands: list[list[str]]) -> None:
     for command in commands:
-        subprocess.run(command, check=True, capture_output=True, text=True)
+        ip(*command[1:])
 
 
 class NodeNetwork:
@@ -85,10 +87,9 @@ class NodeNetwork:
     def __enter__(self) -> NodeNetwork:
         try:
             _run(node_commands(self.node, self.network))
-        except subprocess.CalledProcessError as exc:
+        except NamespaceError:
             subprocess.run(["ip", "netns", "delete", self.node], capture_output=True)
-            raise PodNetworkError(f"cannot make the node network {self.node}: {' '.join(exc.cmd)}: "
-                                  f"{exc.stderr.strip()}") from exc
+            raise
         return self
 
     def attach(self, pod_netns: str, pod_ip: str) -> None:
@@ -96,4 +97,4 @@ class NodeNetwork:
         _run(attach_commands(self.node, self.network, pod_netns, pod_ip))
 
     def __exit__(self, *exc: object) -> None:
-        subprocess.run(["ip", "netns", "delete", self.node], check=True, capture_output=True)
+        ip("netns", "delete", self.node)
