@@ -133,40 +133,8 @@ class Pod:
             self.sandbox = None
 
     def _start(self, c: Container, kube: Kube) -> None:
-        if self.sandbox is not None:
-            self._start_sandboxed(c, kube)
-            return
         try:
-            env = self._environment(c, kube)
-            command = [expand(part, env) for part in command_line(c.spec)]
-        except ContainerConfigError as exc:
-            c.config_error("CreateContainerConfigError", str(exc))
-            return
-        except ApiException as exc:
-            c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
-                                                         f"{exc.status} {exc.reason}")
-            return
-        c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip)
-
-    def _start_sandboxed(self, c: Container, kube: Kube) -> None:
-        """The container from its image, in the pod's sandbox: the image brings PATH, HOME
-        and the rest; the node adds the API server's address (the bridge's gateway, relayed)
-        and, unless the pod opts out, its service account's kubeconfig, mounted read-only."""
-        assert self.sandbox is not None
-        try:
-            base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
-                    "KUBERNETES_SERVICE_HOST": self.node.host_ip, "KUBERNETES_SERVICE_PORT": "443",
-                    "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
-            volumes = []
-            if self.body["spec"].get("automountServiceAccountToken", True):
-                kubeconfig = self._credentials(kube)
-                os.chmod(kubeconfig, 0o644)          # the image's user reads it; the pods' directory is root's
-                volumes.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
-                base["KUBECONFIG"] = SANDBOX_KUBECONFIG
-            env = environment(self.body, c.spec, self.ip, self.node.host_ip,
-                              lambda kind, name: kube.data(self.namespace, kind, name), base)
-            command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env,
-                                                tuple(volumes))
+            command, env, cwd, netns = self._sandboxed(c, kube) if self.sandbox is not None else self._local(c, kube)
         except (ContainerConfigError, ImageConfigError, VolumeError) as exc:
             c.config_error("CreateContainerConfigError", str(exc))
             return
@@ -174,7 +142,33 @@ class Pod:
             c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
                                                          f"{exc.status} {exc.reason}")
             return
-        c.start(command, env, "/", self.ip, self.sandbox.netns.name)
+        c.start(command, env, cwd, self.ip, netns)
+
+    def _local(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
+        """The container as a process of the project's virtualenv, in the checkout."""
+        env = self._environment(c, kube)
+        command = [expand(part, env) for part in command_line(c.spec)]
+        return command, env, c.spec.get("workingDir") or self.node.workdir, ""
+
+    def _sandboxed(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
+        """The container from its image, in the pod's sandbox: the image brings PATH, HOME
+        and the rest; the node adds the API server's address (the bridge's gateway, relayed)
+        and, unless the pod opts out, its service account's kubeconfig, mounted read-only."""
+        assert self.sandbox is not None
+        base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
+                "KUBERNETES_SERVICE_HOST": self.node.host_ip, "KUBERNETES_SERVICE_PORT": "443",
+                "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
+        volumes = []
+        if self.body["spec"].get("automountServiceAccountToken", True):
+            kubeconfig = self._credentials(kube)
+            os.chmod(kubeconfig, 0o644)          # the image's user reads it; the pods' directory is root's
+            volumes.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
+            base["KUBECONFIG"] = SANDBOX_KUBECONFIG
+        env = environment(self.body, c.spec, self.ip, self.node.host_ip,
+                          lambda kind, name: kube.data(self.namespace, kind, name), base)
+        command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env,
+                                            tuple(volumes))
+        return command, env, "/", self.sandbox.netns.name
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()
