@@ -53,6 +53,15 @@ hash_inputs() {
         | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
+# Removes the images of repository $1 other than reference $2 (earlier inputs' builds), so
+# that the cache holds one build of each image.
+prune_others() {
+    buildah "${STORAGE[@]}" images --format '{{.Name}}:{{.Tag}}' | { grep "^$1:" || true; } | { grep -vx "$2" || true; } \
+        | while read -r old; do
+            buildah "${STORAGE[@]}" rmi "$old" >/dev/null 2>&1 && say "removed the earlier build $old"
+          done
+}
+
 image_exists() { buildah "${STORAGE[@]}" inspect --type image "$1" >/dev/null 2>&1; }
 
 image_size() { buildah "${STORAGE[@]}" images --noheading --format '{{.Size}}' "$1" 2>/dev/null | head -1; }
@@ -124,7 +133,9 @@ build_image() {
         return
     fi
     say "$name: buildah bud images/$name.Dockerfile on $BASE (several minutes; its steps follow)"
-    (cd "$ROOT" && buildah "${STORAGE[@]}" bud "${BUILD_FLAGS[@]}" \
+    # --force-rm: a failed step leaves no working container mounted behind (not in the key:
+    # it changes nothing in the image).
+    (cd "$ROOT" && buildah "${STORAGE[@]}" bud "${BUILD_FLAGS[@]}" --force-rm \
         --build-arg BASE="$BASE" -f "images/$name.Dockerfile" -t "$reference" . 2>&1 \
         | sed -u "s/^/images: $name: /" >&2)
     say "$name $reference: built in $((SECONDS - started)) s ($(image_size "$reference"))"
@@ -142,6 +153,7 @@ unpack_image() {
         return
     fi
     layout="$CACHE/oci/$name"
+    rm -rf "$layout"
     mkdir -p "$CACHE/bundles" "$layout"
     say "$name: pushing to the OCI layout $layout and unpacking"
     buildah "${STORAGE[@]}" push --quiet "$reference" "oci:$layout:$tag" >/dev/null
@@ -150,9 +162,10 @@ unpack_image() {
     buildah "${STORAGE[@]}" inspect --type image "$reference" \
         | python3 -c 'import json, sys; json.dump(json.load(sys.stdin)["OCIv1"]["config"], sys.stdout, indent=1)' \
         > "$bundle.partial/image.json"
-    # Bundles of this image's earlier inputs are not run again.
+    # Bundles of this image's earlier inputs are not run again, and the layout served only
+    # this unpacking (the image stays in buildah's storage).
     find "$CACHE/bundles" -maxdepth 1 -name "$name-*" ! -name "$name-$tag*" -exec rm -rf {} +
-    umoci gc --layout "$layout" >/dev/null 2>&1 || true
+    rm -rf "$layout"
     mv "$bundle.partial" "$bundle"
     say "$name bundle $bundle: unpacked in $((SECONDS - started)) s ($(du -sh "$bundle/rootfs" | cut -f1))"
 }
@@ -167,10 +180,12 @@ if ! flock --nonblock 9; then
 fi
 
 build_base
+prune_others localhost/segflow/base "$BASE"
 entries=()
 sizes=""
 for name in "${images[@]}"; do
     build_image "$name"
+    prune_others "localhost/segflow/$name" "$REFERENCE"
     unpack_image "$name" "$REFERENCE"
     sizes+=", $name $(image_size "$REFERENCE")"
     entries+=("\"$name\": {\"bundle\": \"$BUNDLE\", \"reference\": \"$REFERENCE\"}")

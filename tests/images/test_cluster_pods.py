@@ -13,7 +13,7 @@ import pytest
 
 from nexmark.oracle import nexmark_lines
 from support.clusters import TEST_CLUSTER, Cluster, ensure_built, installed_operator, wait_for
-from support.containers import build_images
+from support.containers import BUILD_TIMEOUT, build_images
 
 NAME = f"{TEST_CLUSTER}-pods"
 EVENTS = 2000
@@ -24,10 +24,16 @@ def _namespaces() -> list[str]:
     return [line.split()[0] for line in listed.splitlines() if line.startswith(f"segflow-cluster-{NAME}.")]
 
 
+# A cluster, so in the kubernetes group (tests/support/worker_groups.py), not the images
+# group: the images come through make images' cache and its lock, which on a fresh machine
+# may mean waiting for the images group's build.
+pytestmark = pytest.mark.timeout(BUILD_TIMEOUT + 600)
+
+
 @pytest.fixture(scope="module")
-def sandbox_cluster(images, tmp_path_factory):
+def sandbox_cluster(tmp_path_factory):
     manifest = str(tmp_path_factory.mktemp("cluster-images") / "manifest.json")
-    build_images(manifest)          # the images fixture built them: this only writes the manifest
+    build_images(manifest)
     ensure_built()
     cluster = Cluster(NAME)
     try:
