@@ -121,7 +121,7 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
     """helm install of the chart: the operator runs from its image (Ready by its probes at
     its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
     image; the job's output, written inside the workers' own layers, equals the DuckDB
-    oracle's."""
+    oracle's. A job told to write where the image's user may not fails, and says why."""
     cluster = sandbox_cluster
     network = ipaddress.ip_network(cluster.info()["podNetwork"])
     with installed_operator(cluster, "jobs"):
@@ -147,3 +147,11 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
                 with open(os.path.join(output, part)) as f:
                     lines += f.read().splitlines()
         assert len(workers) == 2 and sorted(lines) == sorted(nexmark_lines("q0", EVENTS))
+
+        # /app is root's in the image: its user (10001) cannot write the output there.
+        job["metadata"]["name"], job["spec"]["job"]["parameters"]["output"] = "unwritable", "/app/out"
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "unwritable", "-n", "jobs").get("status") or {})
+                          .get("phase") in ("Completed", "Failed") and s, 120, "the unwritable StreamJob to end")
+        assert status["phase"] == "Failed"
+        assert "PermissionError: [Errno 13] Permission denied: '/app/out'" in status["message"], status
