@@ -44,6 +44,13 @@ test-deps:
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 
+# The images of images/, built here without a Docker engine (scripts/images/build.sh: a base
+# from Debian's packages with mmdebstrap, buildah, umoci), cached in ~/.cache/segflow/images
+# and rebuilt only when their inputs change; prints their sizes. Needs root.
+.PHONY: images
+images:
+	scripts/images/build.sh
+
 # Local Kubernetes control plane (etcd + kube-apiserver + controller manager + node agent).
 -include scripts/cluster/cluster.mk
 

@@ -1,15 +1,18 @@
 # The engine services: `segflow coordinator` and `segflow worker` (block pods), and the
 # examples, importable as `examples.<name>` from the working directory.
 # Build from the repository root: docker build -f images/engine.Dockerfile .
-FROM python:3.11.11-slim-bookworm AS build
+# BASE: any Debian bookworm image with Python 3.11, pip and /usr/local/bin first on the PATH
+# (scripts/images/build.sh builds one from Debian's packages where no registry is reachable).
+ARG BASE=python:3.11.11-slim-bookworm
+FROM ${BASE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md requirements.lock ./
 COPY services ./services
 COPY operator ./operator
 RUN pip wheel --no-cache-dir --wheel-dir /wheels -c requirements.lock '.[redis,s3]'
 
-FROM python:3.11.11-slim-bookworm
-RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --no-create-home segflow
+FROM ${BASE}
+RUN groupadd --gid 10001 segflow && useradd --uid 10001 --gid segflow --create-home segflow
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 WORKDIR /app

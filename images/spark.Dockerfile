@@ -1,14 +1,17 @@
 # The Spark stage: `segflow run JOB --engine spark` and the batch stage beside a
 # streaming job, on PySpark with a Java 17 runtime. Build from the repository root:
 # docker build -f images/spark.Dockerfile .
-FROM python:3.11.11-slim-bookworm AS build
+# BASE: any Debian bookworm image with Python 3.11, pip and /usr/local/bin first on the PATH
+# (scripts/images/build.sh builds one from Debian's packages where no registry is reachable).
+ARG BASE=python:3.11.11-slim-bookworm
+FROM ${BASE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md requirements.lock ./
 COPY services ./services
 COPY operator ./operator
 RUN pip wheel --no-cache-dir --wheel-dir /wheels -c requirements.lock '.[all]'
 
-FROM python:3.11.11-slim-bookworm
+FROM ${BASE}
 RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless=17.0.* procps \
     && rm -rf /var/lib/apt/lists/* \

@@ -12,7 +12,9 @@ two kinds of fixture, whose tests therefore run in one group (on one worker):
   The tests that need only the build (``helm``) join them: on a machine without the build,
   the group's first test waits for it with the time ``give_build_time`` gave it, where a
   test on another worker would wait on the build's lock with its ordinary timeout;
-- the Spark session (tests/spark's ``spark``): about 11 s and 1 GB to start, once is enough.
+- the Spark session (tests/spark's ``spark``): about 11 s and 1 GB to start, once is enough;
+- the images (tests/images's ``images``): built once through scripts/images/build.sh's cache,
+  which takes a lock: a second worker would only wait for the first.
 
 xdist's own ``xdist_group`` marks do not group under pytest 9 (xdist 3.8 renames the node
 ids through an attribute pytest 9 no longer reads), and the scheduler sees node ids only,

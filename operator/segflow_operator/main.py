@@ -13,6 +13,7 @@ import threading
 import kopf
 from prometheus_client import start_http_server
 
+import segflow
 from segflow.observability.logs import JsonFormatter
 
 
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with several replicas: reconcile only while holding the Lease segflow-operator in "
                              "$POD_NAMESPACE (identity $POD_NAME)")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--version", action="version", version=f"segflow-operator {segflow.__version__}")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[log_handler()])
     from . import metrics  # noqa: F401  (the operator's metrics are served from the start, standby or not)

@@ -22,21 +22,8 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO="sudo"
 fi
 
-# Installs the Debian packages that are missing; refreshes the package lists only if needed.
-apt_install() {
-    local missing=() package status
-    for package in "$@"; do
-        status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
-        [ "$status" = "install ok installed" ] || missing+=("$package")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    say "installing ${missing[*]}"
-    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; then
-        say "install failed with the current package lists: running apt-get update and retrying"
-        $SUDO apt-get update -qq
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
-}
+# shellcheck source=../lib/apt.sh
+source "$ROOT/scripts/lib/apt.sh"
 
 # Installs Debian's package for a command only when the command is missing (node and npm,
 # say, often come from elsewhere, and Debian's npm would conflict with them).

@@ -5,27 +5,12 @@ import os
 
 import pytest
 
-from support.wordcount import WORDCOUNT, oracle, segflow, write_corpus
+from support.wordcount import WORDCOUNT, oracle, read_parts, segflow, write_corpus
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> str:
     return write_corpus(tmp_path_factory.mktemp("corpus"))
-
-
-def read_parts(directory: str) -> list[tuple[str, int]]:
-    rows = []
-    names = sorted(os.listdir(directory))
-    assert "_SUCCESS" in names, "a finished job's output is marked complete"
-    names.remove("_SUCCESS")
-    for name in names:
-        assert name.startswith("part-"), f"unexpected file {name} in the output directory"
-        with open(os.path.join(directory, name), encoding="utf-8") as f:
-            for line in f:
-                word, tab, count = line.rstrip("\n").partition("\t")
-                assert tab, f"line without a tab: {line!r}"
-                rows.append((word, int(count)))
-    return rows
 
 
 @pytest.mark.parametrize("parallelism", [1, 2, 4])

@@ -70,10 +70,11 @@ class Cluster:
             raise ClusterFailed(f"{script} {self.name} failed ({result.returncode}):\n{result.stderr[-4000:]}")
         return result
 
-    def up(self) -> None:
-        """Start the cluster with a clean state (stopping first what an interrupted session left)."""
+    def up(self, *options: str) -> None:
+        """Start the cluster with a clean state (stopping first what an interrupted session
+        left); ``options`` go to up.sh (``--images MANIFEST``)."""
         self.down()
-        result = self._script("up.sh", "--fresh", timeout=BUILD_TIMEOUT + UP_TIMEOUT)
+        result = self._script("up.sh", "--fresh", *options, timeout=BUILD_TIMEOUT + UP_TIMEOUT)
         self.kubeconfig = result.stdout.strip().splitlines()[-1]
         self.api = config.new_client_from_config(self.kubeconfig)
 

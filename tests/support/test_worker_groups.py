@@ -7,6 +7,8 @@ def test_the_cluster_and_spark_tests_have_their_groups_and_the_others_none():
     assert group_of("tests/k8s/test_chart.py::test_helm_lint_is_clean") == "kubernetes"
     assert group_of("tests/disaster/test_failover.py::test_a[east]") == "kubernetes"
     assert group_of("tests/spark/test_spark_sources.py::test_b") == "spark"
+    assert group_of("tests/images/test_containers.py::test_e[engine]") == "images"
+    assert group_of("tests/images/test_cluster_pods.py::test_g") == "kubernetes"
     assert group_of("tests/disaster/test_lease.py::test_c") is None
     assert group_of("tests/engine/test_joins.py::test_d") is None
 

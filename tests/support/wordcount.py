@@ -28,3 +28,19 @@ def write_corpus(directory) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\nlast line without newline")
     return path
+
+
+def read_parts(directory: str) -> list[tuple[str, int]]:
+    """The ``word<TAB>count`` rows of a finished run's part files."""
+    rows = []
+    names = sorted(os.listdir(directory))
+    assert "_SUCCESS" in names, "a finished job's output is marked complete"
+    names.remove("_SUCCESS")
+    for name in names:
+        assert name.startswith("part-"), f"unexpected file {name} in the output directory"
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            for line in f:
+                word, tab, count = line.rstrip("\n").partition("\t")
+                assert tab, f"line without a tab: {line!r}"
+                rows.append((word, int(count)))
+    return rows

@@ -2,9 +2,11 @@
 in tests/conftest.py): their groups, by fixture and by path."""
 from __future__ import annotations
 
-GROUP_OF_FIXTURE = {"cluster": "kubernetes", "sites": "kubernetes", "helm": "kubernetes", "spark": "spark"}
+GROUP_OF_FIXTURE = {"cluster": "kubernetes", "sites": "kubernetes", "helm": "kubernetes", "spark": "spark",
+                    "images": "images"}
 GROUP_OF_PATH = {"tests/k8s/": "kubernetes", "tests/disaster/test_failover.py": "kubernetes",
-                 "tests/spark/": "spark"}
+                 "tests/images/test_cluster_pods.py": "kubernetes",     # before tests/images/: first match wins
+                 "tests/spark/": "spark", "tests/images/": "images"}
 
 
 def group_of(nodeid: str) -> str | None:

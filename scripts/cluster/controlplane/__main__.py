@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=["up", "down", "kubeconfig"])
     parser.add_argument("name", nargs="?", default=os.environ.get("CLUSTER") or "local")
     parser.add_argument("--fresh", action="store_true", help="up: forget the stopped cluster's objects and pods")
+    parser.add_argument("--images", default="", metavar="MANIFEST",
+                        help="up: run pods from the images of this `make images` manifest (scripts/images/build.sh "
+                             "--manifest), each in namespaces of its own with an address on the node's bridge")
     args = parser.parse_args(argv)
     try:
         c = layout_for(args.name)
@@ -61,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 def _up_or_down(c, args: argparse.Namespace) -> int:
     try:
         if args.action == "up":
-            print(up(c, fresh=args.fresh), flush=True)
+            print(up(c, fresh=args.fresh, images=args.images), flush=True)
         else:
             down(c)
     except (ClusterError, CertificateError, OSError) as exc:

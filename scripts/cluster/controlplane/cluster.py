@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import ssl
 import sys
 import time
@@ -126,25 +127,27 @@ def _controller_manager(c: Layout, kubeconfig: str) -> list[str]:
             f"--service-cluster-ip-range={c.service_network}", "--profiling=false", "--v=0"]
 
 
-def _node_agent(c: Layout, kubeconfig: str) -> list[str]:
+def _node_agent(c: Layout, kubeconfig: str, images: str) -> list[str]:
+    network = ["--pod-network", c.bridge_network, "--images", images] if images else ["--pod-network", c.pod_network]
     return [PYTHON, "-m", "nodeagent", "--cluster", c.name, "--kubeconfig", kubeconfig, "--server", c.server,
-            "--ca", c.path("pki", "ca.crt"), "--pod-network", c.pod_network, "--state", c.path("pods"),
-            "--workdir", ROOT]
+            "--ca", c.path("pki", "ca.crt"), *network, "--state", c.path("pods"), "--workdir", ROOT]
 
 
-def _describe(c: Layout) -> None:
+def _describe(c: Layout, images: str) -> None:
     """cluster.json: where the cluster listens and which addresses its pods get, for
     tools and tests that need more than the kubeconfig."""
     with open(c.path("cluster.json"), "w") as f:
         json.dump({"name": c.name, "server": c.server, "kubeconfig": c.kubeconfig, "node": f"{c.name}-node",
-                   "podNetwork": c.pod_network, "serviceNetwork": c.service_network,
+                   "podNetwork": c.bridge_network if images else c.pod_network, "images": images,
+                   "serviceNetwork": c.service_network,
                    "etcd": f"http://127.0.0.1:{c.etcd_port}", "logs": c.path("logs"), "pods": c.path("pods")},
                   f, indent=1)
 
 
-def up(c: Layout, fresh: bool = False) -> str:
+def up(c: Layout, fresh: bool = False, images: str = "") -> str:
     """Start the cluster (or find it running) and return its admin kubeconfig's path.
-    ``fresh`` forgets the stored objects and pod files of a stopped cluster first."""
+    ``fresh`` forgets the stored objects and pod files of a stopped cluster first;
+    ``images``, a `make images` manifest, has the node agent run pods from those images."""
     for tool in ("kube-apiserver", "kube-controller-manager"):
         if not os.access(os.path.join(BIN, tool), os.X_OK):
             raise ClusterError(f"{os.path.join(BIN, tool)} is missing: run scripts/cluster/build.sh")
@@ -180,23 +183,35 @@ def up(c: Layout, fresh: bool = False) -> str:
     api = _Api(c, tokens["admin"])
     _wait(c, "the API server's /readyz", "kube-apiserver", lambda: api.status("/readyz")[0] == 200, deadline)
     pki.write_kubeconfig(c.kubeconfig, c.server, ca, "admin", tokens["admin"], context=c.name)
-    _describe(c)
+    _describe(c, images)
 
     say("starting kube-controller-manager")
     manager = pki.write_kubeconfig(c.path("controller-manager.kubeconfig"), c.server, ca,
                                    "system:kube-controller-manager", tokens["system:kube-controller-manager"])
     processes.start(c, "kube-controller-manager", _controller_manager(c, manager), cwd=c.home)
 
-    say(f"starting the node agent (node {c.name}-node, pods on {c.pod_network})")
+    pods_on = f"{c.bridge_network} (from images; node namespace segflow-cluster-{c.name}.node)" \
+        if images else c.pod_network
+    say(f"starting the node agent (node {c.name}-node, pods on {pods_on})")
     agent = pki.write_kubeconfig(c.path("node-agent.kubeconfig"), c.server, ca, "segflow-node-agent",
                                  tokens["segflow-node-agent"])
-    processes.start(c, "node-agent", _node_agent(c, agent), cwd=ROOT, env={"PYTHONPATH": SCRIPTS})
+    processes.start(c, "node-agent", _node_agent(c, agent, images), cwd=ROOT, env={"PYTHONPATH": SCRIPTS})
 
     _wait(c, "the default service account", "kube-controller-manager",
           lambda: api.status("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200, deadline)
     _wait(c, "the node to be Ready", "node-agent", lambda: api.node_ready(f"{c.name}-node"), deadline)
-    say(f"{c.name} is ready in {time.monotonic() - started:.1f} s: API server {c.server}, pods on {c.pod_network}")
+    say(f"{c.name} is ready in {time.monotonic() - started:.1f} s: API server {c.server}, pods on {pods_on}")
     return c.kubeconfig
+
+
+def _leftover_namespaces(c: Layout) -> list[str]:
+    """Delete the node's and pods' network namespaces (``segflow-cluster-<cluster>.*``) that
+    a node agent which did not stop cleanly left; their processes are gone by now."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    names = [line.split()[0] for line in listed if line.startswith(f"segflow-cluster-{c.name}.")]
+    for name in names:
+        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+    return names
 
 
 def down(c: Layout) -> int:
@@ -210,5 +225,8 @@ def down(c: Layout) -> int:
     leftovers = processes.kill_leftover_pods(c)
     if leftovers:
         say(f"killed {len(leftovers)} pod processes the node agent left behind: {leftovers}")
+    namespaces = _leftover_namespaces(c)
+    if namespaces:
+        say(f"deleted {len(namespaces)} network namespaces the node agent left behind: {namespaces}")
     say(f"{c.name} stopped ({len(running)} processes)" if running else f"{c.name} was not running")
     return len(running)

@@ -60,6 +60,17 @@ class Layout:
         return f"127.{10 + self.index}.0.0/16"
 
     @property
+    def bridge_network(self) -> str:
+        """Pod addresses when pods run from images (``up --images``): on a bridge inside the
+        node's own network namespace, never in the host's, so never routed off the machine."""
+        return f"10.{100 + self.index}.0.0/16"
+
+    @property
+    def bridge_gateway(self) -> str:
+        """The node bridge's address: where pods from images reach the API server (relayed)."""
+        return str(ipaddress.ip_network(self.bridge_network).network_address + 1)
+
+    @property
     def service_network(self) -> str:
         """Virtual service addresses (there is no kube-proxy; only the API server uses them)."""
         return f"10.96.{self.index}.0/24"

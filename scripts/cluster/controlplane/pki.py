@@ -31,29 +31,41 @@ def _openssl(*args: str) -> None:
         raise CertificateError(f"openssl {args[0]} failed: {result.stderr.strip()}")
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def make_certificates(c: Layout) -> None:
-    """The CA, the API server certificate (valid for loopback and the in-cluster service
-    names) and the service-account key pair; kept if they exist."""
+    """The CA and the service-account key pair, kept if they exist; the API server
+    certificate, valid for loopback, the node bridge's gateway (where pods from images reach
+    the API server) and the in-cluster service names, made again when it lacks one."""
     pki = c.path("pki")
-    if os.path.exists(os.path.join(pki, "sa.pub")):
-        return
     os.makedirs(pki, exist_ok=True)
     ca_key, ca_crt = os.path.join(pki, "ca.key"), os.path.join(pki, "ca.crt")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca_crt,
-             "-days", "3650", "-subj", f"/CN=segflow-{c.name}-ca")
+    complete = os.path.exists(os.path.join(pki, "sa.pub"))
+    if not complete:
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca_crt,
+                 "-days", "3650", "-subj", f"/CN=segflow-{c.name}-ca")
     extensions = os.path.join(pki, "apiserver.ext")
-    with open(extensions, "w") as f:
-        f.write(f"subjectAltName=IP:127.0.0.1,IP:{c.first_service_ip},DNS:localhost,DNS:kubernetes,"
-                "DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
-                "extendedKeyUsage=serverAuth\n")
-    key, csr, crt = (os.path.join(pki, f"apiserver.{e}") for e in ("key", "csr", "crt"))
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=kube-apiserver")
-    _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
-             "-days", "3650", "-extfile", extensions)
-    _openssl("genrsa", "-out", os.path.join(pki, "sa.key.tmp"), "2048")
-    _openssl("rsa", "-in", os.path.join(pki, "sa.key.tmp"), "-pubout", "-out", os.path.join(pki, "sa.pub.tmp"))
-    os.replace(os.path.join(pki, "sa.key.tmp"), os.path.join(pki, "sa.key"))
-    os.replace(os.path.join(pki, "sa.pub.tmp"), os.path.join(pki, "sa.pub"))   # last: marks the set complete
+    names = (f"subjectAltName=IP:127.0.0.1,IP:{c.bridge_gateway},IP:{c.first_service_ip},DNS:localhost,"
+             "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
+             "DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n")
+    if not complete or _read(extensions) != names:
+        with open(extensions, "w") as f:
+            f.write(names)
+        key, csr, crt = (os.path.join(pki, f"apiserver.{e}") for e in ("key", "csr", "crt"))
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=kube-apiserver")
+        _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
+                 "-days", "3650", "-extfile", extensions)
+    if not complete:
+        _openssl("genrsa", "-out", os.path.join(pki, "sa.key.tmp"), "2048")
+        _openssl("rsa", "-in", os.path.join(pki, "sa.key.tmp"), "-pubout", "-out", os.path.join(pki, "sa.pub.tmp"))
+        os.replace(os.path.join(pki, "sa.key.tmp"), os.path.join(pki, "sa.key"))
+        os.replace(os.path.join(pki, "sa.pub.tmp"), os.path.join(pki, "sa.pub"))   # last: marks the set complete
 
 
 def _token_row(user: str, uid: str, groups: str) -> str:

@@ -60,9 +60,10 @@ class Container:
         """Waiting to (re)start and its back-off has passed."""
         return self.process is None and self.state.terminated is None and time.monotonic() >= self.next_start
 
-    def start(self, command: list[str], env: dict[str, str], cwd: str, host: str) -> None:
+    def start(self, command: list[str], env: dict[str, str], cwd: str, host: str, netns: str = "") -> None:
         """Run the container's process; a command that cannot be executed ends the container
-        with exit code 128 (StartError), as a container runtime reports it."""
+        with exit code 128 (StartError), as a container runtime reports it. ``netns``: the
+        pod's network namespace, where its probes run."""
         if self.state.last is not None:
             self.state.restarts += 1
         with open(self.log_path, "ab") as out:
@@ -78,9 +79,9 @@ class Container:
             f.write(f"{self.process.pid} {start_time(self.process.pid)}\n")
         self.started = time.monotonic()
         self.state.pid, self.state.running_since, self.state.waiting = self.process.pid, now(), ("", "")
-        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd) \
+        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, netns) \
             if self.spec.get("readinessProbe") else None
-        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd) \
+        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, netns) \
             if self.spec.get("livenessProbe") else None
         self.state.ready = self.readiness is None
         log.info("container started", extra={"fields": {"pod": self.pod, "container": self.state.name,

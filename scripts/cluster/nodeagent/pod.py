@@ -4,19 +4,26 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from controlplane.pki import write_kubeconfig
 from kubernetes.client.rest import ApiException
+from sandbox.bundle import Bundle
+from sandbox.netns import NamespaceError
+from sandbox.network import NodeNetwork
+from sandbox.process import ImageConfigError
+from sandbox.runner import Volume, VolumeError
 
 from .container import Container
 from .kube import Kube
-from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand
+from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
+from .sandboxed import PodSandbox
 from .status import now, pod_status
 
 log = logging.getLogger("nodeagent")
 PASSED_ENVIRONMENT = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR", "JAVA_HOME")
 TOKEN_SECONDS = 7 * 24 * 3600     # not refreshed: long enough for any demo or test
+SANDBOX_KUBECONFIG = "/run/secrets/segflow/kubeconfig"      # /var/run links to /run in the images
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,11 @@ class Node:
     workdir: str            # the images' working directory: the project checkout
     state: str              # per-pod directories (logs, PID files, kubeconfigs)
     host_ip: str = "127.0.0.1"
+    # With images (repository -> bundle) and the node's network, pods run from their images
+    # in namespaces of their own; without, as processes of the project's virtualenv.
+    images: dict[str, Bundle] = field(default_factory=dict)
+    network: NodeNetwork | None = None
+    cluster: str = ""
 
     def base_environment(self) -> dict[str, str]:
         """A container's environment before its own ``env``: the project's virtualenv first
@@ -59,6 +71,12 @@ class Pod:
                            for c in spec["containers"]]
         self.policy, self.start_time = policy, now()
         self.failure = self._unrunnable()
+        self.sandbox: PodSandbox | None = None
+        if node.network is not None and self.failure is None:
+            try:
+                self.sandbox = PodSandbox(node.network, node.cluster, body, ip, self.directory)
+            except NamespaceError as exc:
+                self.failure = "CreatePodSandboxError", f"the pod's network namespace cannot be made: {exc}"
         self.kubeconfig = ""
         self.deleting = False
         self.reported = ""
@@ -77,6 +95,9 @@ class Pod:
         for c in self.containers:
             try:
                 command_line(c.spec)
+                if self.node.network is not None and repository(c.spec.get("image") or "") not in self.node.images:
+                    raise UnknownImage(f"image {c.spec.get('image')!r} was not built by `make images` "
+                                       f"(built: {', '.join(sorted(self.node.images))})")
             except UnknownImage as exc:
                 c.state.waiting = ("UnknownImage", str(exc))
                 return "UnknownImage", str(exc)
@@ -107,19 +128,47 @@ class Pod:
     def kill_now(self) -> None:
         for c in self.containers:
             c.kill_now()
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
 
     def _start(self, c: Container, kube: Kube) -> None:
         try:
-            env = self._environment(c, kube)
-            command = [expand(part, env) for part in command_line(c.spec)]
-        except ContainerConfigError as exc:
+            command, env, cwd, netns = self._sandboxed(c, kube) if self.sandbox is not None else self._local(c, kube)
+        except (ContainerConfigError, ImageConfigError, VolumeError) as exc:
             c.config_error("CreateContainerConfigError", str(exc))
             return
         except ApiException as exc:
             c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
                                                          f"{exc.status} {exc.reason}")
             return
-        c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip)
+        c.start(command, env, cwd, self.ip, netns)
+
+    def _local(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
+        """The container as a process of the project's virtualenv, in the checkout."""
+        env = self._environment(c, kube)
+        command = [expand(part, env) for part in command_line(c.spec)]
+        return command, env, c.spec.get("workingDir") or self.node.workdir, ""
+
+    def _sandboxed(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
+        """The container from its image, in the pod's sandbox: the image brings PATH, HOME
+        and the rest; the node adds the API server's address (the bridge's gateway, relayed)
+        and, unless the pod opts out, its service account's kubeconfig, mounted read-only."""
+        assert self.sandbox is not None
+        base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
+                "KUBERNETES_SERVICE_HOST": self.node.host_ip, "KUBERNETES_SERVICE_PORT": "443",
+                "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
+        volumes = []
+        if self.body["spec"].get("automountServiceAccountToken", True):
+            kubeconfig = self._credentials(kube)
+            os.chmod(kubeconfig, 0o644)          # the image's user reads it; the pods' directory is root's
+            volumes.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
+            base["KUBECONFIG"] = SANDBOX_KUBECONFIG
+        env = environment(self.body, c.spec, self.ip, self.node.host_ip,
+                          lambda kind, name: kube.data(self.namespace, kind, name), base)
+        command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env,
+                                            tuple(volumes))
+        return command, env, "/", self.sandbox.netns.name
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()

@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from sandbox.netns import entered
+
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="probe")
 
 
@@ -19,8 +21,17 @@ def _port(value: int | str, ports: dict[str, int]) -> int:
     return int(ports.get(value, value)) if isinstance(value, str) else int(value)
 
 
-def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str) -> bool:
-    """Run one probe against the pod's address; True when it passes."""
+def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str, netns: str = "") -> bool:
+    """Run one probe against the pod's address (from inside the pod's network namespace
+    ``netns``, when the pod has one); True when it passes."""
+    if netns:
+        if "exec" in probe:
+            return False                # not yet in a pod of its own: docs/architecture/images.md
+        try:
+            with entered(netns):
+                return check(probe, host, ports, env, cwd)
+        except OSError:                 # the pod's namespace is gone: it is being removed
+            return False
     timeout = float(probe.get("timeoutSeconds") or 1)
     try:
         if "tcpSocket" in probe:
@@ -45,8 +56,9 @@ def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cw
 class Prober:
     """One probe of one running container: when to run it and what it concluded."""
 
-    def __init__(self, probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str):
-        self.probe, self.host, self.ports, self.env, self.cwd = probe, host, ports, dict(env), cwd
+    def __init__(self, probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str,
+                 netns: str = ""):
+        self.probe, self.host, self.ports, self.env, self.cwd, self.netns = probe, host, ports, dict(env), cwd, netns
         self.period = float(probe.get("periodSeconds") or 10)
         self.success_threshold = int(probe.get("successThreshold") or 1)
         self.failure_threshold = int(probe.get("failureThreshold") or 3)
@@ -60,7 +72,8 @@ class Prober:
         if self.pending is None:
             if time.monotonic() >= self.next_run:
                 self.next_run = time.monotonic() + self.period
-                self.pending = _POOL.submit(check, self.probe, self.host, self.ports, self.env, self.cwd)
+                self.pending = _POOL.submit(check, self.probe, self.host, self.ports, self.env, self.cwd,
+                                           self.netns)
             return None
         if not self.pending.done():
             return None

@@ -1,0 +1,157 @@
+"""Pods from images on the local cluster (``up.sh --images``): the node agent runs each
+pod's containers from their image's bundle in a network namespace of the pod's own, with a
+pod IP on the bridge inside the node's namespace; probes reach the pod IP; a pod reaches
+another by its pod IP, and the API server at the bridge's gateway; a container that
+cannot start crash-loops as under a kubelet; every namespace goes with its pod and the
+cluster; and the chart's operator runs a StreamJob from the engine image."""
+import ipaddress
+import json
+import os
+import subprocess
+
+import pytest
+
+from nexmark.oracle import nexmark_lines
+from support.clusters import TEST_CLUSTER, Cluster, ensure_built, installed_operator, wait_for
+from support.containers import BUILD_TIMEOUT, build_images
+
+NAME = f"{TEST_CLUSTER}-pods"
+EVENTS = 2000
+
+
+def _namespaces() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"segflow-cluster-{NAME}.")]
+
+
+# A cluster, so in the kubernetes group (tests/support/worker_groups.py), not the images
+# group: the images come through make images' cache and its lock, which on a fresh machine
+# may mean waiting for the images group's build.
+pytestmark = pytest.mark.timeout(BUILD_TIMEOUT + 600)
+
+
+@pytest.fixture(scope="module")
+def sandbox_cluster(tmp_path_factory):
+    manifest = str(tmp_path_factory.mktemp("cluster-images") / "manifest.json")
+    build_images(manifest)
+    ensure_built()
+    cluster = Cluster(NAME)
+    try:
+        cluster.up("--images", manifest)
+        yield cluster
+    finally:
+        cluster.down()
+    assert _namespaces() == [], "the node's and pods' namespaces go with the cluster"
+
+
+# A second of cleaning up after SIGTERM: ended early, the container would not print.
+GRACEFUL = """
+import signal, sys, time
+def stop(*_):
+    time.sleep(1)
+    print("stopped cleanly", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _pod(name: str, command: list[str], restart: str = "Always", probe: dict | None = None) -> dict:
+    container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command}
+    if probe:
+        container["readinessProbe"] = probe
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"restartPolicy": restart, "containers": [container]}}
+
+
+def _log(cluster: Cluster, pod: dict) -> str:
+    meta = pod["metadata"]
+    directory = os.path.join(cluster.pods_dir(), f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}")
+    with open(os.path.join(directory, "main.log")) as f:
+        return f.read()
+
+
+def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod(
+        "server", ["python3", "-m", "http.server", "8080"],
+        probe={"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1})))
+    server = wait_for(lambda: (p := cluster.get("pod", "server")) and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])) and p,
+        60, "the server pod to be Ready by its probe at its pod IP")
+    server_ip = server["status"]["podIP"]
+    assert ipaddress.ip_address(server_ip) in network
+    host_addresses = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+    assert f" {server_ip}/" not in host_addresses
+
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod(
+        "client", ["python3", "-c", "import socket, sys, urllib.request; print(socket.gethostname()); "
+                   "print(urllib.request.urlopen(f'http://{sys.argv[1]}:8080/', timeout=10).read().decode())",
+                   server_ip], restart="Never")))
+    client = wait_for(lambda: (p := cluster.get("pod", "client"))["status"].get("phase") in ("Succeeded", "Failed")
+                      and p, 60, "the client pod to end")
+    log = _log(cluster, client)
+    assert client["status"]["phase"] == "Succeeded", log
+    assert log.startswith("client\n") and "Directory listing for /" in log
+    assert "examples/" in log and "services/" not in log, "/app of the image, not the checkout"
+
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("broken", ["python3", "/app/missing.py"])))
+    broken = wait_for(lambda: (p := cluster.get("pod", "broken"))["status"].get("containerStatuses") and
+                      p["status"]["containerStatuses"][0].get("lastState", {}).get("terminated") and p,
+                      60, "the broken pod to have crashed once")
+    status = broken["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 2
+    assert "can't open file '/app/missing.py'" in _log(cluster, broken)
+    wait_for(lambda: cluster.get("pod", "broken")["status"]["containerStatuses"][0]["state"].get("waiting", {})
+             .get("reason") == "CrashLoopBackOff", 30, "CrashLoopBackOff")
+
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("graceful", ["python3", "-c", GRACEFUL])))
+    graceful = wait_for(lambda: (p := cluster.get("pod", "graceful"))["status"].get("phase") == "Running" and p,
+                        60, "the graceful pod to run")
+    wait_for(lambda: "ready" in _log(cluster, graceful), 30, "its SIGTERM handler")
+    assert len(_namespaces()) == 5, "the node's and one per pod"
+    cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
+    assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
+    wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
+
+
+def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
+    """helm install of the chart: the operator runs from its image (Ready by its probes at
+    its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
+    image; the job's output, written inside the workers' own layers, equals the DuckDB
+    oracle's. A job told to write where the image's user may not fails, and says why."""
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    with installed_operator(cluster, "jobs"):
+        [operator] = cluster.get("pods", "-n", "segflow-system")["items"]
+        assert ipaddress.ip_address(operator["status"]["podIP"]) in network
+        job = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob",
+               "metadata": {"name": "q0", "namespace": "jobs"},
+               "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": {"protocol": "none"},
+                        "job": {"module": "examples.nexmark_q0",
+                                "parameters": {"output": "/tmp/q0-out", "events": str(EVENTS)}}}}
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "q0", "-n", "jobs").get("status") or {})
+                          .get("phase") in ("Completed", "Failed") and s, 120, "the StreamJob to finish")
+        assert status["phase"] == "Completed", status
+        assert ipaddress.ip_address(status["coordinatorIP"]) in network
+        workers = [p for p in cluster.get("pods", "-n", "jobs")["items"] if "worker" in p["metadata"]["name"]]
+        lines = []
+        for pod in workers:
+            meta = pod["metadata"]
+            output = os.path.join(cluster.pods_dir(), f"jobs_{meta['name']}_{meta['uid'][:8]}", "containers",
+                                  "worker", "upper", "tmp", "q0-out")
+            for part in os.listdir(output):
+                with open(os.path.join(output, part)) as f:
+                    lines += f.read().splitlines()
+        assert len(workers) == 2 and sorted(lines) == sorted(nexmark_lines("q0", EVENTS))
+
+        # /app is root's in the image: its user (10001) cannot write the output there.
+        job["metadata"]["name"], job["spec"]["job"]["parameters"]["output"] = "unwritable", "/app/out"
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "unwritable", "-n", "jobs").get("status") or {})
+                          .get("phase") in ("Completed", "Failed") and s, 120, "the unwritable StreamJob to end")
+        assert status["phase"] == "Failed"
+        assert "PermissionError: [Errno 13] Permission denied: '/app/out'" in status["message"], status
