@@ -55,7 +55,7 @@ def await_lease(settings: CheckpointSettings, cancelled: threading.Event,
                 assert lease is not None
                 event(log, logging.WARNING, "lease taken over: the warm standby runs the job",
                       owner=lease.owner, generation=lease.generation)
-                return replace(settings, lease_generation=lease.generation, await_lease=False)
+                return replace(settings, lease_generation=lease.generation, await_lease=False, follow_interval=0.0)
             if cancelled.wait(step_seconds(lease.ttl) if lease is not None else WATCH_SECONDS):
                 raise StoodDown("the standby was stopped before its cluster took the job's lease")
     finally:
