@@ -63,22 +63,22 @@ def logged(stderr: str, message: str) -> list[dict]:
     return entries
 
 
-def take_over(s3_server, tmp_path, mode: str) -> dict:
+def take_over(s3_server, tmp_path, mode: str, protocol: str = "aligned") -> dict:
     """One disaster: the primary (east) runs, is killed, the standby (west) takes over."""
-    job = f"{mode}-takeover"
+    job = f"{mode}-{protocol}-takeover"
     url = f"s3://{new_bucket()}/backup"
     endpoint = s3_server.endpoint
     store = LeaseStore(url, job, endpoint)
     backend = open_backend(url, endpoint)
     east = Renewer(store, "east", 1)
     west = None
-    output = tmp_path / f"{mode}-out"
-    base = CheckpointSettings("aligned", 0.5, url, endpoint, 3, job, restore="auto")
+    output = tmp_path / f"{job}-out"
+    base = CheckpointSettings(protocol, 0.5, url, endpoint, 3, job, restore="auto")
     primary = coordinator(replace(base, lease_owner="east", lease_generation=1), output,
-                          JobCertificates(f"{job}-east"), tmp_path, f"{mode}-east")
+                          JobCertificates(f"{job}-east"), tmp_path, f"{job}-east")
     standby = coordinator(replace(base, lease_owner="west", await_lease=True,
                                   follow_interval=0.3 if mode == "hot" else 0.0), output,
-                          JobCertificates(f"{job}-west"), tmp_path, f"{mode}-west")
+                          JobCertificates(f"{job}-west"), tmp_path, f"{job}-west")
     try:
         assert "standing by" in standby.stdout.readline()
         wait_for(lambda: len(workers_of(standby)) == 2, timeout=30)
@@ -123,3 +123,16 @@ def test_a_hot_standby_writes_nothing_while_it_follows_and_takes_over_from_follo
     warm_seconds = max(step["seconds"] for step in warm["steps"])
     print(f"restore step: warm {warm_seconds:.4f} s, hot {hot_seconds:.4f} s, ratio {hot_seconds / warm_seconds:.2f}")
     assert hot_seconds < warm_seconds, (hot["steps"], warm["steps"])
+
+
+@pytest.mark.timeout(300)
+def test_under_segment_backup_a_hot_standby_restores_each_blocks_version_and_the_windows_from_followed_state(
+        s3_server, tmp_path):
+    hot = take_over(s3_server, tmp_path, "hot", "segment")
+    assert hot["lines"] == oracle(), (sum(hot["lines"].values()), EVENTS)
+    assert hot["unchanged"], "the store changed while only the hot standby followed it"
+    windows = [k for k in hot["before"] if "/windows/" in k]
+    steps = hot["steps"]
+    assert len(steps) == 2 and all(step["store_reads"] == 0 for step in steps), steps
+    assert sum(step["followed"] for step in steps) > 0, steps
+    print(f"segment: {len(windows)} window parts in the store, restore steps {steps}")
