@@ -25,7 +25,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from ..checkpoint import layout
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.follow import plan_follow, version_of
+from ..checkpoint.follow import FOLLOWED_VERSION, LAG_SECONDS, LAG_VERSIONS, plan_follow, version_of
 from ..observability.logs import event
 from ..settings import CheckpointSettings
 from ..state import StateBackend, StateStoreError, open_backend
@@ -183,11 +183,11 @@ class _FollowCollector:
         follower = self.follower
         if follower.stopped.is_set():
             return                      # it took over (or stood down): nothing is followed
-        yield GaugeMetricFamily("segflow_standby_follow_lag_seconds",
+        yield GaugeMetricFamily(LAG_SECONDS,
                                 "Seconds since a hot standby's worker last followed the primary's store",
                                 value=follower.lag_seconds())
-        yield GaugeMetricFamily("segflow_standby_follow_lag_versions",
+        yield GaugeMetricFamily(LAG_VERSIONS,
                                 "Restorable versions in the primary's store a hot standby's worker does not hold yet",
                                 value=follower.lag_versions)
-        yield GaugeMetricFamily("segflow_standby_followed_version",
+        yield GaugeMetricFamily(FOLLOWED_VERSION,
                                 "The newest version a hot standby's worker holds decoded", value=follower.version)
