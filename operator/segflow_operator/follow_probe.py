@@ -7,7 +7,8 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from .reconcile.follow import FollowSample, parse_follow
+from segflow.observability.follow_metrics import FollowSample, parse_follow
+
 from .reconcile.views import PodView
 
 

@@ -15,18 +15,19 @@ from segflow.batch.location import open_location
 from segflow.coordinator.client import request_savepoint
 from segflow.disaster.lease import LeaseDecision
 from segflow.errors import SegflowError
+from segflow.observability.follow_metrics import FollowSample
 from segflow.security.identities import Identity
 
 from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .lease_thread import LeaseThread
+from .follow_probe import probe
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.deployment import revision_spec
-from .follow_probe import probe
 from .reconcile.disaster import dr_status, standby, standby_status, warm_standby
-from .reconcile.follow import FollowSample, summarize
+from .reconcile.follow import summarize
 from .reconcile.status import Condition, DisasterRecoveryStatus, JobStatus, PendingDeploy, Phase
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse

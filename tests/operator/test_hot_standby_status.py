@@ -10,7 +10,8 @@ from segflow.worker.follower import _FollowCollector
 from segflow_operator.follow_probe import probe
 from segflow_operator.reconcile import Deploy, JobStatus, Observed, Phase, PodView
 from segflow_operator.reconcile.disaster import standby_status, warm_standby
-from segflow_operator.reconcile.follow import FollowSample, parse_follow, summarize
+from segflow.observability.follow_metrics import FollowSample, parse_follow
+from segflow_operator.reconcile.follow import summarize
 from segflow_operator.reconcile.status_json import dump
 from segflow_operator.spec import parse
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from segflow.disaster.lease import Lease, LeaseDecision, Move
+from segflow.observability.follow_metrics import FollowSample
 
 from ..spec import StreamJobSpec
 from .actions import Decision, Deploy
 from .deployment import deploy
-from .follow import FollowSample
 from .situation import Situation
 from .status import DisasterRecoveryStatus, Failover, JobStatus, Phase, StandbyStatus
 from .steady import workers

@@ -16,12 +16,6 @@ from ..runtime.elements import FINAL_CHECKPOINT
 from . import layout
 
 
-# A hot standby's worker's gauges (worker.follower), which the operator reads for its status.
-FOLLOWED_VERSION = "segflow_followed_version"
-LAG_VERSIONS = "segflow_follow_lag_versions"
-LAG_SECONDS = "segflow_follow_lag_seconds"
-
-
 @dataclass(frozen=True)
 class FollowPlan:
     """One follow step: the keys to GET, the held keys to drop, and the version to follow

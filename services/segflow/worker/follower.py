@@ -25,7 +25,8 @@ from prometheus_client.core import GaugeMetricFamily
 
 from ..checkpoint import layout
 from ..checkpoint.catalog import Catalog
-from ..checkpoint.follow import FOLLOWED_VERSION, LAG_SECONDS, LAG_VERSIONS, plan_follow, version_of
+from ..checkpoint.follow import plan_follow, version_of
+from ..observability.follow_metrics import FOLLOWED_VERSION, LAG_SECONDS, LAG_VERSIONS
 from ..observability.logs import event
 from ..settings import CheckpointSettings
 from ..state import StateBackend, StateStoreError, open_backend
