@@ -7,8 +7,10 @@ restore steps are compared on the same machine under the same load."""
 import collections
 import json
 import os
+import re
 import subprocess
 import time
+import urllib.request
 from dataclasses import replace
 
 import pytest
@@ -80,7 +82,9 @@ def take_over(s3_server, tmp_path, mode: str, protocol: str = "aligned") -> dict
                                   follow_interval=0.3 if mode == "hot" else 0.0), output,
                           JobCertificates(f"{job}-west"), tmp_path, f"{job}-west")
     try:
-        assert "standing by" in standby.stdout.readline()
+        announced = standby.stdout.readline()
+        assert "standing by" in announced
+        web = re.search(r"web (http://\S+/)", announced).group(1)
         wait_for(lambda: len(workers_of(standby)) == 2, timeout=30)
         standing = workers_of(standby)
         complete = wait_for(lambda: len([k for k in backend.list(f"jobs/{job}/") if k.endswith("/_COMPLETE")]) >= 3,
@@ -90,13 +94,18 @@ def take_over(s3_server, tmp_path, mode: str, protocol: str = "aligned") -> dict
         east.halt()
         time.sleep(1.0)                       # the standby follows what east left
         before = backend.list_tagged(f"jobs/{job}/")
+        with urllib.request.urlopen(web + "api/job", timeout=10) as response:
+            shown = json.loads(response.read())
+        with urllib.request.urlopen(web, timeout=10) as response:
+            page = response.read().decode()
         time.sleep(2.0)                       # ... several follows more
         after = backend.list_tagged(f"jobs/{job}/")
         west = Renewer(store, "west", 2, east.version, previous="east")
         stdout, stderr = standby.communicate(timeout=120)
         assert standby.returncode == 0, stdout[-3000:] + stderr[-3000:]
-        return {"unchanged": before == after, "before": before, "after": after, "steps": logged(stderr, "restore step"),
-                "lines": output_lines(output), "standing": standing, "stderr": stderr}
+        return {"shown": shown, "page": page, "unchanged": before == after, "before": before,
+                "steps": logged(stderr, "restore step"), "lines": output_lines(output), "standing": standing,
+                "stderr": stderr}
     finally:
         east.halt()
         if west is not None:
@@ -116,6 +125,13 @@ def test_a_hot_standby_writes_nothing_while_it_follows_and_takes_over_from_follo
     assert hot["before"], "the primary left nothing in the store to follow"
     assert hot["unchanged"] and warm["unchanged"], "the store changed while only the standby stood by"
     assert "hot standby takes over from followed state" in hot["stderr"]
+    followed_version = max(int(k.split("/chk-")[1].split("/")[0]) for k in hot["before"] if k.endswith("/_COMPLETE"))
+    shown = hot["shown"]                      # the standby's web view, while it followed
+    assert (shown["phase"], shown["standby_mode"], shown["cluster"]) == ("STANDBY", "hot", "west"), shown
+    assert [w["name"] for w in shown["workers"]] == ["w0", "w1"], shown
+    assert all(w["following"] and w["version"] == followed_version for w in shown["workers"]), shown
+    assert warm["shown"]["standby_mode"] == "warm" and not any(w["following"] for w in warm["shown"]["workers"])
+    assert 'id="standby-panel"' in hot["page"]
     assert len(hot["steps"]) == 2 and len(warm["steps"]) == 2, (hot["steps"], warm["steps"])
     assert all(step["followed"] > 0 and step["store_reads"] == 0 for step in hot["steps"]), hot["steps"]
     assert all(step["followed"] == 0 for step in warm["steps"]), warm["steps"]

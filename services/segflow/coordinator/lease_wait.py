@@ -70,6 +70,7 @@ class HeldCalls(cpb_grpc.CoordinatorServicer):
         self.servicer: cpb_grpc.CoordinatorServicer | None = None
         self.opened = threading.Event()
         self.cancelled = threading.Event()
+        self.registered: dict[str, str] = {}     # worker -> its metrics address, as its held Register says
 
     def open(self, servicer: cpb_grpc.CoordinatorServicer) -> None:
         self.servicer = servicer
@@ -85,6 +86,7 @@ class HeldCalls(cpb_grpc.CoordinatorServicer):
         return self.servicer
 
     def Register(self, request, context):
+        self.registered[request.worker] = request.metrics_address
         return self._running(context).Register(request, context)
 
     def Heartbeat(self, request_iterator, context):
