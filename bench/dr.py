@@ -33,7 +33,6 @@ import glob
 import json
 import os
 import re
-import socket
 import statistics
 import sys
 import threading
@@ -70,33 +69,11 @@ class CountingProxy(TcpProxy):
         self.requests = self.job_requests = 0
         self.counted = threading.Lock()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            upstream = sink.getpeername()[1] == self.target[1]
-        except OSError:
-            upstream = False
-        if not upstream:
-            return super()._pump(source, sink)
-        try:
-            while True:
-                data = source.recv(65536)
-                if not data:
-                    break
-                paths = [m.group(2) for m in _REQUEST.finditer(data)]
-                with self.counted:
-                    self.requests += len(paths)
-                    self.job_requests += sum(1 for p in paths if b"/jobs/" in p or b"prefix=backup%2Fjobs" in p)
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with self.lock:
-                self.open -= {source, sink}
-            for s in (source, sink):
-                try:
-                    s.close()
-                except OSError:
-                    pass
+    def sent(self, data: bytes) -> None:
+        paths = [m.group(2) for m in _REQUEST.finditer(data)]
+        with self.counted:
+            self.requests += len(paths)
+            self.job_requests += sum(1 for p in paths if b"/jobs/" in p or b"prefix=backup%2Fjobs" in p)
 
     def counts(self) -> tuple[int, int]:
         with self.counted:
