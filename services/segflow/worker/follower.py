@@ -30,6 +30,7 @@ from ..observability.follow_metrics import FOLLOWED_VERSION, LAG_SECONDS, LAG_VE
 from ..observability.logs import event
 from ..settings import CheckpointSettings
 from ..state import StateBackend, StateStoreError, open_backend
+from ..state.sealing import TamperedState
 
 log = logging.getLogger("segflow.worker")
 
@@ -120,7 +121,11 @@ class Follower:
                 self.snapshots.pop(key, None)
                 self.windows.pop(key, None)
             for key in plan.fetch:
-                self._fetch(key)
+                try:
+                    self._fetch(key)
+                except TamperedState as exc:      # not held: a restore that needs it reads it and says so
+                    event(log, logging.WARNING, "hot standby refuses a stored part that fails its check",
+                          key=key, error=str(exc))
             self.version = version_of(set(self.held))
             self.lag_versions = plan.version - self.version
             self.followed_at = self.clock()
