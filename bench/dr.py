@@ -17,11 +17,17 @@ too) and west takes over with ``failoverAfterSeconds: 2``. Configurations: ``<mo
 * the standby's cost per minute while it stands by: CPU seconds of west's job pods, and
   west's S3 requests (all of them, and those under the job's keys, without the operator's
   lease reads);
+* where the RTO goes: from the fault to west taking the lease (``fault_to_takeover_s``:
+  the namespace's deletion reaching east's operator, which then stops renewing, plus
+  ``failoverAfterSeconds``), and from the takeover to the first commit
+  (``takeover_to_commit_s``: what the standby mode changes: pods, restore, first
+  checkpoint);
 * the operator's own measure (``status.disasterRecovery.lastFailover.rtoSeconds``: from
   east's last lease renewal to west running the job).
 
 The last line is one JSON object: ``rto_s`` (per configuration and per mode: median and
-worst round; targets hot median <= 5 s, hot worst <= 8 s, warm <= 8 s), ``records_lost``
+worst round; targets hot median <= 5 s, hot worst <= 8 s, warm <= 8 s), its two parts,
+``records_lost``
 and ``records_duplicated`` (all rounds; target 0), ``cost_per_minute`` (per mode).
 
     .venv/bin/python bench/dr.py [--rounds 5] [--configs cold-abs,warm-abs,...] [--events 16000]
@@ -137,6 +143,8 @@ def one_round(config: str, index: int, sites: dict, redis_url: str, s3_endpoint:
         output, expected = run.output(), run.expected()
         return {"config": config, "mode": mode, "round": index, "phase": final["phase"],
                 "rto_s": round(committed - fault, 2) if committed else None,
+                "fault_to_takeover_s": round(lease.taken_at - fault, 2),
+                "takeover_to_commit_s": round(committed - lease.taken_at, 2) if committed else None,
                 "operator_rto_s": final.get("disasterRecovery", {}).get("lastFailover", {}).get("rtoSeconds"),
                 "records_lost": sum((expected - output).values()), "duplicated": sum((output - expected).values()),
                 "standing": cost}
@@ -165,6 +173,11 @@ def summary(rows: list[dict], configs: list[str], rounds: int) -> dict:
     return {
         "rto_s": {**{c: spread(rtos(lambda r, c=c: r["config"] == c)) for c in configs},
                   **{m: spread(rtos(lambda r, m=m: r["mode"] == m)) for m in modes}},
+        "takeover_to_commit_s": {**{c: spread([r["takeover_to_commit_s"] for r in rows if r["config"] == c
+                                               and r["takeover_to_commit_s"] is not None]) for c in configs},
+                                 **{m: spread([r["takeover_to_commit_s"] for r in rows if r["mode"] == m
+                                               and r["takeover_to_commit_s"] is not None]) for m in modes}},
+        "fault_to_takeover_s": {m: spread([r["fault_to_takeover_s"] for r in rows if r["mode"] == m]) for m in modes},
         "rounds_without_rto": sum(1 for r in rows if r["rto_s"] is None),
         "records_lost": sum(r["records_lost"] for r in rows),
         "records_duplicated": sum(r["duplicated"] for r in rows),
