@@ -247,13 +247,16 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
 def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str,
                metrics_host: str = "") -> dict:
     """Worker ``index``; those past the parallelism are the standbys (a standby that took
-    over a lost worker's slot keeps its pod, and the lost one's new pod stands by)."""
+    over a lost worker's slot keeps its pod, and the lost one's new pod stands by). With a
+    hot standby the others follow the backup store until they run (a standby worker,
+    which may wait for a slot as long as the job runs, follows nothing)."""
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else []),
             *(["--await-lease"] if spec.disaster_recovery is not None and spec.disaster_recovery.warm else []),
             *(["--follow", job_settings(body, spec, revision, "auto").to_json()]
-              if spec.disaster_recovery is not None and spec.disaster_recovery.hot else [])]
+              if spec.disaster_recovery is not None and spec.disaster_recovery.hot and index < spec.parallelism
+              else [])]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
                                f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None, metrics_host),
                           spec.pod_template)

@@ -73,3 +73,12 @@ def test_another_jobs_store_is_not_taken_from_what_was_followed(s3_server):
     follower.step()
     other = CheckpointSettings("aligned", 1.0, settings.state_url, settings.s3_endpoint, 3, "another")
     assert follower.take(other) is None
+
+
+def test_a_worker_assigned_before_any_follow_completed_restores_from_the_store(s3_server):
+    """A worker replaced while the job runs registers at once: it reads its own replicas
+    from the store, not the job's whole state through a last follow."""
+    _, catalog, settings = store(s3_server)
+    checkpoint(catalog, 1, {(1, 0): {"n": 1}, (1, 1): {"n": 2}})
+    follower = Follower(settings)
+    assert follower.take(settings) is None and follower.gets == 0

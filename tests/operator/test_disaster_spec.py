@@ -114,6 +114,10 @@ def test_a_hot_standby_deploys_as_warm_and_its_workers_follow_the_store_its_coor
     assert (held.settings.await_lease, held.settings.follow_interval) == (False, 0.0)
     warm = _parser().parse_args(worker_pod(BODY, dr_spec(), 1, 0, "10.0.0.1")["spec"]["containers"][0]["args"])
     assert warm.follow is None and dr_spec().disaster_recovery.warm and hot_spec.disaster_recovery.warm
+    with_standby = dr_spec(standbyWorkers=1, disasterRecovery={**DR, "standby": "hot"})
+    standby_worker = _parser().parse_args(worker_pod(BODY, with_standby, 1, with_standby.parallelism,
+                                                     "10.0.0.1")["spec"]["containers"][0]["args"])
+    assert standby_worker.standby and standby_worker.follow is None, "a standby worker may wait the job long"
 
 
 @pytest.mark.parametrize("change,message", [

@@ -170,7 +170,8 @@ class WorkerSpawner:
                 for earlier in self.processes.values():    # its end of the others' address pipes
                     if earlier.stdin is not None:
                         earlier.stdin.close()
-                _become_worker(name, i, i >= self.count, self.follow, read, env, run_command)
+                standby = i >= self.count          # it may wait for a slot as long as the job runs: no follow
+                _become_worker(name, i, standby, "" if standby else self.follow, read, env, run_command)
             os.close(read)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
             self._waiting[name] = worker.stdin

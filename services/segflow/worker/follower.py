@@ -107,8 +107,10 @@ class Follower:
                     event(log, logging.WARNING, "hot standby cannot follow the store; trying again", error=failed)
             self.stopped.wait(self.settings.follow_interval)
 
-    def step(self) -> None:
-        """One follow: a LIST, then a GET of each key that is new or rewritten."""
+    def step(self, final: bool = False) -> None:
+        """One follow: a LIST, then a GET of each key that is new or rewritten. Stopped
+        (the worker has its assignment), a follow ends at its next GET unless it is the
+        ``final`` one of a takeover."""
         tagged = getattr(self.backend, "list_tagged", None)
         if tagged is None:
             raise StateStoreError(f"a hot standby follows an S3 store, not {self.backend.url}")
@@ -121,6 +123,8 @@ class Follower:
                 self.snapshots.pop(key, None)
                 self.windows.pop(key, None)
             for key in plan.fetch:
+                if self.stopped.is_set() and not final:
+                    return
                 try:
                     self._fetch(key)
                 except TamperedState as exc:      # not held: a restore that needs it reads it and says so
@@ -155,13 +159,16 @@ class Follower:
     def take(self, checkpointing) -> FollowedCatalog | None:
         """Stop following and follow once more; the catalog a takeover's restore reads
         through (None: the assignment restores another job's store than the one followed,
-        or the store could not be read now, so the restore reads the store itself)."""
+        no follow had completed, or the store could not be read now, so the restore
+        reads the store itself)."""
         self.stop()
         if (checkpointing.state_url, checkpointing.job_name) != (self.settings.state_url, self.settings.job_name):
             return None
+        if not self.followed_at:
+            return None       # it never followed (assigned at once: a worker replaced while the job runs)
         started = time.monotonic()
         try:
-            self.step()
+            self.step(final=True)
         except StateStoreError as exc:
             event(log, logging.WARNING, "hot standby could not follow at the takeover; restoring from the store",
                   error=str(exc))
