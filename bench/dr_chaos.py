@@ -19,7 +19,7 @@ took over) is printed as it happens. At the end the output must equal the plain-
 oracle exactly. The last line is one JSON object: the disasters with their RTO, and
 ``records_lost`` and ``records_duplicated`` (target 0).
 
-    .venv/bin/python bench/dr_chaos.py [--seed 7] [--disasters 10] [--events 200000] [--rate 200]
+    .venv/bin/python bench/dr_chaos.py [--seed 7] [--disasters 10] [--events 200000] [--rate 250]
 """
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--disasters", type=int, default=10)
     parser.add_argument("--events", type=int, default=200000)
-    parser.add_argument("--rate", type=int, default=200)
+    parser.add_argument("--rate", type=int, default=250)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     kinds = [rng.choice(KINDS) for _ in range(args.disasters)]
