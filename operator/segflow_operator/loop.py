@@ -15,16 +15,19 @@ from segflow.batch.location import open_location
 from segflow.coordinator.client import request_savepoint
 from segflow.disaster.lease import LeaseDecision
 from segflow.errors import SegflowError
+from segflow.observability.follow_metrics import FollowSample
 from segflow.security.identities import Identity
 
 from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .lease_thread import LeaseThread
+from .follow_probe import probe
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
 from .reconcile.deployment import revision_spec
 from .reconcile.disaster import dr_status, standby, standby_status, warm_standby
+from .reconcile.follow import summarize
 from .reconcile.status import Condition, DisasterRecoveryStatus, JobStatus, PendingDeploy, Phase
 from .savepoint_requests import SavepointRequests
 from .spec import InvalidSpec, StreamJobSpec, check_endpoints, parse
@@ -126,10 +129,13 @@ class JobLoop:
         metrics.LEASE_GENERATION.labels(self.namespace, self.name).set(self.generation)
         if lease.active:
             metrics.STANDBY_READY_WORKERS.labels(self.namespace, self.name).set(0)
+            metrics.FOLLOW_LAG_SECONDS.labels(self.namespace, self.name).set(0)
             return replace(spec, state="suspended") if keeper.switching_over else spec
         observed = Observed(pods, None, now())
         decision = warm_standby(spec, status, observed, lease) if dr.warm else standby(status, observed, lease)
-        decision.status.disaster_recovery = self._dr_status(spec, decision.status)
+        follow = summarize(probe(list(pods), spec.metrics_port)) if dr.hot else None
+        metrics.FOLLOW_LAG_SECONDS.labels(self.namespace, self.name).set(follow.lag_seconds if follow else 0)
+        decision.status.disaster_recovery = self._dr_status(spec, decision.status, follow)
         ready = sum(1 for p in pods if p.role == "worker" and p.ready and not p.deleting) if dr.warm else 0
         metrics.STANDBY_READY_WORKERS.labels(self.namespace, self.name).set(ready)
         self.watcher.follow("")
@@ -154,13 +160,15 @@ class JobLoop:
         held = self.keeper.held if self.keeper is not None else None
         return held.generation if held is not None else 0
 
-    def _dr_status(self, spec: StreamJobSpec, wanted: JobStatus) -> DisasterRecoveryStatus:
-        """``status.disasterRecovery`` for the status ``wanted`` after this step."""
+    def _dr_status(self, spec: StreamJobSpec, wanted: JobStatus,
+                   follow: FollowSample | None = None) -> DisasterRecoveryStatus:
+        """``status.disasterRecovery`` for the status ``wanted`` after this step (``follow``:
+        what a hot standby's workers follow)."""
         keeper, dr = self.keeper, spec.disaster_recovery
         assert keeper is not None and dr is not None, "only a job with disasterRecovery has a lease status"
         result = replace(dr_status(dr.cluster, dr.role, wanted.disaster_recovery, keeper.lease, keeper.taken,
                                    wanted.phase, time.time(), wanted.restored or ""),
-                         standby=standby_status(spec, wanted))
+                         standby=standby_status(spec, wanted, follow))
         return replace(result, held_as=keeper.held_as) if keeper.held is not None else result
 
     def _batch_status(self, spec: StreamJobSpec, decision: Decision) -> None:

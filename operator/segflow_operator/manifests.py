@@ -13,6 +13,7 @@ import json
 import secrets
 from dataclasses import replace
 
+from segflow.settings import CheckpointSettings
 from segflow.state.sealing import STATE_KEY_ENV
 
 from . import job_tls
@@ -179,6 +180,22 @@ def _restricted(container: dict) -> dict:
             "volumeMounts": [{"name": SCRATCH, "mountPath": "/tmp"}]}
 
 
+def job_settings(body: dict, spec: StreamJobSpec, revision: int, restore: str,
+                 lease_generation: int = 0) -> CheckpointSettings:
+    """The checkpoint settings of ``revision``'s coordinator; a standby's (no lease
+    generation held) awaits the lease, and a hot one's workers follow the store every
+    ``followSeconds``."""
+    meta = body["metadata"]
+    settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
+                       restore=restore if spec.checkpointing.enabled else "", revision=revision)
+    dr = spec.disaster_recovery
+    if dr is None:
+        return settings
+    standing_by = not lease_generation
+    return replace(settings, lease_owner=dr.cluster, lease_generation=lease_generation, await_lease=standing_by,
+                   follow_interval=dr.follow_seconds if dr.hot and standing_by else 0.0)
+
+
 def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str, lease_generation: int = 0,
                     metrics_host: str = "") -> dict:
     """``restore``: a checkpoint id, ``auto`` (latest if any) or "" (from the start).
@@ -193,12 +210,7 @@ def coordinator_pod(body: dict, spec: StreamJobSpec, revision: int, restore: str
         args += ["--standby-workers", str(spec.standby_workers)]
     for key, value in sorted(spec.parameters.items()):     # $$( keeps Kubernetes from expanding $(VAR)
         args += ["-p", f"{key}={value}".replace("$(", "$$(")]
-    settings = replace(spec.checkpointing, job_name=state_job_name(meta["namespace"], meta["name"]),
-                       restore=restore if spec.checkpointing.enabled else "", revision=revision)
-    if spec.disaster_recovery is not None:
-        settings = replace(settings, lease_owner=spec.disaster_recovery.cluster, lease_generation=lease_generation,
-                           await_lease=not lease_generation)
-    args += ["--settings", settings.to_json()]
+    args += ["--settings", job_settings(body, spec, revision, restore, lease_generation).to_json()]
     pod = _pod(body, spec, coordinator_name(meta["name"], revision), "coordinator", revision, args, "coordinator",
                resources=COORDINATOR_RESOURCES, metrics_host=metrics_host)
     pod["spec"]["restartPolicy"] = "Never"    # the operator decides: a lost coordinator means a redeploy
@@ -235,11 +247,16 @@ def batch_stage_container(spec: StreamJobSpec, fresh: bool) -> dict:
 def worker_pod(body: dict, spec: StreamJobSpec, revision: int, index: int, coordinator_ip: str,
                metrics_host: str = "") -> dict:
     """Worker ``index``; those past the parallelism are the standbys (a standby that took
-    over a lost worker's slot keeps its pod, and the lost one's new pod stands by)."""
+    over a lost worker's slot keeps its pod, and the lost one's new pod stands by). With a
+    hot standby the others follow the backup store until they run (a standby worker,
+    which may wait for a slot as long as the job runs, follows nothing)."""
     job = body["metadata"]["name"]
     args = ["worker", "--coordinator", f"{coordinator_ip}:{COORDINATOR_PORT}", "--name", f"w{index}",
             "--host", "$(POD_IP)", *(["--standby"] if index >= spec.parallelism else []),
-            *(["--await-lease"] if spec.disaster_recovery is not None and spec.disaster_recovery.warm else [])]
+            *(["--await-lease"] if spec.disaster_recovery is not None and spec.disaster_recovery.warm else []),
+            *(["--follow", job_settings(body, spec, revision, "auto").to_json()]
+              if spec.disaster_recovery is not None and spec.disaster_recovery.hot and index < spec.parallelism
+              else [])]
     return apply_template(_pod(body, spec, worker_name(job, revision, index), "worker", revision, args,
                                f"w{index}", {INDEX_LABEL: str(index)}, spec.resources or None, metrics_host),
                           spec.pod_template)

@@ -18,3 +18,7 @@ TAKEOVERS = Counter("segflow_streamjob_takeovers", "Disaster recovery: leases th
 STANDBY_READY_WORKERS = Gauge("segflow_standby_ready_workers",
                               "Disaster recovery: worker pods of a warm standby started, registered and ready to "
                               "take over (0 on a cold standby or the active cluster)", ["namespace", "name"])
+FOLLOW_LAG_SECONDS = Gauge("segflow_standby_follow_lag_seconds",
+                           "Disaster recovery: seconds since the hot standby's least recently followed worker last "
+                           "followed the backup store (0 on a cold or warm standby or the active cluster)",
+                           ["namespace", "name"])

@@ -38,14 +38,22 @@ class DisasterRecovery:
     role: str = "primary"
     failover_after: float = 10.0
     s3_endpoint: str = ""
-    standby: str = "warm"         # cold: no pods while standing by; warm: pods up, registered and idle
+    standby: str = "warm"         # cold: no pods while standing by; warm: pods up, registered and idle; hot: warm
+    follow_seconds: float = 1.0   # and its workers follow the primary's store, every follow_seconds
 
     @property
     def warm(self) -> bool:
-        return self.standby == "warm"
+        """The standby keeps its pods started (warm or hot)."""
+        return self.standby in ("warm", "hot")
+
+    @property
+    def hot(self) -> bool:
+        """The standby's workers follow the primary's store."""
+        return self.standby == "hot"
 
 
-STANDBY_MODES = ("cold", "warm")
+STANDBY_MODES = ("cold", "warm", "hot")
+FOLLOW_SECONDS = (0.1, 60.0)      # the shortest and longest spec.disasterRecovery.followSeconds
 
 
 COORDINATOR_PORT = 7070      # the coordinator's gRPC control port
@@ -339,13 +347,16 @@ def _disaster_recovery(raw: dict | None, checkpointing: dict) -> DisasterRecover
         raise InvalidSpec(f"spec.disasterRecovery.failoverAfterSeconds must be at least {MIN_FAILOVER_SECONDS:g}, "
                           f"not {failover_after:g}")
     standby = str(raw.get("standby", "warm"))
-    if standby == "hot":
-        raise InvalidSpec("spec.disasterRecovery.standby: hot (workers following the primary's store) is not "
-                          "available yet: use warm (the standby's pods started, registered and idle) or cold")
     if standby not in STANDBY_MODES:
-        raise InvalidSpec(f"spec.disasterRecovery.standby must be cold or warm, not {standby!r}")
+        raise InvalidSpec(f"spec.disasterRecovery.standby must be cold, warm or hot, not {standby!r}")
+    follow_seconds = float(raw.get("followSeconds", 1.0))
+    if not FOLLOW_SECONDS[0] <= follow_seconds <= FOLLOW_SECONDS[1]:
+        raise InvalidSpec(f"spec.disasterRecovery.followSeconds (how often a hot standby's workers list the backup "
+                          f"store) must be between {FOLLOW_SECONDS[0]:g} and {FOLLOW_SECONDS[1]:g}, "
+                          f"not {follow_seconds:g}")
     return DisasterRecovery(url, cluster, role, failover_after,
-                            str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""), standby)
+                            str(raw.get("s3Endpoint") or checkpointing.get("s3Endpoint") or ""), standby,
+                            follow_seconds)
 
 
 def check_endpoints(spec: StreamJobSpec, allowed: frozenset[str]) -> None:

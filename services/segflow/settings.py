@@ -32,6 +32,7 @@ class CheckpointSettings:
     lease_owner: str = ""          # disaster recovery: the cluster holding the job's lease ...
     lease_generation: int = 0      # ... and its generation; 0: no lease fences this job
     await_lease: bool = False      # a warm standby's coordinator: holds its workers until lease_owner holds the lease
+    follow_interval: float = 0.0   # a hot standby: seconds between its workers' follows of the store (0: warm)
     revision: int = 0              # the operator's deployment revision (see first_checkpoint_id)
     savepoint_interval: float = 0.0   # a complete checkpoint becomes a savepoint this often, in s (0: on request only)
     savepoint_retain: int = 0         # savepoints kept, newest first (0: every one)
@@ -53,6 +54,12 @@ class CheckpointSettings:
             raise SegflowError("a warm standby awaits the lease of its cluster (lease_owner) in an S3 backup store, "
                                "and takes its generation from it: it needs an s3:// state URL, the lease owner and "
                                "no lease generation (set by the operator for disasterRecovery.standby: warm)")
+        if self.follow_interval and not self.await_lease:
+            raise SegflowError("follow_interval makes a warm standby hot: its workers follow the primary's store "
+                               "while it awaits the lease; set it only with await_lease "
+                               "(disasterRecovery.standby: hot)")
+        if self.follow_interval < 0:
+            raise SegflowError(f"follow_interval is seconds between follows of the store, not {self.follow_interval}")
         if self.connectors and not self.protocol.segment_backup:
             raise SegflowError(f"--connectors chooses segment backup's connectors: it needs "
                                f"--checkpoint-protocol segment, not {self.protocol.value}")

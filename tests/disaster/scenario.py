@@ -213,6 +213,14 @@ class Scenario:
         return {p["metadata"]["name"]: p["metadata"]["uid"] for p in self.pods(site)
                 if p["status"].get("phase") == "Running"}
 
+    def wait_following(self, site, timeout: float = 60.0) -> dict:
+        """Once ``site``'s hot standby shows in its status that its workers follow the
+        store: that part of the status."""
+        def following():
+            shown = (self.status(site).get("disasterRecovery") or {}).get("standby") or {}
+            return shown if (shown.get("followedVersion") or 0) > 0 else None
+        return wait_for(following, timeout, f"{self.name}'s hot standby in {site.name} to follow", interval=0.5)
+
     def delete(self, *sites) -> None:
         for site in sites:
             site.cluster.kubectl("delete", "sj", self.name, "-n", NAMESPACE, "--wait=false", check=False)

@@ -26,27 +26,31 @@ def assert_no_secret_anywhere(site):
         assert not [text[:200] for text in written + logs if secret in text], f"{secret} leaked"
 
 
-@pytest.mark.parametrize("standby", ["warm", "cold"])
+@pytest.mark.parametrize("standby", ["warm", "hot", "cold"])
 def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server, standby):
     """A warm standby's pods (started, registered, idle) run the job after the takeover:
-    the same pods, none created after the fault. A cold one has none until it takes over."""
+    the same pods, none created after the fault; a hot one's as well, and its status shows
+    what its workers follow. A cold one has none until it takes over."""
     east, west = sites["east"], sites["west"]
     run = Scenario(f"nsdel-{standby}", redis_server.url, REDIS_PASSWORD, standby=standby)
     try:
         run.start(east, west)
         waiting = run.wait_phase(west, "Standby")
         assert waiting["disasterRecovery"]["activeCluster"] == "east"
-        if standby == "warm":
+        if standby in ("warm", "hot"):
             warm = run.wait_warm(west)
             assert len(warm) == 3, warm                       # the coordinator and two workers
-            assert "warm standby" in run.status(west)["message"]
+            assert f"{standby} standby" in run.status(west)["message"]
+        if standby == "hot":
+            following = run.wait_following(west)
+            assert following["mode"] == "hot" and following["followLagVersions"] >= 0, following
         else:
             assert not run.running_pods(west) and waiting["disasterRecovery"]["standby"] == {"mode": "cold"}
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
         fault = time.monotonic()
         running = run.wait_phase(west, "Running", timeout=60)
         assert time.monotonic() - fault < 30
-        if standby == "warm":
+        if standby in ("warm", "hot"):
             taking_over = {p["metadata"]["name"]: p["metadata"]["uid"] for p in run.pods(west)}
             assert taking_over == warm, "the takeover created pods: the warm standby's should run the job"
             assert "standby" not in running["disasterRecovery"]
@@ -64,9 +68,10 @@ def test_namespace_deletion_fails_over_to_the_standby(sites, redis_server, stand
         east.restore_namespace()
 
 
-def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
+@pytest.mark.parametrize("standby", ["warm", "hot"])
+def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server, standby):
     east, west = sites["east"], sites["west"]
-    run = Scenario("lost", redis_server.url, REDIS_PASSWORD)
+    run = Scenario(f"lost-{standby}", redis_server.url, REDIS_PASSWORD, standby=standby)
     try:
         run.start(east, west)
         killed = east.kill()
@@ -82,12 +87,13 @@ def test_whole_cluster_loss_fails_over_to_the_standby(sites, redis_server):
         east.rebuild()
 
 
-def test_a_job_that_completed_before_the_disaster_is_not_run_again_by_the_standby(sites, redis_server):
+@pytest.mark.parametrize("standby", ["warm", "hot"])
+def test_a_job_that_completed_before_the_disaster_is_not_run_again_by_the_standby(sites, redis_server, standby):
     """The standby takes the lease of a job whose primary had completed it, and resumes
     from the job's end: its output stream is left as it was, entry ids and all (before,
     it restored the last numbered checkpoint and appended the rest again)."""
     east, west = sites["east"], sites["west"]
-    run = Scenario("done", redis_server.url, REDIS_PASSWORD, events=4000)
+    run = Scenario(f"done-{standby}", redis_server.url, REDIS_PASSWORD, events=4000, standby=standby)
     try:
         run.start(east, west, checkpoints=1)
         done = run.wait_phase(east, "Completed", "Failed", timeout=120)
@@ -105,10 +111,11 @@ def test_a_job_that_completed_before_the_disaster_is_not_run_again_by_the_standb
         east.restore_namespace()
 
 
+@pytest.mark.parametrize("standby", ["warm", "hot"])
 def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_the_lease(sites, redis_server,
-                                                                                         s3_proxy):
+                                                                                         s3_proxy, standby):
     east, west = sites["east"], sites["west"]
-    run = Scenario("cut", redis_server.url, REDIS_PASSWORD)
+    run = Scenario(f"cut-{standby}", redis_server.url, REDIS_PASSWORD, standby=standby)
     try:
         run.start(east, west)
         assert_no_secret_anywhere(east)
@@ -123,7 +130,7 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
         healed = wait_for(lambda: (s := run.status(east)).get("disasterRecovery", {}).get("activeCluster") == "west"
                           and s, 30, "the healed primary to see the standby's lease")
         assert healed["phase"] == "Standby" and not run.running_pods(east, ran_with)
-        if run.standby == "warm":
+        if run.standby in ("warm", "hot"):
             run.wait_warm(east)             # the healed side stands by warm, with pods of a new revision
         assert run.output() == run.expected()
         assert final["disasterRecovery"]["generation"] == 2
@@ -132,9 +139,11 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
         run.delete(east, west)
 
 
-def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, redis_server):
+@pytest.mark.parametrize("standby", ["warm", "hot"])
+def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, redis_server, standby):
     east, west = sites["east"], sites["west"]
-    run = Scenario("twice", redis_server.url, REDIS_PASSWORD, events=30000, rate=600)
+    run = Scenario(f"twice-{standby}", redis_server.url, REDIS_PASSWORD, events=30000, rate=600,
+                   standby=standby)
     try:
         run.start(east, west)
         east.cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
@@ -156,10 +165,11 @@ def test_failing_over_twice_east_west_east_loses_and_duplicates_nothing(sites, r
             site.restore_namespace()
 
 
-def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(sites, redis_server):
+@pytest.mark.parametrize("standby", ["warm", "hot"])
+def test_a_planned_switch_over_takes_a_savepoint_and_hands_over_without_waiting(sites, redis_server, standby):
     east, west = sites["east"], sites["west"]
     # 30 s of events: time for a savepoint asked again after a failed one (the operator retries)
-    run = Scenario("switch", redis_server.url, REDIS_PASSWORD, events=24000)
+    run = Scenario(f"switch-{standby}", redis_server.url, REDIS_PASSWORD, events=24000, standby=standby)
     try:
         run.start(east, west)
         ran_with = run.status(east)["revision"]

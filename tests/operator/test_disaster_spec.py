@@ -99,9 +99,30 @@ def test_a_warm_standby_is_the_default_and_its_pods_wait_for_the_lease_they_will
     assert dr_spec().deployment_hash() == dr_spec(disasterRecovery={**DR, "standby": "cold"}).deployment_hash()
 
 
+def test_a_hot_standby_deploys_as_warm_and_its_workers_follow_the_store_its_coordinator_will_restore_from():
+    """Hot: the same pods as warm; the workers get the job's settings to follow (the backup
+    store, the job's name in it, its protocol, every followSeconds), and the coordinator
+    stops following once its cluster holds the lease (a generation held: nothing to follow)."""
+    hot_spec = dr_spec(disasterRecovery={**DR, "standby": "hot", "followSeconds": 0.5})
+    coordinator = _parser().parse_args(coordinator_pod(BODY, hot_spec, 1, "auto")["spec"]["containers"][0]["args"])
+    worker = _parser().parse_args(worker_pod(BODY, hot_spec, 1, 0, "10.0.0.1")["spec"]["containers"][0]["args"])
+    assert worker.await_lease and worker.follow is not None
+    assert (worker.follow.state_url, worker.follow.job_name, worker.follow.follow_interval) == \
+        (coordinator.settings.state_url, coordinator.settings.job_name, 0.5)
+    assert worker.follow.protocol == coordinator.settings.protocol and coordinator.settings.follow_interval == 0.5
+    held = _parser().parse_args(coordinator_pod(BODY, hot_spec, 1, "auto", 3)["spec"]["containers"][0]["args"])
+    assert (held.settings.await_lease, held.settings.follow_interval) == (False, 0.0)
+    warm = _parser().parse_args(worker_pod(BODY, dr_spec(), 1, 0, "10.0.0.1")["spec"]["containers"][0]["args"])
+    assert warm.follow is None and dr_spec().disaster_recovery.warm and hot_spec.disaster_recovery.warm
+    with_standby = dr_spec(standbyWorkers=1, disasterRecovery={**DR, "standby": "hot"})
+    standby_worker = _parser().parse_args(worker_pod(BODY, with_standby, 1, with_standby.parallelism,
+                                                     "10.0.0.1")["spec"]["containers"][0]["args"])
+    assert standby_worker.standby and standby_worker.follow is None, "a standby worker may wait the job long"
+
+
 @pytest.mark.parametrize("change,message", [
-    ({"disasterRecovery": {**DR, "standby": "hot"}}, "not available yet: use warm"),
-    ({"disasterRecovery": {**DR, "standby": "lukewarm"}}, "cold or warm"),
+    ({"disasterRecovery": {**DR, "standby": "lukewarm"}}, "cold, warm or hot"),
+    ({"disasterRecovery": {**DR, "standby": "hot", "followSeconds": 0.01}}, "between 0.1 and 60"),
     ({"disasterRecovery": {**DR, "backupUrl": "file:///x"}}, "must be s3://"),
     ({"disasterRecovery": {**DR, "clusterName": "East_1"}}, "DNS label"),
     ({"disasterRecovery": {**DR, "role": "leader"}}, "primary or standby"),

@@ -54,15 +54,20 @@ class TcpProxy:
                 continue
             with self.lock:
                 self.open |= {client, upstream}
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, outbound in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pump, args=(a, b, outbound), daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def sent(self, data: bytes) -> None:
+        """Bytes on their way to the server (a subclass may look at them)."""
+
+    def _pump(self, source: socket.socket, sink: socket.socket, outbound: bool) -> None:
         try:
             while True:
                 data = source.recv(65536)
                 if not data:
                     break
+                if outbound:
+                    self.sent(data)
                 sink.sendall(data)
         except OSError:
             pass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from segflow.disaster.lease import Lease, LeaseDecision, Move
+from segflow.observability.follow_metrics import FollowSample
 
 from ..spec import StreamJobSpec
 from .actions import Decision, Deploy
@@ -57,16 +58,22 @@ def warm_standby(spec: StreamJobSpec, status: JobStatus, observed: Observed, lea
         d.status.resume_from = "auto"
     else:
         workers(s, d)
-    d.phase(Phase.STANDBY, f"{lease.reason}; warm standby, {d.status.ready or '0'} workers ready", warning=warning)
+    mode = spec.disaster_recovery.standby if spec.disaster_recovery is not None else "warm"
+    d.phase(Phase.STANDBY, f"{lease.reason}; {mode} standby, {d.status.ready or '0'} workers ready", warning=warning)
     return d
 
 
-def standby_status(spec: StreamJobSpec, wanted: JobStatus) -> StandbyStatus | None:
-    """``status.disasterRecovery.standby`` while this cluster stands by (None otherwise)."""
+def standby_status(spec: StreamJobSpec, wanted: JobStatus, follow: FollowSample | None = None) -> StandbyStatus | None:
+    """``status.disasterRecovery.standby`` while this cluster stands by (None otherwise);
+    ``follow``: what a hot standby's workers follow (None: none answered yet)."""
     dr = spec.disaster_recovery
     if dr is None or wanted.phase != Phase.STANDBY:
         return None
-    return StandbyStatus(mode=dr.standby, ready_workers=wanted.ready if dr.warm else None)
+    status = StandbyStatus(mode=dr.standby, ready_workers=wanted.ready if dr.warm else None)
+    if dr.hot and follow is not None:
+        status = replace(status, followed_version=follow.version, follow_lag_versions=follow.lag_versions,
+                         follow_lag_seconds=round(follow.lag_seconds, 1))
+    return status
 
 
 def dr_status(cluster: str, role: str, previous: DisasterRecoveryStatus | None, lease: Lease | None,

@@ -121,9 +121,13 @@ class Failover:
 @dataclass(frozen=True)
 class StandbyStatus:
     """While this cluster stands by: how (cold: no pods; warm: pods up and registered,
-    idle), and how many of its worker pods are ready to take over."""
+    idle; hot: warm, its workers following the backup store), how many of its worker pods
+    are ready to take over, and when hot, what they follow (from their metrics)."""
     mode: str = ""
     ready_workers: str | None = None
+    followed_version: int | None = None
+    follow_lag_versions: int | None = None
+    follow_lag_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ complete, and segment backup plans without it, so a restore falls back to what i
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import dataclass
 
 from ..errors import SegflowError
@@ -182,6 +183,11 @@ class Catalog:
 
     def read(self, checkpoint_id: int, block: int, replica: int) -> bytes | None:
         return self._get(layout.snapshot_key(self.job, checkpoint_id, block, replica))
+
+    def read_state(self, checkpoint_id: int, block: int, replica: int) -> dict | None:
+        """A replica's snapshot decoded (None: the store has none)."""
+        blob = self.read(checkpoint_id, block, replica)
+        return None if blob is None else pickle.loads(blob)
 
     def write(self, checkpoint_id: int, block: int, replica: int, blob: bytes) -> None:
         self._put(layout.snapshot_key(self.job, checkpoint_id, block, replica), blob)

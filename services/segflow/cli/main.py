@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--await-lease", action="store_true",
                         help="a warm standby cluster's worker: wait for the job as long as its coordinator stands "
                              "by for the lease, not 120 s")
+    worker.add_argument("--follow", type=CheckpointSettings.from_json, default=None, metavar="JSON",
+                        help="a hot standby cluster's worker: follow the store of the job these checkpoint settings "
+                             "name (read-only) while it waits, and restore from what it followed at the takeover")
     _metrics_arguments(worker, "/metrics")
     coordinator = commands.add_parser("coordinator", help="a job's coordinator service")
     _job_arguments(coordinator)
@@ -339,7 +342,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure(f"worker {args.name}")
     collect_less_often()
     return WorkerService(args.name, args.coordinator, args.host, args.slots, args.metrics_port,
-                         args.metrics_host, standby=args.standby, await_lease=args.await_lease).run()
+                         args.metrics_host, standby=args.standby, await_lease=args.await_lease,
+                         follow=args.follow).run()
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
@@ -355,7 +359,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         from ..worker import service  # noqa: F401
         identities = local_identities(args.workers + args.standby_workers, identity_from_env().ca,
                                       read_stdin_line())
-        spawner = WorkerSpawner(args.workers, identities, standby=args.standby_workers)
+        settings = args.settings.named(_spec(args).default_name())
+        spawner = WorkerSpawner(args.workers, identities, standby=args.standby_workers,
+                                follow=settings.to_json() if settings.follow_interval else "")
         spawner.fork_all(main)
     try:
         from ..coordinator.service import serve

@@ -55,7 +55,7 @@ def await_lease(settings: CheckpointSettings, cancelled: threading.Event,
                 assert lease is not None
                 event(log, logging.WARNING, "lease taken over: the warm standby runs the job",
                       owner=lease.owner, generation=lease.generation)
-                return replace(settings, lease_generation=lease.generation, await_lease=False)
+                return replace(settings, lease_generation=lease.generation, await_lease=False, follow_interval=0.0)
             if cancelled.wait(step_seconds(lease.ttl) if lease is not None else WATCH_SECONDS):
                 raise StoodDown("the standby was stopped before its cluster took the job's lease")
     finally:
@@ -70,6 +70,7 @@ class HeldCalls(cpb_grpc.CoordinatorServicer):
         self.servicer: cpb_grpc.CoordinatorServicer | None = None
         self.opened = threading.Event()
         self.cancelled = threading.Event()
+        self.registered: dict[str, str] = {}     # worker -> its metrics address, as its held Register says
 
     def open(self, servicer: cpb_grpc.CoordinatorServicer) -> None:
         self.servicer = servicer
@@ -85,6 +86,7 @@ class HeldCalls(cpb_grpc.CoordinatorServicer):
         return self.servicer
 
     def Register(self, request, context):
+        self.registered[request.worker] = request.metrics_address
         return self._running(context).Register(request, context)
 
     def Heartbeat(self, request_iterator, context):

@@ -46,6 +46,7 @@ from .bookkeeping import CheckpointBookkeeping
 from .checkpoints import BlockDelays
 from .job_view import JobView, LiveState
 from .lease_wait import HeldCalls, await_lease
+from .standby_view import ShownView, StandbyView
 from .parent import watch_parent
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
@@ -591,28 +592,35 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
     port = server.add_secure_port(listen, server_credentials(identity))
     server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    if held is not None:
-        print(f"coordinator standing by on {host}:{port} until cluster {settings.lease_owner!r} holds the job's "
-              "lease", file=announce, flush=True)
-        if spawner is not None:
-            spawner.announce(f"{host}:{port}")       # its workers register now, and wait with it
-        try:
-            servicer = make(await_lease(settings, held.cancelled))
-        except SegflowError as exc:
-            server.stop(grace=0)
-            return _failed(exc, announce)
-        held.open(servicer)
-    assert servicer is not None
     metrics = ServiceMetrics()
-    if servicer.checkpoints is not None:
-        servicer.checkpoints.metrics = metrics.checkpoint_metrics(servicer.block_names)
-    web = ObservabilityServer(metrics.registry, servicer.web_state)
+    if held is not None:
+        shown = ShownView(StandbyView(settings, held))
+    else:
+        assert servicer is not None
+        shown = ShownView(servicer.web_state)
+    web = ObservabilityServer(metrics.registry, shown)
     try:
         metrics_address = f"{host}:{web.start(metrics_host or host, metrics_port)}"
     except SegflowError as exc:
         print(f"coordinator failed: {exc}", file=announce, flush=True)
         server.stop(grace=0)
         return 1
+    if held is not None:
+        print(f"coordinator standing by on {host}:{port} until cluster {settings.lease_owner!r} holds the job's "
+              f"lease; web http://{metrics_address}/", file=announce, flush=True)
+        if spawner is not None:
+            spawner.announce(f"{host}:{port}")       # its workers register now, and wait with it
+        try:
+            servicer = make(await_lease(settings, held.cancelled))
+        except SegflowError as exc:
+            web.stop()
+            server.stop(grace=0)
+            return _failed(exc, announce)
+        held.open(servicer)
+        shown.view = servicer.web_state
+    assert servicer is not None
+    if servicer.checkpoints is not None:
+        servicer.checkpoints.metrics = metrics.checkpoint_metrics(servicer.block_names)
     address = f"{host}:{port}"
     print(f"coordinator listening on {address} metrics {metrics_address} job {servicer.job_id} "
           f"web http://{metrics_address}/", file=announce, flush=True)

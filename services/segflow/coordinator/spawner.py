@@ -71,9 +71,10 @@ def read_stdin_line() -> str:
         return stdin.readline()
 
 
-def worker_command(name: str, index: int, coordinator: str, standby: bool = False) -> list[str]:
+def worker_command(name: str, index: int, coordinator: str, standby: bool = False, follow: str = "") -> list[str]:
+    """``follow``: a hot standby's checkpoint settings (JSON), whose store the worker follows."""
     return ["worker", "--coordinator", coordinator, "--name", name, "--host", worker_host(index),
-            *(["--standby"] if standby else [])]
+            *(["--standby"] if standby else []), *(["--follow", follow] if follow else [])]
 
 
 class ForkedWorker:
@@ -109,7 +110,7 @@ class ForkedWorker:
         self.send_signal(signal.SIGKILL)
 
 
-def _become_worker(name: str, index: int, standby: bool, stdin: int, env: dict[str, str],
+def _become_worker(name: str, index: int, standby: bool, follow: str, stdin: int, env: dict[str, str],
                    run_command: Callable[[list[str]], int]) -> NoReturn:
     """In a forked child: run ``segflow worker`` (``run_command`` is the CLI's entry) with the
     coordinator's address to come on ``stdin``, then end the process (never return into
@@ -118,9 +119,10 @@ def _become_worker(name: str, index: int, standby: bool, stdin: int, env: dict[s
     try:
         os.dup2(stdin, 0)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))         # as Popen's close_fds
-        command = worker_command(name, index, ADDRESS_FROM_STDIN, standby)
-        setproctitle(" ".join(["segflow", *command]))     # ps shows a worker (before the environment
-        os.environ.clear()                                 # changes: the title needs the original)
+        command = worker_command(name, index, ADDRESS_FROM_STDIN, standby, follow)
+        shown = [c for c in command if c != follow]       # not a hot standby's settings: ps shows a worker
+        setproctitle(" ".join(["segflow", *shown]))        # (before the environment changes: the title needs
+        os.environ.clear()                                 # the original)
         os.environ.update(env)
         code = run_command(command)
     except SystemExit as exc:           # argparse's exit, as the command's own process would end
@@ -135,11 +137,13 @@ def _become_worker(name: str, index: int, standby: bool, stdin: int, env: dict[s
 
 
 class WorkerSpawner:
-    """``count`` workers and ``standby`` more (named after them) that register as standbys."""
+    """``count`` workers and ``standby`` more (named after them) that register as standbys;
+    ``follow``: a hot standby's settings (JSON), whose store the first workers follow."""
 
-    def __init__(self, count: int, identities: dict[str, Identity], standby: int = 0):
+    def __init__(self, count: int, identities: dict[str, Identity], standby: int = 0, follow: str = ""):
         self.count = count
         self.standby = standby
+        self.follow = follow
         self.coordinator: str | None = None     # until announce()
         self.identities = identities
         self.cores = local_worker_cores(count + standby)
@@ -166,7 +170,8 @@ class WorkerSpawner:
                 for earlier in self.processes.values():    # its end of the others' address pipes
                     if earlier.stdin is not None:
                         earlier.stdin.close()
-                _become_worker(name, i, i >= self.count, read, env, run_command)
+                standby = i >= self.count          # it may wait for a slot as long as the job runs: no follow
+                _become_worker(name, i, standby, "" if standby else self.follow, read, env, run_command)
             os.close(read)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
             self._waiting[name] = worker.stdin

@@ -46,11 +46,11 @@ def _agent(attempt: "Attempt") -> "CheckpointAgent":
 def _from_checkpoint(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: int) -> None:
     restored = []
     for rid, executor in attempt.executors.items():
-        blob = catalog.read(checkpoint_id, rid.block, rid.index)
-        if blob is None:
+        state = catalog.read_state(checkpoint_id, rid.block, rid.index)
+        if state is None:
             raise SegflowError(f"checkpoint {checkpoint_label(checkpoint_id)} has no snapshot of replica {rid}: "
                                "the state store lost part of it")
-        executor.restore(pickle.loads(blob))
+        executor.restore(state)
         restored.append(str(rid))
         if executor.finished:
             _agent(attempt).done.add(rid)
@@ -68,11 +68,11 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
 
     @functools.cache
     def read(block: int, index: int) -> dict:
-        blob = catalog.read(checkpoint_id, block, index)
-        if blob is None:
+        state = catalog.read_state(checkpoint_id, block, index)
+        if state is None:
             raise SegflowError(f"checkpoint {checkpoint_label(checkpoint_id)} has no snapshot of replica "
                                f"{replica_name(block, index)}")
-        return pickle.loads(blob)
+        return state
 
     @functools.cache
     def finished_before(block: int) -> list[bool]:
@@ -109,11 +109,11 @@ def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan
     for rid, executor in attempt.executors.items():
         version = versions.get(rid.block, 0)
         if version:
-            blob = catalog.read(version, rid.block, rid.index)
-            if blob is None:
+            state = catalog.read_state(version, rid.block, rid.index)
+            if state is None:
                 raise SegflowError(f"version {version} of replica {rid} is missing from the state store")
             executor.ctx.restored_from = version     # sinks publish what this version holds
-            executor.restore(pickle.loads(blob))
+            executor.restore(state)
         dropping = {(edge.dst_input, sender): version for edge in graph.inputs_of(rid.block)
                     if versions.get(edge.src, 0) < version for sender in execution.senders(edge, rid.index)}
         executor.checkpointing.restart(

@@ -48,7 +48,7 @@ from ..security.guard import RoleGuard
 from ..security.identities import Role
 from ..security.identity_env import identity_from_env
 from ..security.tls import secure_channel, server_credentials
-from ..settings import Config
+from ..settings import CheckpointSettings, Config
 from ..state import open_backend
 from ..state.sealing import TamperedState
 from ..v1 import control_pb2 as cpb
@@ -56,6 +56,7 @@ from ..v1 import control_pb2_grpc as cpb_grpc
 from ..v1 import data_pb2 as dpb
 from ..v1 import data_pb2_grpc as dpb_grpc
 from .agent import CheckpointAgent
+from .follower import Follower
 from .restore import restore_attempt
 
 log = logging.getLogger("segflow.worker")
@@ -113,7 +114,8 @@ class Attempt:
 
 class WorkerService:
     def __init__(self, name: str, coordinator: str, host: str = "127.0.0.1", slots: int = 1,
-                 metrics_port: int = 0, metrics_host: str = "", standby: bool = False, await_lease: bool = False):
+                 metrics_port: int = 0, metrics_host: str = "", standby: bool = False, await_lease: bool = False,
+                 follow: CheckpointSettings | None = None):
         self.name = name
         self.standby = standby      # registers as a standby until an assignment gives it a slot
         self.await_lease = await_lease      # its registration may wait for the cluster to take the job's lease
@@ -128,6 +130,9 @@ class WorkerService:
         self.peers: dict[str, grpc.Channel] = {}
         self.current: Attempt | None = None
         self.metrics.watch_executors(self._snapshot)
+        self.follower = Follower(follow) if follow is not None else None   # a hot standby's, until it takes over
+        if self.follower is not None:
+            self.follower.register(self.metrics.registry)
 
     # ------------------------------------------------------------------ serving
     def _serve(self) -> str:
@@ -154,6 +159,8 @@ class WorkerService:
                   f"http://{self.metrics_address}/metrics", flush=True)
             self.control = cpb_grpc.CoordinatorStub(secure_channel(coordinator, self.identity, Role.COORDINATOR,
                                                                        GRPC_OPTIONS))
+            if self.follower is not None:
+                self.follower.start()
             while True:
                 assignment = self._register()
                 if assignment is None:
@@ -166,6 +173,8 @@ class WorkerService:
                     return 0 if outcome == DONE else 1
                 event(log, logging.WARNING, "restarting for the next attempt", worker=self.name)
         finally:
+            if self.follower is not None:
+                self.follower.stop()
             stop_serving(self.server, self.receivers, STOP_GRACE)
 
     def _coordinator_address(self) -> str | None:
@@ -346,8 +355,11 @@ class WorkerService:
     def _enable_checkpoints(self, attempt: Attempt, execution, side: ReplicaSide) -> None:
         """Give every replica its protocol's hooks, then restore what the assignment asks for."""
         checkpointing = attempt.assignment.checkpointing
-        catalog = Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
-                          checkpointing.job_name)
+        started = time.monotonic()
+        followed = self.follower.take(checkpointing) if self.follower is not None else None
+        self.follower = None                # a hot standby follows until its first assignment, once
+        catalog = followed or Catalog(open_backend(checkpointing.state_url, checkpointing.s3_endpoint or None),
+                                      checkpointing.job_name)
         fence = lease_fence(catalog.backend, checkpointing.state_url, checkpointing.job_name,
                             checkpointing.lease_owner, checkpointing.lease_generation)
         attempt.agent = CheckpointAgent(self.name, attempt.assignment.attempt, catalog, self.control,
@@ -355,6 +367,11 @@ class WorkerService:
         for rid, executor in attempt.executors.items():
             executor.checkpointing = side.checkpointing(rid, executor, attempt.agent)
         restore_attempt(self.name, attempt, catalog, execution)
+        if followed is not None:
+            followed.forget()
+        if attempt.assignment.restore_checkpoint or attempt.assignment.WhichOneof("recovery"):
+            event(log, logging.WARNING, "restore step", worker=self.name, seconds=round(time.monotonic() - started, 4),
+                  followed=followed.followed if followed else 0, store_reads=followed.reads if followed else None)
 
     def _peer(self, address: str) -> grpc.Channel:
         channel = self.peers.get(address)

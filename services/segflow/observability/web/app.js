@@ -106,7 +106,37 @@ function updateGraph(job) {
   }
 }
 
+// A standby's coordinator (disasterRecovery.standby warm or hot) serves this until its
+// cluster holds the job's lease: who stands by and, when hot, what each worker follows.
+function renderStandby(job) {
+  document.title = "segflow: " + job.job + " (standing by)";
+  setText("job-name", job.job);
+  const phase = document.getElementById("phase");
+  phase.textContent = job.standby_mode + " standby";
+  phase.className = "phase STANDBY";
+  setText("protocol", job.protocol);
+  document.querySelector("main").hidden = true;
+  document.getElementById("standby-panel").hidden = false;
+  setText("standby-summary", "cluster " + job.cluster + " stands by until it holds the job's lease; " +
+          (job.standby_mode === "hot"
+            ? "its workers follow the backup store every " + job.follow_seconds + " s, read-only, and keep the "
+              + "newest version's snapshots decoded"
+            : "its workers wait registered and idle"));
+  fill("standby-workers", job.workers.map(w => row([
+    w.name, w.following ? "yes" : "no", w.version === null ? "" : w.version,
+    w.lag_versions === null ? "" : w.lag_versions, w.lag_seconds === null ? "" : w.lag_seconds.toFixed(2),
+  ], { "class": w.following ? "following" : "" })));
+  setText("workers", job.workers.map(w => w.name).join(", ") || "none yet");
+  setText("updated", new Date().toLocaleTimeString());
+}
+
 function render(job) {
+  if (job.phase === "STANDBY") {
+    renderStandby(job);
+    return;
+  }
+  document.querySelector("main").hidden = false;
+  document.getElementById("standby-panel").hidden = true;
   document.title = "segflow: " + job.job;
   setText("job-name", job.job);
   const phase = document.getElementById("phase");
