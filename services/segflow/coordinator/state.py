@@ -40,6 +40,7 @@ class WorkerRecord:
     committed: bool = False
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
     load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaReport
+    attempts: set = field(default_factory=set)       # the attempts it runs in (several: kept by a regional recovery)
 
 
 class RegistrationError(Exception):
@@ -110,6 +111,7 @@ class JobState:
         if len(self.workers) >= self.expected:
             raise RegistrationError(f"the job expects {self.expected} workers and has them all")
         self.slot_of[name] = slot
+        record.attempts.add(self.attempt)
         self.workers[name] = record
         return self.start_if_all_registered(now)
 
@@ -161,6 +163,7 @@ class JobState:
         del self.standby[name]
         self.slot_of[name] = self.slot_of.pop(lost, lost)
         record.last_seen = now
+        record.attempts = {self.attempt}
         self.workers[name] = record
         return name
 
@@ -179,9 +182,16 @@ class JobState:
         w = self.workers[name]
         return f"worker {name} (pid {w.pid}, {w.data_address})"
 
-    def lost(self, name: str, why: str, now: float) -> bool:
+    def in_attempt(self, name: str, attempt: int) -> bool:
+        """Whether ``name`` runs in this attempt and ``attempt`` is one of its: what it says
+        as part of ``attempt`` counts (acknowledgements, a broken heartbeat stream)."""
+        worker = self.workers.get(name)
+        return worker is not None and attempt in worker.attempts
+
+    def lost(self, name: str, why: str, now: float, keep: frozenset[str] = frozenset()) -> bool:
         """The worker's process is gone or silent: the job recovers (True) or fails,
-        naming it."""
+        naming it. ``keep``: workers a regional recovery leaves running; they stay
+        registered and join the next attempt as they are."""
         worker = self.workers.get(name)
         if worker is None or self.over or self.phase is not Phase.RUNNING:
             return False
@@ -192,7 +202,9 @@ class JobState:
             self.recoveries += 1
             self.attempt += 1
             self.phase = Phase.RECOVERING
-            self.workers = {}
+            self.workers = {n: w for n, w in self.workers.items() if n in keep and n != name}
+            for worker in self.workers.values():
+                worker.attempts.add(self.attempt)
             self.pending_peer_failure = None
             self.commit_sent = False
             self.promoted = self._promote(name, now)
@@ -207,9 +219,10 @@ class JobState:
     def finished(self, name: str, ok: bool, error: str, peer_failure: bool, results: dict,
                  now: float, committed: bool = True) -> str:
         """Returns "commit" when every worker has finished and the job's end must now be
-        committed (two-phase), else ""."""
+        committed (two-phase), else "". A worker a regional recovery kept may finish while
+        the others register again: it counts when they have."""
         worker = self.workers.get(name)
-        if worker is None or self.over or self.phase is not Phase.RUNNING:
+        if worker is None or self.over or self.phase not in (Phase.RUNNING, Phase.RECOVERING):
             return ""
         worker.finished = True
         if not ok:
