@@ -100,3 +100,15 @@ def test_killing_a_middle_segment_restarts_only_its_region(tmp_path, shape):
     sources, middle = SHAPES[shape]
     stderr, upstream, pids = run_regional(shape, sources, middle, tmp_path, seed=11)
     assert_upstream_kept_running(stderr, upstream, sources, pids)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_standby_takes_over_the_lost_worker_of_the_region(tmp_path, shape):
+    """With a standby worker the lost worker's slot goes to it: it restores the region's
+    replicas of that slot; upstream is untouched all the same."""
+    sources, middle = SHAPES[shape]
+    stderr, upstream, pids = run_regional(shape, sources, middle, tmp_path, seed=12, standby=1)
+    assert_upstream_kept_running(stderr, upstream, sources, pids)
+    took_over = {e["standby"] for e in events(stderr, "standby takes over")}
+    restored_by = {e["worker"] for e in events(stderr, "restored segments")}
+    assert took_over and took_over <= restored_by, (took_over, restored_by)
