@@ -188,3 +188,14 @@ def test_a_lost_worker_is_never_kept():
     state.register("w1", "b", "", 1, 2, now=0.0)
     assert state.lost("w1", "gone", now=1.0, keep=frozenset({"w0", "w1"}))
     assert set(state.workers) == {"w0"}
+
+
+def test_a_kept_worker_lost_while_the_region_registers_again_restarts_everything():
+    state = JobState(3, 3.0, recoverable=True, two_phase=True)
+    for i in range(3):
+        state.register(f"w{i}", f"a{i}", "", 1, 100 + i, now=0.0)
+    assert state.lost("w1", "gone", now=1.0, keep=frozenset({"w0"}))
+    state.register("w2", "a2", "", 1, 102, now=1.1)
+    assert not state.lost("w2", "gone", now=1.2), "a region worker is started again, in the same attempt"
+    assert state.is_kept("w0") and state.lost("w0", "gone", now=1.3)
+    assert state.attempt == 2 and state.workers == {} and not state.is_kept("w0")

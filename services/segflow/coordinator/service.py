@@ -554,7 +554,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self.state.unregister(name)
                 self.spawner.start(name, standby=True)
                 continue
-            if self.state.phase is Phase.RUNNING:
+            if self.state.phase is Phase.RUNNING or self.state.is_kept(name):
                 if name in self.state.workers and not self.state.workers[name].committed:
                     self._lost(name, f"its process exited (code {code})")
                 continue

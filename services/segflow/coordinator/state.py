@@ -73,6 +73,7 @@ class JobState:
         self.standby: dict[str, WorkerRecord] = {}     # registered and idle, oldest first
         self.slot_of: dict[str, str] = {}              # an active worker -> its slot
         self.promoted: str | None = None               # the standby the last recovery took
+        self.kept: frozenset[str] = frozenset()        # workers a regional recovery keeps, until it starts
         self.heartbeat_timeout = heartbeat_timeout
         self.recoverable = recoverable
         self.two_phase = two_phase
@@ -133,6 +134,7 @@ class JobState:
         """True when the attempt starts now: every slot has its worker."""
         if len(self.workers) == self.expected and self.phase is not Phase.RUNNING:
             self.phase = Phase.RUNNING
+            self.kept = frozenset()
             self.names = sorted(self.slot_of[name] for name in self.workers)
             for worker in self.workers.values():
                 worker.last_seen = now      # waiting for the others is not silence
@@ -182,6 +184,10 @@ class JobState:
         w = self.workers[name]
         return f"worker {name} (pid {w.pid}, {w.data_address})"
 
+    def is_kept(self, name: str) -> bool:
+        """A worker a regional recovery keeps running while the region registers again."""
+        return name in self.kept
+
     def in_attempt(self, name: str, attempt: int) -> bool:
         """Whether ``name`` runs in this attempt and ``attempt`` is one of its: what it says
         as part of ``attempt`` counts (acknowledgements, a broken heartbeat stream)."""
@@ -193,8 +199,8 @@ class JobState:
         naming it. ``keep``: workers a regional recovery leaves running; they stay
         registered and join the next attempt as they are."""
         worker = self.workers.get(name)
-        if worker is None or self.over or self.phase is not Phase.RUNNING:
-            return False
+        if worker is None or self.over or (self.phase is not Phase.RUNNING and name not in self.kept):
+            return False      # (a kept worker lost while the region registers again: everything restarts)
         if worker.committed or (worker.finished and not self.two_phase):
             return False
         message = f"lost {self.describe(name)}: {why}"
@@ -202,7 +208,8 @@ class JobState:
             self.recoveries += 1
             self.attempt += 1
             self.phase = Phase.RECOVERING
-            self.workers = {n: w for n, w in self.workers.items() if n in keep and n != name}
+            self.kept = keep - {name}
+            self.workers = {n: w for n, w in self.workers.items() if n in self.kept}
             for worker in self.workers.values():
                 worker.attempts.add(self.attempt)
             self.pending_peer_failure = None

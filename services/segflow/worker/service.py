@@ -99,6 +99,8 @@ class Attempt:
         self.execution: ExecutionPlan | None = None     # its plan, once wired
         self.rewiring = threading.Condition()      # rewires in flight (``WorkerService._rewire``)
         self.rewires = 0
+        self.rewire_order = threading.Lock()       # one rewire at a time, the newest attempt's last
+        self.rewired_to = 0
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -368,21 +370,11 @@ class WorkerService:
         the restarted consumers named, on new channels, then goes on live (on a thread of
         its own: a replay waits for the receivers, the heartbeat's commands must not)."""
         addresses = {w.name: w.data_address for w in rewire.workers}
-        if attempt.agent is not None:
-            attempt.agent.attempt = rewire.attempt
         try:
-            for replay in rewire.replays:
-                for rid, executor in attempt.executors.items():
-                    if rid.block != replay.connector or executor.checkpointing is None:
-                        continue
-                    replaced = executor.checkpointing.rewire(
-                        replay.successor, lambda edge, d, rid=rid: self._outlet(
-                            attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first)
-                    for old in replaced:
-                        if old in attempt.outlets:
-                            attempt.outlets.remove(old)
-            event(log, logging.WARNING, "rewired", worker=self.name, attempt=rewire.attempt,
-                  replays={f"{r.connector}>{r.successor}": r.first for r in rewire.replays})
+            with attempt.rewire_order:
+                if rewire.attempt > attempt.rewired_to:
+                    attempt.rewired_to = rewire.attempt
+                    self._replay_into(attempt, rewire, addresses)
         except SegflowError as exc:
             attempt.stop_reason = str(exc)
             event(log, logging.ERROR, "rewire failed", worker=self.name, error=str(exc))
@@ -391,6 +383,24 @@ class WorkerService:
             with attempt.rewiring:
                 attempt.rewires -= 1
                 attempt.rewiring.notify_all()
+
+    def _replay_into(self, attempt: Attempt, rewire: cpb.Rewire, addresses: dict[str, str]) -> None:
+        """Rewire's work: the connectors' replays, on new channels; the old ones end."""
+        if attempt.agent is not None:
+            attempt.agent.attempt = rewire.attempt
+        for replay in rewire.replays:
+            for rid, executor in attempt.executors.items():
+                if rid.block != replay.connector or executor.checkpointing is None:
+                    continue
+                replaced = executor.checkpointing.rewire(
+                    replay.successor, lambda edge, d, rid=rid: self._outlet(
+                        attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first)
+                for old in replaced:
+                    if isinstance(old, RemoteOutlet) and old in attempt.outlets:
+                        attempt.outlets.remove(old)
+                        old.close()
+        event(log, logging.WARNING, "rewired", worker=self.name, attempt=rewire.attempt,
+              replays={f"{r.connector}>{r.successor}": r.first for r in rewire.replays})
 
     def _enable_checkpoints(self, attempt: Attempt, execution, side: ReplicaSide) -> None:
         """Give every replica its protocol's hooks, then restore what the assignment asks for."""
