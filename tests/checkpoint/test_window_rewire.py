@@ -71,7 +71,7 @@ def test_a_rewire_replays_from_the_receivers_version_on_then_goes_live():
     recorder.send(batch(6))
     store = {2: [pickle.dumps(batch(2)), pickle.dumps(Barrier(2))]}
     again = Collected()
-    assert recorder.rewire(again, 2, lambda v: store[v]) is first
+    assert recorder.rewire(again, 2, 2, lambda v: store[v]) is first
     recorder.send(batch(7))
     assert describe(again.got) == [(2,), ("B", 2), (3,), ("B", 3), (4,), ("B", 4), (5,), (6,), (7,)]
     assert not recorder.detached
@@ -80,8 +80,19 @@ def test_a_rewire_replays_from_the_receivers_version_on_then_goes_live():
 def test_a_receiver_gone_again_during_the_replay_leaves_the_channel_detached():
     recorder = WindowRecorder(Collected(), threading.Event())
     sent_versions(recorder, [1, 2])
-    recorder.rewire(Collected(gone=ConnectionError("reset")), 1, lambda v: [])
+    recorder.rewire(Collected(gone=ConnectionError("reset")), 1, 0, lambda v: [])
     assert recorder.detached
     again = Collected()
-    recorder.rewire(again, 2, lambda v: [])
+    recorder.rewire(again, 2, 0, lambda v: [])
     assert describe(again.got) == [(2,), ("B", 2)]
+
+
+def test_versions_after_the_stored_ones_come_from_memory_whatever_their_ids():
+    """Checkpoint ids jump (a new deployment revision, the job's end): the replay reads the
+    store only up to the newest stored part it was told of, and memory after it."""
+    recorder = WindowRecorder(Collected(), threading.Event())
+    sent_versions(recorder, [3, 2**32 + 1])
+    recorder.forget_through(3)
+    again = Collected()
+    recorder.rewire(again, 2, 3, lambda v: {2: [pickle.dumps(batch(2))], 3: [pickle.dumps(batch(3))]}[v])
+    assert describe(again.got) == [(2,), (3,), (2**32 + 1,), ("B", 2**32 + 1)]

@@ -79,10 +79,11 @@ class ReplicaCheckpointing:
         backup's regional recovery; a replica of another protocol fails instead)."""
         return False
 
-    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int) -> list[Outlet]:
+    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
+               through: int) -> list[Outlet]:
         """Reopen the channels to block ``consumer``, restarted at version ``first - 1``,
-        replaying what they carried since (segment backup's connectors keep it; nothing
-        else does); returns the outlets replaced."""
+        replaying what they carried since (segment backup's connectors keep it, in the store
+        up to ``through``; nothing else does); returns the outlets replaced."""
         return []
 
     def closed_channels(self) -> set[Channel]:

@@ -52,14 +52,13 @@ class WindowRecorder(Outlet):
     parts of versions not yet complete everywhere stay in memory (``parts``) beside the
     store's copy, so a replay never waits for a part still being written."""
 
-    __slots__ = ("inner", "kept", "records", "parts", "newest", "lock", "cancel", "detached")
+    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached")
 
     def __init__(self, inner: Outlet, cancel: threading.Event):
         self.inner = inner
         self.kept: list[bytes] = []
         self.records = 0
         self.parts: dict[int, list[bytes]] = {}       # version -> what this channel carried in it
-        self.newest = 0                               # the newest version whose part was taken
         self.lock = threading.Lock()
         self.cancel = cancel                          # its attempt's: a send failing after it raises
         self.detached = False                         # the receiver went; sends are only kept
@@ -88,7 +87,6 @@ class WindowRecorder(Outlet):
             kept, records = self.kept, self.records
             self.kept, self.records = [], 0
             self.parts[version] = kept
-            self.newest = max(self.newest, version)
             return kept, records
 
     def forget_through(self, version: int) -> None:
@@ -97,15 +95,16 @@ class WindowRecorder(Outlet):
             for old in [v for v in self.parts if v <= version]:
                 del self.parts[old]
 
-    def rewire(self, outlet: Outlet, first: int, stored: Callable[[int], list[bytes]]) -> Outlet:
-        """Replay versions ``first`` on (``stored(version)``: this channel's part from the
-        store, for versions no longer in memory), then what was sent since the newest part,
-        into ``outlet``, and send on it from now on; the replica's own sends wait meanwhile.
-        Returns the outlet it replaces. If ``outlet``'s receiver goes too, the channel is
-        detached again (:attr:`detached`): a later rewire replays again."""
+    def rewire(self, outlet: Outlet, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Outlet:
+        """Replay versions ``first`` to ``through`` (from memory, else ``stored(version)``:
+        this channel's part in the store), every later part still in memory, then what was
+        sent since the newest part, into ``outlet``, and send on it from now on; the
+        replica's own sends wait meanwhile. Returns the outlet it replaces. If ``outlet``'s
+        receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            for version in range(first, self.newest + 1):
+            later = sorted(v for v in self.parts if v > through and v >= first)
+            for version in [*range(first, through + 1), *later]:
                 for data in self.parts[version] if version in self.parts else stored(version):
                     if not self.detached:
                         self._forward(outlet, pickle.loads(data))
@@ -147,8 +146,6 @@ class SegmentSnapshots(AlignedSnapshots):
         """Set up a restore at ``version``: channels to drop through a barrier, window
         versions to replay per receiving block, and how to read this replica's parts."""
         self.book.completed = version
-        for recorder in self.recorders.values():
-            recorder.newest = version
         self.dropping = dict(dropping)
         self.replays = {b: r for b, r in replays.items() if r[0] <= r[1]}
         self.read_part = read_part
@@ -209,17 +206,19 @@ class SegmentSnapshots(AlignedSnapshots):
         """Some output channel lost its receiver and waits for a rewire."""
         return any(recorder.detached for recorder in self.recorders.values())
 
-    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int) -> list[Outlet]:
+    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
+               through: int) -> list[Outlet]:
         """A regional recovery restarted block ``consumer`` at version ``first - 1``: replay
-        this replica's window into a new channel to each replica of it this one sends to
-        (``outlet_for(edge, replica)``), then go on live. Returns the outlets replaced."""
+        this replica's window (the store holds ``first`` to ``through``, memory the rest)
+        into a new channel to each replica of it this one sends to (``outlet_for(edge,
+        replica)``), then go on live. Returns the outlets replaced."""
         assert self.read_part is not None, "a connector is rewired once its checkpointing is set up"
         read = self.read_part
         replaced = []
         for key, recorder in sorted(self.recorders.items()):
             if self.destination[key] == consumer:
                 edge, replica = self.targets[key]
-                replaced.append(recorder.rewire(outlet_for(edge, replica), first,
+                replaced.append(recorder.rewire(outlet_for(edge, replica), first, through,
                                                 functools.partial(self._stored, read, key)))
         return replaced
 

@@ -208,14 +208,14 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name, standby=promoted is not None)
         self._changed()
 
-    def _region(self, slot: str) -> "RegionalRecovery[int] | None":
+    def _region(self, slot: str) -> RegionalRecovery[int] | None:
         """Lock held: the regional recovery of losing ``slot``, if only part of the job must
         restart (None: all of it, as always before the job's end is being committed)."""
         if self.checkpoints is None or self.state.commit_sent or self.state.phase is not Phase.RUNNING:
             return None
         return self.checkpoints.side.regional(slot, self._owners())
 
-    def _kept(self, region: "RegionalRecovery[int]") -> frozenset[str]:
+    def _kept(self, region: RegionalRecovery[int]) -> frozenset[str]:
         """Lock held: the workers that run only blocks ``region`` keeps running."""
         slots = {worker for (block, _), worker in self._owners().items() if block in region.kept}
         return frozenset(name for name in self.state.workers if self.state.slot(name) in slots)
@@ -229,8 +229,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._rewire = None
         rewire = cpb.Rewire(job_id=f"{self.job_id}-a{self.state.attempt}", attempt=self.state.attempt,
                             workers=self._worker_infos(),
-                            replays=[cpb.WindowReplay(connector=r.connector, successor=r.consumer, first=r.first)
-                                     for r in region.replays if r.live])
+                            replays=[cpb.WindowReplay(connector=r.connector, successor=r.consumer, first=r.first,
+                                                      last=r.through) for r in region.replays if r.live])
         for name in keep:
             if name in self.commands:
                 self.commands[name].put(cpb.Command(kind=cpb.Command.REWIRE, rewire=rewire))
@@ -244,9 +244,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def _owners(self) -> dict:
         """Lock held: which worker runs each replica, (block, index) -> name, in this attempt
         (while it recovers: in the last, whose slots it keeps)."""
-        workers = sorted((self.state.slot(w.name), w.slots) for w in self.state.workers.values())
         if self.state.phase is Phase.RECOVERING and self._placement[1]:
             return self._placement[1]
+        workers = sorted((self.state.slot(w.name), w.slots) for w in self.state.workers.values())
         if self._placement[0] != (self.state.attempt, workers):
             registered = [Worker(name, slots) for name, slots in workers]
             _, pinned = self._rescaling(registered)

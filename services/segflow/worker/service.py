@@ -394,7 +394,8 @@ class WorkerService:
                     continue
                 replaced = executor.checkpointing.rewire(
                     replay.successor, lambda edge, d, rid=rid: self._outlet(
-                        attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first)
+                        attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first,
+                    replay.last)
                 for old in replaced:
                     if isinstance(old, RemoteOutlet) and old in attempt.outlets:
                         attempt.outlets.remove(old)
