@@ -96,3 +96,13 @@ def test_versions_after_the_stored_ones_come_from_memory_whatever_their_ids():
     again = Collected()
     recorder.rewire(again, 2, 3, lambda v: {2: [pickle.dumps(batch(2))], 3: [pickle.dumps(batch(3))]}[v])
     assert describe(again.got) == [(2,), (3,), (2**32 + 1,), ("B", 2**32 + 1)]
+
+
+def test_a_completion_during_a_replay_does_not_wait_for_it():
+    recorder = WindowRecorder(Collected(), threading.Event())
+    sent_versions(recorder, [1, 2])
+    with recorder.lock:                                # a replay in progress
+        recorder.forget_through(2)
+    assert set(recorder.parts) == {1, 2}
+    recorder.forget_through(2)
+    assert recorder.parts == {}

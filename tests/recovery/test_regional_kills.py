@@ -77,7 +77,8 @@ def run_regional(shape: str, sources: set[int], middle: set[int], tmp_path, seed
 
 def assert_upstream_kept_running(stderr: str, upstream: set[str], sources: set[int], pids) -> None:
     recoveries = events(stderr, "recovering")
-    assert recoveries and all("regional" in r for r in recoveries), [r.get("regional") for r in recoveries]
+    assert recoveries and all("regional" in r for r in recoveries), \
+        [(r["lost"], r["reason"], r.get("regional")) for r in recoveries]
     assert all(upstream <= set(r["kept"]) for r in recoveries), [r["kept"] for r in recoveries]
     assert events(stderr, "segment restore") == [], "a recovery restarted the whole job"
     restored = {int(replica[1:].split(".")[0]) for e in events(stderr, "restored segments")

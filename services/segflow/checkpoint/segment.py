@@ -90,10 +90,16 @@ class WindowRecorder(Outlet):
             return kept, records
 
     def forget_through(self, version: int) -> None:
-        """Versions up to ``version`` are complete everywhere: a replay reads them from the store."""
-        with self.lock:
+        """Versions up to ``version`` are complete everywhere: a replay reads them from the
+        store. Called on the worker's command thread, which must not wait for a replay in
+        progress: then the next completion forgets them."""
+        if not self.lock.acquire(blocking=False):
+            return
+        try:
             for old in [v for v in self.parts if v <= version]:
                 del self.parts[old]
+        finally:
+            self.lock.release()
 
     def rewire(self, outlet: Outlet, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Outlet:
         """Replay versions ``first`` to ``through`` (from memory, else ``stored(version)``:
