@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from recovery.test_kills import JOBS, run_with_kills
-from recovery.test_segment_backup import EVENTS, RATE, assert_oracle
+from recovery.test_segment_backup import EVENTS, RATE, assert_oracle, newest_version
 from recovery.test_standby import standing_by
 from support.processes import ROOT, SEGFLOW, command_words
 
@@ -69,8 +69,10 @@ def run_regional(shape: str, sources: set[int], middle: set[int], tmp_path, seed
         return [w for w in active if slot(w) in victims_slots]
     params = {"output": tmp_path / "out", "shape": shape, "events": EVENTS, "rate": RATE}
     extra = ("--placement", "segment") + (("--standby-workers", str(standby)) if standby else ())
-    stderr = run_with_kills("segment_shapes.py", params, f"file://{tmp_path}/state", "segment", seed=seed,
-                            parallelism=2 * groups, interval=0.3, extra=extra, victims=victims)
+    state = f"file://{tmp_path}/state"
+    # Kills before every worker has registered only start workers again: the job must run.
+    stderr = run_with_kills("segment_shapes.py", params, state, "segment", seed=seed, parallelism=2 * groups,
+                            interval=0.3, extra=extra, victims=victims, running=lambda: newest_version(state, "") >= 1)
     assert_oracle(shape, tmp_path / "out")
     return stderr, upstream, pids
 
