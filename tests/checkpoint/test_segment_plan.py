@@ -151,3 +151,22 @@ def test_a_part_written_again_after_its_truncation_is_truncated_again():
     assert ledger.ack("C", 1, 7) == {"C": [7]}
     assert ledger.ack("K", 1, 7) == {}, "a sink has no window"
     assert ledger.ack("S", 1, 8) == {}, "a new version waits for the others"
+
+
+def test_a_rewound_region_acknowledges_its_versions_again():
+    """A regional recovery puts C and b back at version 1: their acknowledgements of 2 and
+    3 are void, and each replica's acknowledgement of them counts again; S keeps its own."""
+    ledger = SegmentLedger(linear(), {n: 2 for n in linear().nodes})
+    for version in (1, 2, 3):
+        for node in ("S", "a", "C", "b"):
+            for replica in (0, 1):
+                ledger.ack(node, replica, version, size=10)
+    ledger.ack("C", 0, 4, size=10)
+    ledger.rewind({"C": 1, "b": 1})
+    assert ledger.complete["C"] == {1} and ledger.complete["b"] == {1}
+    assert ledger.complete["S"] == {1, 2, 3}
+    assert set(ledger.parts["C"]) <= {1} and ("C", 4) not in ledger.acked
+    ledger.ack("C", 0, 2)
+    assert 2 not in ledger.complete["C"], "one replica of two"
+    ledger.ack("C", 1, 2)
+    assert 2 in ledger.complete["C"]

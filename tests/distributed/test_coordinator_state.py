@@ -162,3 +162,40 @@ def test_a_single_worker_job_restarts_on_its_standby_alone():
     assert state.lost("w0", "killed", now=1.0) is True
     assert state.start_if_all_registered(1.0) is True and state.phase is Phase.RUNNING
     assert list(state.workers) == ["w1"] and state.names == ["w0"]
+
+
+def test_a_regional_recovery_keeps_the_workers_outside_the_region():
+    """w0 runs upstream of the region w1 and w2 run: it stays registered and counts in the
+    new attempt too; the others register again. What a worker says as part of an attempt
+    counts only for an attempt it runs in."""
+    state = JobState(3, 3.0, recoverable=True, two_phase=True)
+    for i in range(3):
+        state.register(f"w{i}", f"a{i}", "", 1, 100 + i, now=0.0)
+    assert state.lost("w1", "gone", now=1.0, keep=frozenset({"w0"}))
+    assert state.phase is Phase.RECOVERING and set(state.workers) == {"w0"}
+    assert state.in_attempt("w0", 0) and state.in_attempt("w0", 1) and not state.in_attempt("w2", 0)
+    state.finished("w0", True, "", False, {}, now=1.1, committed=False)    # it may end while the others restart
+    state.register("w2", "a2", "", 1, 102, now=1.2)
+    assert state.register("w1", "a1", "", 1, 201, now=1.3) is True
+    assert state.in_attempt("w1", 1) and not state.in_attempt("w1", 0)
+    state.finished("w1", True, "", False, {}, now=2.0, committed=False)
+    assert state.finished("w2", True, "", False, {}, now=2.1, committed=False) == "commit"
+
+
+def test_a_lost_worker_is_never_kept():
+    state = JobState(2, 3.0, recoverable=True)
+    state.register("w0", "a", "", 1, 1, now=0.0)
+    state.register("w1", "b", "", 1, 2, now=0.0)
+    assert state.lost("w1", "gone", now=1.0, keep=frozenset({"w0", "w1"}))
+    assert set(state.workers) == {"w0"}
+
+
+def test_a_kept_worker_lost_while_the_region_registers_again_restarts_everything():
+    state = JobState(3, 3.0, recoverable=True, two_phase=True)
+    for i in range(3):
+        state.register(f"w{i}", f"a{i}", "", 1, 100 + i, now=0.0)
+    assert state.lost("w1", "gone", now=1.0, keep=frozenset({"w0"}))
+    state.register("w2", "a2", "", 1, 102, now=1.1)
+    assert not state.lost("w2", "gone", now=1.2), "a region worker is started again, in the same attempt"
+    assert state.is_kept("w0") and state.lost("w0", "gone", now=1.3)
+    assert state.attempt == 2 and state.workers == {} and not state.is_kept("w0")

@@ -18,9 +18,10 @@ def _through_the_wire(plan):
     return restore_plan(cpb.Assignment.FromString(sent.SerializeToString()))
 
 
-@given(st.dictionaries(blocks, versions, min_size=1), st.dictionaries(st.tuples(blocks, blocks), ranges))
-def test_a_segment_restore_arrives_whole(versions_of, replays):
-    plan = SegmentRestore(versions_of, replays)
+@given(st.dictionaries(blocks, versions, min_size=1), st.dictionaries(st.tuples(blocks, blocks), ranges),
+       st.frozensets(blocks), versions)
+def test_a_segment_restore_arrives_whole(versions_of, replays, kept, through):
+    plan = SegmentRestore(versions_of, replays, kept, through)
     assert _through_the_wire(plan) == plan
 
 
@@ -37,4 +38,6 @@ def test_no_plan_is_no_plan():
 
 def test_a_plan_says_what_it_restores():
     assert SegmentRestore({2: 5, 0: 3}).describe() == "b0:v3 b2:v5"
+    assert SegmentRestore({2: 5}, kept=frozenset({1, 0}), through=7).describe() == \
+        "b2:v5 (regional: b0 b1 kept running)"
     assert LineRestore({"b1.r0": 4, "b0.r0": 2}).describe() == "recovery line b0.r0:2 b1.r0:4"

@@ -9,12 +9,14 @@ capture the replica's state, forward a barrier and replay held-back messages.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ..runtime.channels import Outlet
 from ..runtime.elements import Barrier
 from .barriers import BarrierTiming, Channel
 
 if TYPE_CHECKING:
+    from ..plan.graph import Edge
     from ..runtime.executor import ReplicaExecutor
 
 
@@ -60,13 +62,29 @@ class ReplicaCheckpointing:
         began = time.perf_counter()
         ctx = self.executor.ctx
         self.sink.snapshot_done(ctx.block, ctx.index, checkpoint_id, state, channels, timing, finished,
-                                self.window_part())
+                                self.window_part(checkpoint_id))
         self.executor.barrier_seconds += time.perf_counter() - began
 
-    def window_part(self) -> Any:
-        """What this replica sent since its previous snapshot, if the protocol keeps it
-        (segment backup's pending window: a ``segment.WindowPart``)."""
+    def window_part(self, checkpoint_id: int) -> Any:
+        """What this replica sent since its previous snapshot (that of ``checkpoint_id``
+        now), if the protocol keeps it (segment backup's pending window: a
+        ``segment.WindowPart``)."""
         return None
+
+    def completed(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` is complete everywhere (from the worker's thread)."""
+
+    def detached(self) -> bool:
+        """Whether an output channel lost its receiver and waits for a rewire (segment
+        backup's regional recovery; a replica of another protocol fails instead)."""
+        return False
+
+    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
+               through: int) -> list[Outlet]:
+        """Reopen the channels to block ``consumer``, restarted at version ``first - 1``,
+        replaying what they carried since (segment backup's connectors keep it, in the store
+        up to ``through``; nothing else does); returns the outlets replaced."""
+        return []
 
     def closed_channels(self) -> set[Channel]:
         """Part of every snapshot: channels that owe no barrier after a restore."""

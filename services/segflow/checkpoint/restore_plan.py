@@ -22,12 +22,20 @@ Channel = tuple[str, str]          # (sender process, receiver process)
 @dataclass(frozen=True)
 class SegmentRestore:
     """``versions``: block -> the version it restores (0: from the start); ``replays``:
-    (connector, successor block) -> the versions of the connector's window it replays."""
+    (connector, successor block) -> the versions of the connector's window it replays.
+    A regional recovery's (``checkpoint.regional``) also names the blocks that keep
+    running (``kept``: not restored here, their connectors replay live) and the newest
+    version the job has begun (``through``), which the restarted replicas take again."""
     versions: dict[int, int]
     replays: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    kept: frozenset[int] = frozenset()
+    through: int = 0
 
     def describe(self) -> str:
-        return " ".join(f"b{b}:v{checkpoint_label(v)}" for b, v in sorted(self.versions.items()))
+        restored = " ".join(f"b{b}:v{checkpoint_label(v)}" for b, v in sorted(self.versions.items()))
+        if not self.kept:
+            return restored
+        return f"{restored} (regional: {' '.join(f'b{b}' for b in sorted(self.kept))} kept running)"
 
 
 @dataclass(frozen=True)

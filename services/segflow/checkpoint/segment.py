@@ -16,17 +16,20 @@ barrier up to it and alignment downstream never waits for a barrier that cannot 
 """
 from __future__ import annotations
 
+import functools
 import pickle
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import SegflowError
-from ..runtime.channels import Outlet
+from ..runtime.channels import Cancelled, Outlet
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
 from .barriers import Channel
 
 if TYPE_CHECKING:
+    from ..plan.graph import Edge
     from ..runtime.executor import ReplicaExecutor
 
 PartReader = Callable[[int], "bytes | None"]       # version -> this replica's stored window part
@@ -41,20 +44,81 @@ class WindowPart:
 
 
 class WindowRecorder(Outlet):
-    """One output channel of a connector replica: sends, and keeps what it sent."""
+    """One output channel of a connector replica: sends, and keeps what it sent.
 
-    __slots__ = ("inner", "kept", "records")
+    Under a regional recovery (:mod:`.regional`) the receiver may restart while this
+    replica runs on. A send that fails then is dropped, not raised: the window keeps it,
+    and :meth:`rewire` replays the window into the restarted receiver's new channel. The
+    parts of versions not yet complete everywhere stay in memory (``parts``) beside the
+    store's copy, so a replay never waits for a part still being written."""
 
-    def __init__(self, inner: Outlet):
+    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached")
+
+    def __init__(self, inner: Outlet, cancel: threading.Event):
         self.inner = inner
         self.kept: list[bytes] = []
         self.records = 0
+        self.parts: dict[int, list[bytes]] = {}       # version -> what this channel carried in it
+        self.lock = threading.Lock()
+        self.cancel = cancel                          # its attempt's: a send failing after it raises
+        self.detached = False                         # the receiver went; sends are only kept
 
     def send(self, element: Any) -> None:
-        self.kept.append(pickle.dumps(element, protocol=5))
-        if type(element) is Batch:
-            self.records += len(element.items)
-        self.inner.send(element)
+        data = pickle.dumps(element, protocol=5)
+        with self.lock:
+            self.kept.append(data)
+            if type(element) is Batch:
+                self.records += len(element.items)
+            if not self.detached:
+                self._forward(self.inner, element)
+
+    def _forward(self, outlet: Outlet, element: Any) -> None:
+        """Lock held: send on ``outlet``; a receiver gone while this attempt runs detaches it."""
+        try:
+            outlet.send(element)
+        except (ConnectionError, Cancelled):
+            if self.cancel.is_set():
+                raise
+            self.detached = True
+
+    def take_part(self, version: int) -> tuple[list[bytes], int]:
+        """What this channel carried since the previous part: version ``version``'s part."""
+        with self.lock:
+            kept, records = self.kept, self.records
+            self.kept, self.records = [], 0
+            self.parts[version] = kept
+            return kept, records
+
+    def forget_through(self, version: int) -> None:
+        """Versions up to ``version`` are complete everywhere: a replay reads them from the
+        store. Called on the worker's command thread, which must not wait for a replay in
+        progress: then the next completion forgets them."""
+        if not self.lock.acquire(blocking=False):
+            return
+        try:
+            for old in [v for v in self.parts if v <= version]:
+                del self.parts[old]
+        finally:
+            self.lock.release()
+
+    def rewire(self, outlet: Outlet, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Outlet:
+        """Replay versions ``first`` to ``through`` (from memory, else ``stored(version)``:
+        this channel's part in the store), every later part still in memory, then what was
+        sent since the newest part, into ``outlet``, and send on it from now on; the
+        replica's own sends wait meanwhile. Returns the outlet it replaces. If ``outlet``'s
+        receiver goes too, the channel is detached again: a later rewire replays again."""
+        with self.lock:
+            self.detached = False
+            later = sorted(v for v in self.parts if v > through and v >= first)
+            for version in [*range(first, through + 1), *later]:
+                for data in self.parts[version] if version in self.parts else stored(version):
+                    if not self.detached:
+                        self._forward(outlet, pickle.loads(data))
+            for data in self.kept:
+                if not self.detached:
+                    self._forward(outlet, pickle.loads(data))
+            replaced, self.inner = self.inner, outlet
+            return replaced
 
 
 class MissingWindowPart(SegflowError):
@@ -62,20 +126,26 @@ class MissingWindowPart(SegflowError):
 
 
 class SegmentSnapshots(AlignedSnapshots):
-    def __init__(self, executor: "ReplicaExecutor", sink: Any, connector: bool):
+    def __init__(self, executor: "ReplicaExecutor", sink: Any, connector: bool,
+                 targets: Mapping[int, tuple["Edge", int]] | None = None, read_part: PartReader | None = None):
+        """``targets``: ``id(outlet)`` -> the edge and receiving replica it sends to (what a
+        rewire reopens); ``read_part``: this replica's stored window parts."""
         super().__init__(executor, sink)
         self.recorders: dict[tuple[int, int], WindowRecorder] = {}
         self.destination: dict[tuple[int, int], int] = {}      # channel key -> receiving block
+        self.targets: dict[tuple[int, int], tuple["Edge", int]] = {}
         self.dropping: dict[Channel, int] = {}
         self.replays: dict[int, tuple[int, int]] = {}           # receiving block -> versions to replay
-        self.read_part: PartReader | None = None
+        self.read_part = read_part
         if connector:
             for position, (block, sender) in enumerate(executor.router.by_destination()):
                 for d, outlet in enumerate(sender.outlets):
-                    recorder = WindowRecorder(outlet)
+                    recorder = WindowRecorder(outlet, executor.stop)
                     sender.outlets[d] = recorder
                     self.recorders[(position, d)] = recorder
                     self.destination[(position, d)] = block
+                    if targets is not None and id(outlet) in targets:
+                        self.targets[(position, d)] = targets[id(outlet)]
 
     def restart(self, version: int, dropping: dict[Channel, int], replays: dict[int, tuple[int, int]],
                 read_part: PartReader) -> None:
@@ -123,13 +193,46 @@ class SegmentSnapshots(AlignedSnapshots):
         first, last = self.replays.get(self.destination[key], (1, 0))
         return first <= version <= last
 
-    def window_part(self) -> WindowPart | None:
+    def window_part(self, checkpoint_id: int) -> WindowPart | None:
         if not self.recorders:
             return None            # not a connector, or a sink: nothing to replay from it
         part = WindowPart({}, 0)
         for key, recorder in self.recorders.items():
-            if recorder.kept:
-                part.channels[key] = recorder.kept
-                part.records += recorder.records
-                recorder.kept, recorder.records = [], 0
+            kept, records = recorder.take_part(checkpoint_id)
+            if kept:
+                part.channels[key] = kept
+                part.records += records
         return part
+
+    def completed(self, checkpoint_id: int) -> None:
+        for recorder in self.recorders.values():
+            recorder.forget_through(checkpoint_id)
+
+    def detached(self) -> bool:
+        """Some output channel lost its receiver and waits for a rewire."""
+        return any(recorder.detached for recorder in self.recorders.values())
+
+    def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
+               through: int) -> list[Outlet]:
+        """A regional recovery restarted block ``consumer`` at version ``first - 1``: replay
+        this replica's window (the store holds ``first`` to ``through``, memory the rest)
+        into a new channel to each replica of it this one sends to (``outlet_for(edge,
+        replica)``), then go on live. Returns the outlets replaced."""
+        assert self.read_part is not None, "a connector is rewired once its checkpointing is set up"
+        read = self.read_part
+        replaced = []
+        for key, recorder in sorted(self.recorders.items()):
+            if self.destination[key] == consumer:
+                edge, replica = self.targets[key]
+                replaced.append(recorder.rewire(outlet_for(edge, replica), first, through,
+                                                functools.partial(self._stored, read, key)))
+        return replaced
+
+    def _stored(self, read: PartReader, key: tuple[int, int], version: int) -> list[bytes]:
+        blob = read(version)
+        if blob is None:
+            ctx = self.executor.ctx
+            raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks version "
+                                    f"{version}, which a regional recovery replays: the state store lost it")
+        channels: dict[tuple[int, int], list[bytes]] = pickle.loads(blob)
+        return channels.get(key, [])

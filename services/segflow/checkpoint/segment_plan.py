@@ -125,6 +125,17 @@ class SegmentLedger(Generic[N]):
                 truncated[connector] = gone
         return truncated
 
+    def rewind(self, versions: Mapping[N, int]) -> None:
+        """A regional recovery put these blocks back at these versions: what they had
+        acknowledged beyond is void (they take those versions again, and each replica's
+        acknowledgement then counts anew)."""
+        for node, version in versions.items():
+            self.complete[node] = {v for v in self.complete[node] if v <= version}
+            for key in [k for k in self.acked if k[0] == node and k[1] > version]:
+                del self.acked[key]
+            if node in self.parts:
+                self.parts[node] = {v: size for v, size in self.parts[node].items() if v <= version}
+
     def _forget_below(self, floor: int) -> None:
         """Restorable versions only rise as acks arrive, and no restore goes below the
         least of them: older versions can never be chosen again, so they are dropped and

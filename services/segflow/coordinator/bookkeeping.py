@@ -15,6 +15,7 @@ from typing import Callable
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import checkpoint_location
 from ..checkpoint.recovery_line import CheckpointRecord
+from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.retention import SavepointRetention
 from ..disaster.fence import lease_fence
 from ..disaster.lease import fenced_message
@@ -204,6 +205,13 @@ class CheckpointBookkeeping:
         (raises ``SegflowError`` when nothing can be); the round in flight is void."""
         complete = self.tracker.last_complete
         self.side.recover(lost, workers, complete.checkpoint_id if complete is not None else None)
+        self.tracker.reset(set(), time.monotonic())
+
+    def recover_region(self, attempt: int, region: RegionalRecovery[int]) -> None:
+        """A loss restarts ``region`` only, in attempt ``attempt``: its blocks take again the
+        versions after theirs up to the newest begun; the round in flight is void (the next
+        starts once the region is back)."""
+        self.side.restart_region(attempt, region, self.tracker.next_id - 1)
         self.tracker.reset(set(), time.monotonic())
 
     def exclude(self, key: str) -> None:

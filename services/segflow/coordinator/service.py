@@ -19,6 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
+from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.segment_placement import placement_note
 from ..disaster.lease import fenced_message
 from ..errors import EXIT_STORE_UNREACHABLE, SegflowError
@@ -88,6 +89,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.history = JobHistory()
         self.checkpoints: CheckpointBookkeeping | None = None
         self._placement: tuple[tuple, dict] = ((), {})    # ((attempt, workers), replica -> worker)
+        self._rewire: tuple[RegionalRecovery[int], frozenset[str]] | None = None   # kept workers to rewire
         if settings.enabled:
             self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
                                                      self._final_failed)
@@ -133,6 +135,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         pinned block counts)``."""
         return self.checkpoints.side.rescaling(workers) if self.checkpoints is not None else ({}, {})
 
+    def _worker_infos(self) -> list[cpb.WorkerInfo]:
+        """Lock held: the attempt's workers as every worker plans with them, by slot."""
+        slot = self.state.slot
+        return [cpb.WorkerInfo(name=slot(w.name), data_address=w.data_address, slots=w.slots, identity=w.name)
+                for w in sorted(self.state.workers.values(), key=lambda w: slot(w.name))]
+
     def _assignment(self, worker: str) -> cpb.Assignment:
         """``worker``'s assignment: every worker's is the same but for its slot."""
         slot = self.state.slot
@@ -145,9 +153,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         return cpb.Assignment(
             protocol_version=PROTOCOL_VERSION, job_id=f"{self.job_id}-a{self.state.attempt}",
             job=cpb.JobModule(target=self.spec.target, function=self.spec.function, params=self.spec.params),
-            workers=[cpb.WorkerInfo(name=slot(w.name), data_address=w.data_address, slots=w.slots, identity=w.name)
-                     for w in workers],
-            slot=slot(worker), placement_groups=[cpb.PlacementGroup(blocks=g) for g in groups],
+            workers=self._worker_infos(), slot=slot(worker),
+            placement_groups=[cpb.PlacementGroup(blocks=g) for g in groups],
             heartbeat_seconds=HEARTBEAT_SECONDS, attempt=self.state.attempt,
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
@@ -157,14 +164,20 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             pinned_replicas=pinned, **recovery_fields(book.side.plan if book else None))
 
     def _lost(self, name: str, why: str) -> None:
-        """Lock held. Start a recovery, or fail the job."""
+        """Lock held. Start a recovery (of the region the loss touches, when the protocol
+        restarts regions: ``checkpoint.regional``), or fail the job."""
         attempt, slot = self.state.attempt, self.state.slot(name)
-        if not self.state.lost(name, why, time.monotonic()):
+        region = self._region(slot)
+        keep = self._kept(region) if region is not None else frozenset()
+        if not self.state.lost(name, why, time.monotonic(), keep=keep):
             self._changed()
             return
         book = self._book()
         try:
-            book.recover(slot, self._worker_names())
+            if region is None:
+                book.recover(slot, self._worker_names())
+            else:
+                book.recover_region(self.state.attempt, region)
         except NoIntactCheckpoint as exc:
             self.state.fail(f"{exc} after losing {name}: {why}", time.monotonic())
             self._changed()
@@ -177,9 +190,13 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             book.metrics.recoveries.inc()
         self.history.recovery(RecoveryEntry(time.time(), name, why, book.side.restoring()))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
-              restore_checkpoint=book.side.restore_id or "none (from the start)")
+              restore_checkpoint=book.side.restore_id or "none (from the start)",
+              **({"regional": region.describe(self.block_names), "kept": sorted(keep)} if region else {}))
+        self._rewire = (region, keep) if region is not None else None
         restart = cpb.Command(kind=cpb.Command.RESTART, reason=f"recovery after losing {name} (attempt {attempt})")
-        self._broadcast(restart)
+        for worker, commands in self.commands.items():
+            if worker not in keep:
+                commands.put(restart)
         # The queues stay: a worker that registered but has not sent its first heartbeat yet
         # finds its queue (and the RESTART in it) when it does; registering again replaces it.
         promoted = self.state.promoted
@@ -192,13 +209,44 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             self.spawner.start(name, standby=promoted is not None)
         self._changed()
 
+    def _region(self, slot: str) -> RegionalRecovery[int] | None:
+        """Lock held: the regional recovery of losing ``slot``, if only part of the job must
+        restart (None: all of it, as always before the job's end is being committed)."""
+        if self.checkpoints is None or self.state.commit_sent or self.state.phase is not Phase.RUNNING:
+            return None
+        return self.checkpoints.side.regional(slot, self._owners())
+
+    def _kept(self, region: RegionalRecovery[int]) -> frozenset[str]:
+        """Lock held: the workers that run only blocks ``region`` keeps running."""
+        slots = {worker for (block, _), worker in self._owners().items() if block in region.kept}
+        return frozenset(name for name in self.state.workers if self.state.slot(name) in slots)
+
+    def _rewire_kept(self) -> None:
+        """Lock held, the regional attempt started: the workers it kept send to the restarted
+        replicas from now on, after replaying their connectors' windows into them."""
+        if self._rewire is None:
+            return
+        region, keep = self._rewire
+        self._rewire = None
+        rewire = cpb.Rewire(job_id=f"{self.job_id}-a{self.state.attempt}", attempt=self.state.attempt,
+                            workers=self._worker_infos(),
+                            replays=[cpb.WindowReplay(connector=r.connector, successor=r.consumer, first=r.first,
+                                                      last=r.through) for r in region.replays if r.live])
+        for name in keep:
+            if name in self.commands:
+                self.commands[name].put(cpb.Command(kind=cpb.Command.REWIRE, rewire=rewire))
+
     def _attempt_started(self) -> None:
         """Lock held: every slot has its worker; the attempt's checkpoint rounds begin."""
         if self.checkpoints is not None:
             self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
+        self._rewire_kept()
 
     def _owners(self) -> dict:
-        """Lock held: which worker runs each replica, (block, index) -> name, in this attempt."""
+        """Lock held: which worker runs each replica, (block, index) -> name, in this attempt
+        (while it recovers: in the last, whose slots it keeps)."""
+        if self.state.phase is Phase.RECOVERING and self._placement[1]:
+            return self._placement[1]
         workers = sorted((self.state.slot(w.name), w.slots) for w in self.state.workers.values())
         if self._placement[0] != (self.state.attempt, workers):
             registered = [Worker(name, slots) for name, slots in workers]
@@ -231,7 +279,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._as_worker(context, request.worker)
         with self.lock:
             self._owns(context, request.worker, [_replica_of(request.process)])
-            if self.checkpoints is None or request.attempt != self.state.attempt or not request.ok:
+            if self.checkpoints is None or not self.state.in_attempt(request.worker, request.attempt) \
+                    or not request.ok:
                 if not request.ok:
                     event(log, logging.WARNING, "local checkpoint failed", process=request.process,
                           index=request.index, error=request.error)
@@ -323,7 +372,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     commands.result().put(None)          # the stream's end: the loop below returns
                 if name_box:
                     with self.lock:
-                        if self.state.attempt == attempt:
+                        if attempt is not None and self.state.in_attempt(name_box[0], attempt):
                             self._lost(name_box[0], "its heartbeat stream broke (process gone?)")
 
         threading.Thread(target=read, name="heartbeat-reader", daemon=True).start()
@@ -371,7 +420,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self._as_worker(context, request.worker)
         with self.lock:
             self._owns(context, request.worker, [(a.block, a.replica) for a in request.acks])
-            if self.checkpoints is not None and request.attempt == self.state.attempt:
+            if self.checkpoints is not None and self.state.in_attempt(request.worker, request.attempt):
                 self.checkpoints.acknowledge(request.checkpoint_id, request.acks)
         return cpb.Ack()
 
@@ -505,7 +554,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self.state.unregister(name)
                 self.spawner.start(name, standby=True)
                 continue
-            if self.state.phase is Phase.RUNNING:
+            if self.state.phase is Phase.RUNNING or self.state.is_kept(name):
                 if name in self.state.workers and not self.state.workers[name].committed:
                     self._lost(name, f"its process exited (code {code})")
                 continue

@@ -40,6 +40,7 @@ class WorkerRecord:
     committed: bool = False
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
     load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaReport
+    attempts: set = field(default_factory=set)       # the attempts it runs in (several: kept by a regional recovery)
 
 
 class RegistrationError(Exception):
@@ -72,6 +73,7 @@ class JobState:
         self.standby: dict[str, WorkerRecord] = {}     # registered and idle, oldest first
         self.slot_of: dict[str, str] = {}              # an active worker -> its slot
         self.promoted: str | None = None               # the standby the last recovery took
+        self.kept: frozenset[str] = frozenset()        # workers a regional recovery keeps, until it starts
         self.heartbeat_timeout = heartbeat_timeout
         self.recoverable = recoverable
         self.two_phase = two_phase
@@ -110,6 +112,7 @@ class JobState:
         if len(self.workers) >= self.expected:
             raise RegistrationError(f"the job expects {self.expected} workers and has them all")
         self.slot_of[name] = slot
+        record.attempts.add(self.attempt)
         self.workers[name] = record
         return self.start_if_all_registered(now)
 
@@ -131,6 +134,7 @@ class JobState:
         """True when the attempt starts now: every slot has its worker."""
         if len(self.workers) == self.expected and self.phase is not Phase.RUNNING:
             self.phase = Phase.RUNNING
+            self.kept = frozenset()
             self.names = sorted(self.slot_of[name] for name in self.workers)
             for worker in self.workers.values():
                 worker.last_seen = now      # waiting for the others is not silence
@@ -161,6 +165,7 @@ class JobState:
         del self.standby[name]
         self.slot_of[name] = self.slot_of.pop(lost, lost)
         record.last_seen = now
+        record.attempts = {self.attempt}
         self.workers[name] = record
         return name
 
@@ -179,12 +184,23 @@ class JobState:
         w = self.workers[name]
         return f"worker {name} (pid {w.pid}, {w.data_address})"
 
-    def lost(self, name: str, why: str, now: float) -> bool:
-        """The worker's process is gone or silent: the job recovers (True) or fails,
-        naming it."""
+    def is_kept(self, name: str) -> bool:
+        """A worker a regional recovery keeps running while the region registers again."""
+        return name in self.kept
+
+    def in_attempt(self, name: str, attempt: int) -> bool:
+        """Whether ``name`` runs in this attempt and ``attempt`` is one of its: what it says
+        as part of ``attempt`` counts (acknowledgements, a broken heartbeat stream)."""
         worker = self.workers.get(name)
-        if worker is None or self.over or self.phase is not Phase.RUNNING:
-            return False
+        return worker is not None and attempt in worker.attempts
+
+    def lost(self, name: str, why: str, now: float, keep: frozenset[str] = frozenset()) -> bool:
+        """The worker's process is gone or silent: the job recovers (True) or fails,
+        naming it. ``keep``: workers a regional recovery leaves running; they stay
+        registered and join the next attempt as they are."""
+        worker = self.workers.get(name)
+        if worker is None or self.over or (self.phase is not Phase.RUNNING and name not in self.kept):
+            return False      # (a kept worker lost while the region registers again: everything restarts)
         if worker.committed or (worker.finished and not self.two_phase):
             return False
         message = f"lost {self.describe(name)}: {why}"
@@ -192,7 +208,10 @@ class JobState:
             self.recoveries += 1
             self.attempt += 1
             self.phase = Phase.RECOVERING
-            self.workers = {}
+            self.kept = keep - {name}
+            self.workers = {n: w for n, w in self.workers.items() if n in self.kept}
+            for worker in self.workers.values():
+                worker.attempts.add(self.attempt)
             self.pending_peer_failure = None
             self.commit_sent = False
             self.promoted = self._promote(name, now)
@@ -207,9 +226,10 @@ class JobState:
     def finished(self, name: str, ok: bool, error: str, peer_failure: bool, results: dict,
                  now: float, committed: bool = True) -> str:
         """Returns "commit" when every worker has finished and the job's end must now be
-        committed (two-phase), else ""."""
+        committed (two-phase), else "". A worker a regional recovery kept may finish while
+        the others register again: it counts when they have."""
         worker = self.workers.get(name)
-        if worker is None or self.over or self.phase is not Phase.RUNNING:
+        if worker is None or self.over or self.phase not in (Phase.RUNNING, Phase.RECOVERING):
             return ""
         worker.finished = True
         if not ok:

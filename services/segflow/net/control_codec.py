@@ -17,7 +17,8 @@ def recovery_fields(plan: RestorePlan | None) -> dict:
         return {"segment_restore": cpb.SegmentRestore(
             versions=plan.versions,
             replays=[cpb.WindowReplay(connector=c, successor=s, first=first, last=last)
-                     for (c, s), (first, last) in sorted(plan.replays.items())])}
+                     for (c, s), (first, last) in sorted(plan.replays.items())],
+            kept=sorted(plan.kept), through=plan.through)}
     if isinstance(plan, LineRestore):
         return {"recovery_line": cpb.RecoveryLine(
             line=plan.line,
@@ -32,7 +33,8 @@ def restore_plan(assignment: cpb.Assignment) -> RestorePlan | None:
     if kind == "segment_restore":
         segment = assignment.segment_restore
         return SegmentRestore(dict(segment.versions),
-                              {(r.connector, r.successor): (r.first, r.last) for r in segment.replays})
+                              {(r.connector, r.successor): (r.first, r.last) for r in segment.replays},
+                              frozenset(segment.kept), segment.through)
     if kind == "recovery_line":
         line = assignment.recovery_line
         return LineRestore(dict(line.line), {(r.sender, r.receiver): (r.first, r.last) for r in line.replay})

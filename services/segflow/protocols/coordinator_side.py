@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.layout import parse_location
@@ -30,6 +30,9 @@ from ..settings import CheckpointSettings
 from ..v1 import control_pb2 as cpb
 from .cleanup import StoreCleanup
 from .restore_checks import RestoreChecks
+
+if TYPE_CHECKING:
+    from ..checkpoint.regional import RegionalRecovery
 
 log = logging.getLogger("segflow.coordinator")
 
@@ -111,6 +114,17 @@ class CoordinatorSide(ABC):
         """Worker ``lost`` is gone (``last_complete``: the id of the newest checkpoint this
         run completed, if any): choose what the next attempt restores. Raises
         ``SegflowError`` when nothing can be."""
+
+    def regional(self, lost: str, owners: Mapping[tuple[int, int], str]) -> "RegionalRecovery[int] | None":
+        """Losing worker (slot) ``lost`` restarts only this region, the rest of the job
+        running on (``owners``: replica -> worker); None: the next attempt restarts every
+        replica, which is what every protocol but segment backup does."""
+        return None
+
+    def restart_region(self, attempt: int, region: "RegionalRecovery[int]", through: int) -> None:
+        """Plan attempt ``attempt`` as the restart of ``region`` (:meth:`regional` said so);
+        ``through``: the newest version the job has begun."""
+        raise SegflowError(f"the {self.context.settings.protocol.value} protocol restarts every replica of a job")
 
     def rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
         """For a restore: ``(replica counts of the snapshot if the plan's differ, pinned

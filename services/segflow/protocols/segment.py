@@ -8,8 +8,9 @@ replica's hooks (``checkpoint.segment``: connectors record their window parts).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
+from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.segment_placement import placement_groups
@@ -17,12 +18,15 @@ from ..checkpoint.segment_plan import WindowSize
 from ..checkpoint.segments import segment_numbers
 from ..plan.placement import ReplicaId, Worker, plan
 from ..redaction import redact_url
+from ..runtime.channels import Outlet
 from ..v1 import control_pb2 as cpb
 from .coordinator_side import CoordinatorSide, ProtocolContext
 from .replica_side import ReplicaSide
 from .segment_backup import SegmentBackup
 
 if TYPE_CHECKING:
+    from ..plan.graph import Edge
+    from ..plan.placement import ExecutionPlan
     from ..runtime.executor import ReplicaExecutor
 
 
@@ -53,6 +57,12 @@ class SegmentBackupSide(CoordinatorSide):
     def recover(self, lost: str, workers: list[str], last_complete: int | None) -> None:
         """Nothing to choose now: :meth:`prepare` plans the next attempt from the store."""
 
+    def regional(self, lost: str, owners: Mapping[tuple[int, int], str]) -> RegionalRecovery[int] | None:
+        return self.backup.regional(lost, owners) if self.groups else None
+
+    def restart_region(self, attempt: int, region: RegionalRecovery[int], through: int) -> None:
+        self.backup.restart_region(attempt, region, through)
+
     def acknowledged(self, checkpoint_id: int, ack: cpb.ReplicaAck) -> None:
         if ack.ok:
             self.backup.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)
@@ -78,5 +88,20 @@ class SegmentBackupSide(CoordinatorSide):
 
 
 class SegmentReplicas(ReplicaSide):
+    """Notes where each outgoing channel leads: a regional recovery reopens a connector's
+    channels into the restarted blocks (``SegmentSnapshots.rewire``)."""
+
+    def __init__(self, checkpointing: cpb.Checkpointing, execution: "ExecutionPlan", mine: list[ReplicaId],
+                 attempt: int) -> None:
+        super().__init__(checkpointing, execution, mine, attempt)
+        self.targets: dict[ReplicaId, dict[int, tuple["Edge", int]]] = {}
+
+    def outlet(self, replica: ReplicaId, edge: "Edge", destination: int, outlet: Outlet) -> Outlet:
+        self.targets.setdefault(replica, {})[id(outlet)] = (edge, destination)
+        return outlet
+
     def checkpointing(self, replica: ReplicaId, executor: "ReplicaExecutor", agent: Any) -> ReplicaCheckpointing:
-        return SegmentSnapshots(executor, agent, connector=replica.block in self.settings.connectors)
+        catalog = agent.catalog
+        return SegmentSnapshots(executor, agent, connector=replica.block in self.settings.connectors,
+                                targets=self.targets.get(replica, {}),
+                                read_part=lambda v: catalog.read_window(replica.block, replica.index, v))

@@ -10,8 +10,10 @@ lost run must never be mistaken for part of the new one.
 from __future__ import annotations
 
 import logging
+from typing import Mapping
 
 from ..checkpoint.catalog import Catalog, Holdings
+from ..checkpoint.regional import RegionalRecovery, regional_recovery
 from ..checkpoint.connectors import auto_connectors, job_topology, segment_topology
 from ..checkpoint.restore_plan import SegmentRestore
 from ..checkpoint.segment_plan import SegmentLedger, WindowSize, plan_restore
@@ -130,6 +132,43 @@ class SegmentBackup:
                 if successor in segment.inner | segment.downstream:
                     replays[(connector, successor)] = versions_range
         return SegmentRestore(versions, replays)
+
+    def regional(self, lost: str, owners: Mapping[tuple[int, int], str]) -> RegionalRecovery[int] | None:
+        """The regional recovery of losing worker (slot) ``lost``, planned from what this
+        run's ledger knows durable (``owners``: replica -> the worker running it). None when
+        it restarts every block, or when a worker would run blocks both inside the region
+        and outside it (placement by segment rules that out: ``checkpoint.segment_placement``):
+        then the whole job restarts, as under the other protocols."""
+        ledger = self.ledger
+        if ledger is None:
+            return None
+        placement: dict[int, set[str]] = {block: set() for block in self.topology.nodes}
+        for (block, _), worker in owners.items():
+            placement.setdefault(block, set()).add(worker)
+        windows = {connector: set(parts) for connector, parts in ledger.parts.items()}
+        recovery = regional_recovery(self.topology, placement, [lost], ledger.complete, windows, ledger.heads)
+        inside = {worker for block in recovery.region for worker in placement[block]}
+        if not recovery.kept or any(placement[block] & inside for block in recovery.kept):
+            return None
+        return recovery
+
+    def restart_region(self, attempt: int, recovery: RegionalRecovery[int], through: int) -> SegmentRestore:
+        """Attempt ``attempt`` restarts ``recovery``'s region only: what the store holds of
+        its blocks beyond their versions goes (they take those versions again, up to
+        ``through``, the newest the job has begun), so does the ledger's record of it."""
+        assert self.ledger is not None, "a regional recovery follows an attempt that planned its restore"
+        held = self.catalog.holdings()
+        region = recovery.region
+        self.catalog.delete_after(recovery.restart, Holdings(
+            {k: v for k, v in held.snapshots.items() if k[0] in region},
+            {k: v for k, v in held.windows.items() if k[0] in region}, held.complete))
+        self.ledger.rewind(recovery.restart)
+        replays = {(r.connector, r.consumer): (r.first, r.through) for r in recovery.replays if not r.live}
+        plan = self.plans[attempt] = SegmentRestore(dict(recovery.restart), replays, recovery.kept, through)
+        event(log, logging.WARNING, "regional restore", versions=recovery.restart, kept=sorted(recovery.kept),
+              replays={f"{r.connector}>{r.consumer}": [r.first, "live" if r.live else r.through]
+                       for r in recovery.replays}, through=through)
+        return plan
 
     def acknowledged(self, block: int, replica: int, version: int, size: int, records: int) -> None:
         """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""

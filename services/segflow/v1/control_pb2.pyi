@@ -67,7 +67,7 @@ class ChannelReplay(_message.Message):
     def __init__(self, sender: _Optional[str] = ..., receiver: _Optional[str] = ..., first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
 
 class SegmentRestore(_message.Message):
-    __slots__ = ("versions", "replays")
+    __slots__ = ("versions", "replays", "kept", "through")
     class VersionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -77,9 +77,13 @@ class SegmentRestore(_message.Message):
         def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
     REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    THROUGH_FIELD_NUMBER: _ClassVar[int]
     versions: _containers.ScalarMap[int, int]
     replays: _containers.RepeatedCompositeFieldContainer[WindowReplay]
-    def __init__(self, versions: _Optional[_Mapping[int, int]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ...) -> None: ...
+    kept: _containers.RepeatedScalarFieldContainer[int]
+    through: int
+    def __init__(self, versions: _Optional[_Mapping[int, int]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ..., kept: _Optional[_Iterable[int]] = ..., through: _Optional[int] = ...) -> None: ...
 
 class WindowReplay(_message.Message):
     __slots__ = ("connector", "successor", "first", "last")
@@ -245,7 +249,7 @@ class WorkerStatus(_message.Message):
     def __init__(self, worker: _Optional[str] = ..., replicas: _Optional[_Iterable[_Union[ReplicaCounters, _Mapping]]] = ..., last_checkpoint: _Optional[int] = ...) -> None: ...
 
 class Command(_message.Message):
-    __slots__ = ("kind", "checkpoint_id", "reason", "process")
+    __slots__ = ("kind", "checkpoint_id", "reason", "process", "rewire")
     class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         KIND_UNSPECIFIED: _ClassVar[Command.Kind]
@@ -253,20 +257,36 @@ class Command(_message.Message):
         CHECKPOINT: _ClassVar[Command.Kind]
         CHECKPOINT_COMPLETE: _ClassVar[Command.Kind]
         RESTART: _ClassVar[Command.Kind]
+        REWIRE: _ClassVar[Command.Kind]
     KIND_UNSPECIFIED: Command.Kind
     STOP: Command.Kind
     CHECKPOINT: Command.Kind
     CHECKPOINT_COMPLETE: Command.Kind
     RESTART: Command.Kind
+    REWIRE: Command.Kind
     KIND_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     PROCESS_FIELD_NUMBER: _ClassVar[int]
+    REWIRE_FIELD_NUMBER: _ClassVar[int]
     kind: Command.Kind
     checkpoint_id: int
     reason: str
     process: str
-    def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ..., process: _Optional[str] = ...) -> None: ...
+    rewire: Rewire
+    def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ..., process: _Optional[str] = ..., rewire: _Optional[_Union[Rewire, _Mapping]] = ...) -> None: ...
+
+class Rewire(_message.Message):
+    __slots__ = ("job_id", "attempt", "workers", "replays")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    attempt: int
+    workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
+    replays: _containers.RepeatedCompositeFieldContainer[WindowReplay]
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ...) -> None: ...
 
 class WorkerFinished(_message.Message):
     __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed", "tampered_key")

@@ -76,6 +76,8 @@ class CheckpointAgent:
         for rid, executor in self.executors.items():
             if not process or process == replica_name(rid.block, rid.index):
                 executor.notify_complete(checkpoint_id)
+                if executor.checkpointing is not None:
+                    executor.checkpointing.completed(checkpoint_id)
 
     # -- uncoordinated protocols
     def local_done(self, block: int, replica: int, index: int, state: bytes, record: dict,

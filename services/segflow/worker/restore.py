@@ -102,9 +102,10 @@ def _rescaled(worker: str, attempt: "Attempt", catalog: Catalog, checkpoint_id: 
 def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan: SegmentRestore) -> None:
     """Segment backup (checkpoint.segment): each block at its own version; connectors
     replay their windows to the segments behind them and drop what their state already
-    holds; replicas behind the newest version owe snapshots of the versions in between."""
+    holds; replicas behind the newest version owe snapshots of the versions in between
+    (after a regional recovery, up to the newest the blocks kept running have begun)."""
     versions, replays = plan.versions, plan.replays
-    newest = max(versions.values())
+    newest = max(plan.through, *versions.values())
     graph = execution.graph
     for rid, executor in attempt.executors.items():
         version = versions.get(rid.block, 0)
@@ -114,8 +115,10 @@ def _segments(worker: str, attempt: "Attempt", catalog: Catalog, execution, plan
                 raise SegflowError(f"version {version} of replica {rid} is missing from the state store")
             executor.ctx.restored_from = version     # sinks publish what this version holds
             executor.restore(state)
+        # A block a regional recovery kept running replays from this one's version on.
         dropping = {(edge.dst_input, sender): version for edge in graph.inputs_of(rid.block)
-                    if versions.get(edge.src, 0) < version for sender in execution.senders(edge, rid.index)}
+                    if edge.src not in plan.kept and versions.get(edge.src, 0) < version
+                    for sender in execution.senders(edge, rid.index)}
         executor.checkpointing.restart(
             version, dropping, {dst: r for (src, dst), r in replays.items() if src == rid.block},
             lambda v, rid=rid: catalog.read_window(rid.block, rid.index, v))

@@ -35,7 +35,7 @@ from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ReplicaLoad, ServiceMetrics
-from ..plan.placement import ReplicaId, Worker, plan
+from ..plan.placement import ExecutionPlan, ReplicaId, Worker, plan
 from ..protocols.registry import family
 from ..protocols.replica_side import ReplicaSide
 from ..runtime.affinity import worker_core_from_env
@@ -97,6 +97,11 @@ class Attempt:
         self.agent: CheckpointAgent | None = None
         self.pool: ExecutorPool | None = None
         self.slot = assignment.slot or worker      # the name the plan places its replicas under
+        self.execution: ExecutionPlan | None = None     # its plan, once wired
+        self.rewiring = threading.Condition()      # rewires in flight (``WorkerService._rewire``)
+        self.rewires = 0
+        self.rewire_order = threading.Lock()       # one rewire at a time, the newest attempt's last
+        self.rewired_to = 0
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -105,6 +110,11 @@ class Attempt:
     @property
     def two_phase(self) -> bool:
         return self.protocol.enabled
+
+    def settled(self) -> bool:
+        """No connector waits for a rewire or replays (call with ``rewiring`` held)."""
+        return self.rewires == 0 and not any(ex.checkpointing is not None and ex.checkpointing.detached()
+                                             for ex in self.executors.values())
 
     def inbox_depth(self, replica: ReplicaId) -> int:
         """Elements waiting for ``replica`` (a source has no inbox)."""
@@ -228,6 +238,7 @@ class WorkerService:
         ok, error, peer_failure, tampered = True, "", False, ""
         try:
             self._start(attempt).wait()
+            self._await_rewires(attempt)
             for outlet in attempt.outlets:
                 outlet.close()
             if not attempt.cancel.is_set():
@@ -266,6 +277,17 @@ class WorkerService:
             if attempt.agent is not None:
                 attempt.agent.close()
 
+    def _await_rewires(self, attempt: Attempt, seconds: float = 60.0) -> None:
+        """Its replicas are done, but a connector whose receivers a regional recovery
+        restarted still owes them its window: its channels end only after the replay."""
+        deadline = time.monotonic() + seconds
+        with attempt.rewiring:
+            while not (attempt.settled() or attempt.cancel.is_set()):
+                if time.monotonic() > deadline:
+                    raise ConnectionError(f"worker {self.name}: the restarted receivers of its connectors were "
+                                          f"not rewired within {seconds:.0f} s")
+                attempt.rewiring.wait(0.05)
+
     def _wait_for_restart(self, attempt: Attempt, seconds: float = 5.0) -> bool:
         """After a failure, a recovering coordinator may still ask for a restart."""
         return attempt.restart.wait(seconds)
@@ -290,8 +312,8 @@ class WorkerService:
         addresses = {w.name: w.data_address for w in assignment.workers}
         identities = {w.name: w.identity or w.name for w in assignment.workers}
         env, _ = build_job(spec, Config(parallelism=sum(w.slots for w in workers)))
-        execution = plan(env.graph, workers, dict(assignment.pinned_replicas),
-                         [tuple(group.blocks) for group in assignment.placement_groups])
+        execution = attempt.execution = plan(env.graph, workers, dict(assignment.pinned_replicas),
+                                             [tuple(group.blocks) for group in assignment.placement_groups])
         mine = [r for r in execution.all_replicas() if execution.placement[r] == attempt.slot]
         graph = execution.graph
         cancel = attempt.cancel
@@ -337,20 +359,61 @@ class WorkerService:
         attempt.pool.start()
         return attempt.pool
 
-    def _outlet(self, attempt: Attempt, execution, addresses: dict, replica: ReplicaId, edge, destination: int):
+    def _outlet(self, attempt: Attempt, execution, addresses: dict, replica: ReplicaId, edge, destination: int,
+                job_id: str = ""):
         """Where ``replica`` sends on ``edge`` to replica ``destination``: an inbox here, or
-        a gRPC stream to the worker that owns it."""
+        a gRPC stream to the worker that owns it. ``job_id``: the receiver's attempt
+        (default: this one's; a regional recovery's rewire names the restarted one's)."""
         target = ReplicaId(edge.dst, destination)
         owner = execution.placement[target]
         if owner == attempt.slot:
             return LocalOutlet(attempt.inboxes[target], edge.dst_input, replica.index, blocking=not edge.feedback)
-        hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=attempt.assignment.job_id,
+        hello = dpb.ChannelHello(protocol_version=PROTOCOL_VERSION, job_id=job_id or attempt.assignment.job_id,
                                  src_block=replica.block, src_replica=replica.index,
                                  dst_block=edge.dst, dst_replica=destination, dst_input=edge.dst_input)
         outlet = RemoteOutlet(self._peer(addresses[owner]), hello, attempt.cancel,
                               on_blocked=attempt.loads[replica].blocked)
         attempt.outlets.append(outlet)
         return outlet
+
+    def _rewire(self, attempt: Attempt, rewire: cpb.Rewire) -> None:
+        """A regional recovery kept this worker running: its replicas join attempt
+        ``rewire.attempt`` as they are, and each connector replays its pending window into
+        the restarted consumers named, on new channels, then goes on live (on a thread of
+        its own: a replay waits for the receivers, the heartbeat's commands must not)."""
+        addresses = {w.name: w.data_address for w in rewire.workers}
+        try:
+            with attempt.rewire_order:
+                if rewire.attempt > attempt.rewired_to:
+                    attempt.rewired_to = rewire.attempt
+                    self._replay_into(attempt, rewire, addresses)
+        except SegflowError as exc:
+            attempt.stop_reason = str(exc)
+            event(log, logging.ERROR, "rewire failed", worker=self.name, error=str(exc))
+            attempt.cancel.set()
+        finally:
+            with attempt.rewiring:
+                attempt.rewires -= 1
+                attempt.rewiring.notify_all()
+
+    def _replay_into(self, attempt: Attempt, rewire: cpb.Rewire, addresses: dict[str, str]) -> None:
+        """Rewire's work: the connectors' replays, on new channels; the old ones end."""
+        if attempt.agent is not None:
+            attempt.agent.attempt = rewire.attempt
+        for replay in rewire.replays:
+            for rid, executor in attempt.executors.items():
+                if rid.block != replay.connector or executor.checkpointing is None:
+                    continue
+                replaced = executor.checkpointing.rewire(
+                    replay.successor, lambda edge, d, rid=rid: self._outlet(
+                        attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first,
+                    replay.last)
+                for old in replaced:
+                    if isinstance(old, RemoteOutlet) and old in attempt.outlets:
+                        attempt.outlets.remove(old)
+                        old.close()
+        event(log, logging.WARNING, "rewired", worker=self.name, attempt=rewire.attempt,
+              replays={f"{r.connector}>{r.successor}": r.first for r in rewire.replays})
 
     def _enable_checkpoints(self, attempt: Attempt, execution, side: ReplicaSide) -> None:
         """Give every replica its protocol's hooks, then restore what the assignment asks for."""
@@ -432,6 +495,10 @@ class WorkerService:
             attempt.restart.set()
             attempt.cancel.set()
             attempt.told.set()
+        elif kind == cpb.Command.REWIRE:
+            with attempt.rewiring:
+                attempt.rewires += 1
+            threading.Thread(target=self._rewire, args=(attempt, command.rewire), name="rewire", daemon=True).start()
         elif kind == cpb.Command.CHECKPOINT and attempt.agent is not None:
             attempt.agent.checkpoint(command.checkpoint_id)
         elif kind == cpb.Command.CHECKPOINT_COMPLETE and attempt.agent is not None:
