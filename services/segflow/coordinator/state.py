@@ -42,6 +42,17 @@ class WorkerRecord:
     load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaReport
 
 
+def records_since(before: dict, now: dict) -> dict[int, int]:
+    """Block -> records a worker's replicas received between two reports of their
+    counters (``(block, replica) -> records in``). A count lower than before is a replica
+    that started again from 0 (restored in the same process): all of it is new."""
+    grown: dict[int, int] = {}
+    for (block, replica), count in now.items():
+        previous = before.get((block, replica), 0)
+        grown[block] = grown.get(block, 0) + (count - previous if count >= previous else count)
+    return grown
+
+
 class RegistrationError(Exception):
     """A worker cannot join (duplicate name, too many workers, job already over)."""
 
@@ -164,12 +175,18 @@ class JobState:
         self.workers[name] = record
         return name
 
-    def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> None:
+    def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> dict[int, int]:
+        """Note a worker of this attempt alive with its replicas' counters. Returns, per
+        block, the records its replicas received since its last report (what
+        ``segflow_block_records_in`` adds up over every attempt)."""
         worker = self.workers.get(name)
-        if worker is not None:
-            worker.last_seen = now
-            worker.counters = counters
-            worker.load = load or {}
+        if worker is None:
+            return {}
+        grown = records_since(worker.counters, counters)
+        worker.last_seen = now
+        worker.counters = counters
+        worker.load = load or {}
+        return grown
 
     def replica_loads(self) -> dict:
         """(block, replica) -> ReplicaReport, over every worker of this attempt."""
