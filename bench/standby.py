@@ -9,10 +9,11 @@ registered and idle (the one the last kill took is replaced in the background, w
 loaded machine can take longer than ``--spacing``). A kill's delay runs from the SIGKILL to
 the first record that reaches the sink's block in an attempt built after it (the job's
 probe stamps each batch with its attempt's build time): detection, the restart of every
-worker's replicas, the restore and the replay up to the sink. Without a standby the delay includes starting the lost worker's
-new process; with one, the standby (started, registered, certificates and servers ready)
-takes over. Runs of the two configurations alternate (``--rounds`` each), so drift in the
-machine's load hits both alike. Every run's output is checked exactly once.
+worker's replicas, the restore and the replay up to the sink. Without a standby the delay
+includes starting the lost worker's new process; with one, the standby (started,
+registered, certificates and servers ready) takes over. Runs of the two configurations
+alternate (``--rounds`` each), so drift in the machine's load hits both alike. Every run's
+output is checked exactly once.
 
 Prints one JSON line per run and, LAST, a summary: ``standby_new_output_s`` and
 ``cold_new_output_s`` (median over every kill), ``*_p90_s``, ``kills`` of each, and

@@ -112,8 +112,8 @@ class JobState:
         if name in self.workers or name in self.standby:
             raise RegistrationError(f"a worker named {name!r} is registered already")
         record = WorkerRecord(name, data_address, metrics_address, slots, pid, now)
-        slot = self._slot_for(name)
-        if standby or slot is None:
+        slot = None if standby else self._slot_for(name)      # a standby holds no slot, whatever its name
+        if slot is None:
             if standby and len(self.standby) >= self.standby_workers:
                 raise RegistrationError(f"the job keeps {self.standby_workers} standby worker(s) and has them all")
             self.standby[name] = record
