@@ -540,7 +540,8 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         _, _, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
         model = predicted_worker_loss(rates, first, connectors, restart, edge)
-        summary[name] = {"recovery_s": round(delay, 3), "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
+        summary[name] = {"recovery_s": round(delay, 3),
+                         "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "model_recovery_s": round(model, 3),
                          "model_rel_error": round(relative_error(model, delay), 3), "restart_s": round(restart, 3),
