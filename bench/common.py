@@ -112,6 +112,62 @@ def percentile(sorted_values: list, q: float):
     return sorted_values[int(rank) - 1]
 
 
+ProbeLine = tuple[int, int, float]      # (node, record index, unix time the node finished the record)
+
+
+@dataclass(frozen=True)
+class NodeRecovery:
+    """How one node of a chain went through a failure, from its probe lines."""
+
+    went_back_at: float | None      # its first record processed again (None: it never rolled back)
+    newer_at: float | None          # its first record newer than every one it had processed before
+
+
+def node_recoveries(lines: list[ProbeLine], failed_at: float) -> dict[int, NodeRecovery]:
+    """Per node, when it went back and when it first processed a record newer than any
+    before (the thesis's Definition 1, per node: the recovery is complete when the last
+    node does). For nodes of one replica each, whose records arrive in index order: a
+    record at or below the node's highest index so far is a replay. A node that keeps
+    running after the failure (an upstream segment, or a survivor before its replicas are
+    stopped) processes newer records at once; when it goes back later, "before" is up to
+    that moment, not the failure."""
+    by_node: dict[int, list[tuple[float, int]]] = {}
+    for node, index, at in lines:
+        by_node.setdefault(node, []).append((at, index))
+    found = {}
+    for node, seen in by_node.items():
+        high, before, back, newer = -1, None, None, None     # before: the highest index "before"
+        for at, index in sorted(seen):
+            if at >= failed_at:
+                if before is None:
+                    before = high
+                if back is None and index <= high:
+                    back, before, newer = at, high, None
+                elif newer is None and index > before:
+                    newer = at
+            high = max(high, index)
+        found[node] = NodeRecovery(back, newer)
+    return found
+
+
+def processed_again(lines: list[ProbeLine]) -> dict[int, int]:
+    """Node -> records it processed more than once (a record processed three times
+    counts twice)."""
+    total: dict[int, int] = {}
+    distinct: dict[int, set[int]] = {}
+    for node, index, _ in lines:
+        total[node] = total.get(node, 0) + 1
+        distinct.setdefault(node, set()).add(index)
+    return {node: total[node] - len(distinct[node]) for node in total}
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    """How far ``measured`` is from ``predicted``, as a share of the prediction."""
+    if predicted <= 0:
+        raise ValueError(f"a prediction must be > 0 to compare against, got {predicted}")
+    return abs(measured - predicted) / predicted
+
+
 def mean(values):
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
@@ -150,12 +206,15 @@ class Run:
 def segflow_run(job: str, params: dict, parallelism: int = 2, function: str | None = None,
                 protocol: str = "none", interval: float = 1.0, state: str | None = None,
                 kill: Kill | None = None, timeout: float = 600.0,
-                on_hang: Callable[[subprocess.Popen], None] | None = None) -> Run:
+                on_hang: Callable[[subprocess.Popen], None] | None = None, job_name: str | None = None,
+                extra: tuple[str, ...] = ()) -> Run:
     """Run a job with ``segflow run --processes`` (info logs on), optionally killing a
     worker mid-run; a run that outlives ``timeout`` (e.g. a protocol that deadlocks) is
-    interrupted, after ``on_hang(process)`` had a look at it, and reported as timed out."""
+    interrupted, after ``on_hang(process)`` had a look at it, and reported as timed out.
+    ``job_name`` (default: a new one per run) names the job's state in the store, where a
+    choice recorded beside it is found; ``extra``: more ``segflow run`` options."""
     args = [SEGFLOW, "run", job, "--parallelism", str(parallelism), "--processes",
-            "--job-name", f"bench-{uuid.uuid4().hex[:10]}"]
+            "--job-name", job_name or f"bench-{uuid.uuid4().hex[:10]}", *extra]
     for key, value in params.items():
         args += ["-p", f"{key}={value}"]
     if function:

@@ -58,7 +58,35 @@ Connectors are named here by node (1 the spout, 7 the sink); the job's block ids
 ``--connectors`` takes, count from 0 at the spout, and every round checks that the blocks
 the coordinator reports windows for are the ones meant.
 
+``--scenario worker-loss`` (issue 48): the same chain, where segment backup should pay. The
+middle node (4) takes five times the others' service time, at a third of the arrival rate
+(100 tuples/s at ``--scale 10``, utilisation 0.625 at node 4). The connectors and the barrier
+interval are the cost model's: ``segflow plan --segment-backup`` calibrates the job and
+records its choice beside the job's state (``--max-recovery-delay``, default 0: the choice
+with the least predicted recovery delay; the calibration measures CPU seconds, and these
+nodes sleep, so it sees equal nodes), and the run takes it with ``--connectors auto`` (each
+round checks the run says so). Each round runs the job once per configuration, both with
+one standby worker (``--standby-workers 1``) and one replica per block: ``abs`` (aligned,
+global rollback) on one worker, ``segment`` with ``--placement segment`` on one worker per
+group; ``--run`` seconds after the workers registered it SIGKILLs the worker of the first
+node of the segment after node 4 (ABS: its only worker), and the job runs on to the end of
+its input (``--run + --after`` seconds of it). From the probe lines: the recovery delay at
+the sink (Definition 1: from the kill to the first tuple the sink processes that is newer
+than any it processed before its replicas went back), the records processed again (every
+bolt's tuples less its distinct ones; ``reprocessed_work_segment_over_abs`` weighs each
+by its node's service time), which nodes went back at all, and the output is
+checked exactly once against the oracle (every index once). The model's prediction is
+equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost segment
+and what is downstream, fed by the connector before it, which keeps running and replays
+its window), with the restart (kill to the first replayed tuple) and the tuples' edge delay
+measured, and the slowest restarted node's service time as ``t^n``. The last line:
+``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
+``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
+``exactly_once``; ``configs.segment.nodes_went_back`` shows whether the recovery was regional
+(until the runtime restarts only the lost segments, every node goes back under both).
+
     .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
+    .venv/bin/python bench/segment_backup.py --scenario worker-loss [--rounds 5] [--run 6] [--after 6]
 """
 from __future__ import annotations
 
@@ -76,14 +104,15 @@ import tempfile
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import ROOT, SEGFLOW, mean, report  # noqa: E402
+from common import (ROOT, SEGFLOW, Kill, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
+                    report, segflow_run)
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
@@ -91,8 +120,12 @@ from segflow.checkpoint.segment_cost import (  # noqa: E402
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
+CHAIN_JOB = "all_pass_chain"                                # the job's name, its state's in the store
 NODES = 7
 ARRIVAL, SERVICE_RATE, BARRIER_EVERY = 30.0, 80.0, 25      # Shen, Segment Backup, §5.2
+# --scenario worker-loss: a third of the arrival rate, so that the middle node at five times
+# the service time stays stable (utilisation 0.625 at every scale)
+WORKER_LOSS_LOAD, DEAR_NODE, DEAR_FACTOR = 1 / 3, 4, 5.0
 CONFIGS = {"abs": ("aligned", (1, 7)), "seg2": ("segment", (1, 7)),      # connectors as node numbers
            "seg3": ("segment", (1, 4, 7)), "seg4": ("segment", (1, 3, 5, 7))}
 
@@ -114,15 +147,23 @@ class Rates:
     scale: float
     batch_size: int             # records a block sends at most in one batch
     batch_timeout: float        # seconds a block holds records for a batch
+    load: float = 1.0           # the arrival rate as a share of the thesis's
+    dear: int = 0               # the node whose service time is dear_factor times the others' (0: none)
+    dear_factor: float = 1.0
+    barrier_every: int = BARRIER_EVERY      # tuples per version, its barrier included
 
     @property
     def arrival(self) -> float:
-        return ARRIVAL * self.scale
+        return ARRIVAL * self.scale * self.load
 
     @property
     def service(self) -> float:
-        """Seconds per tuple at every bolt."""
+        """Seconds per tuple at every bolt but the dear one."""
         return 1 / (SERVICE_RATE * self.scale)
+
+    def service_at(self, node: int) -> float:
+        """Seconds per tuple at bolt ``node``."""
+        return self.service * (self.dear_factor if node == self.dear else 1.0)
 
 
 def start(rates: Rates, state: str, out: str, probe: str, protocol: str, connectors: str | None, restore: bool):
@@ -316,8 +357,8 @@ def one_round(rates: Rates, name: str, run_s: float, after_s: float) -> dict:
 
 
 def pipeline(rates: Rates, connectors: tuple[int, ...]) -> Pipeline:
-    return Pipeline(service=tuple([1 / rates.arrival] + [rates.service] * (NODES - 1)),
-                    ratios=(1.0,) * (NODES - 1), connectors=frozenset(connectors), block=BARRIER_EVERY,
+    return Pipeline(service=tuple([1 / rates.arrival] + [rates.service_at(n) for n in range(2, NODES + 1)]),
+                    ratios=(1.0,) * (NODES - 1), connectors=frozenset(connectors), block=rates.barrier_every,
                     rate=rates.arrival, tuple_bytes=40, barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
 
 
@@ -374,8 +415,170 @@ def model_delays(rates: Rates, edge: float, restart: float = 0.0, ack: float = 0
                   recover_response=restart, recover_misc=0.0)
 
 
+def chain_params(rates: Rates, out: str, probe: str, events: int) -> dict:
+    """The chain job's parameters at ``rates``."""
+    return {"output": out, "probe": probe, "events": events, "rate": rates.arrival, "service": rates.service,
+            "batch_size": rates.batch_size, "batch_timeout": rates.batch_timeout, "dear": rates.dear,
+            "dear_factor": rates.dear_factor}
+
+
+def flags(params: dict) -> list[str]:
+    return [arg for key, value in params.items() for arg in ("-p", f"{key}={value}")]
+
+
+def model_choice(rates: Rates, calibrate: float, target: float) -> dict:
+    """``segflow plan --segment-backup`` on the chain (in a scratch store): the choice it
+    records beside the job's state, where ``segflow run --connectors auto`` reads it."""
+    with tempfile.TemporaryDirectory(prefix="segbench-plan-") as tmp:
+        state = f"file://{tmp}/state"
+        subprocess.run([SEGFLOW, "plan", JOB, "--segment-backup", "--state", state, "--job-name", CHAIN_JOB,
+                        "--calibrate", str(calibrate), "--max-recovery-delay", str(target),
+                        *flags(chain_params(rates, f"{tmp}/out", f"{tmp}/probe", 10**6))],
+                       cwd=ROOT, check=True, stdout=sys.stderr)
+        choice = Catalog(open_backend(state), CHAIN_JOB).segment_choice()
+    if choice is None:
+        raise RuntimeError("segflow plan --segment-backup recorded no choice")
+    return choice
+
+
+def victim_node(connector_nodes: list[int], dear: int) -> int:
+    """The first node of the segment after the dear node's: after the first connector at
+    or after it (the sink's segment when that connector is the sink: no segment follows)."""
+    return min(min(c for c in connector_nodes if c >= dear) + 1, NODES)
+
+
+def worker_of(rates: Rates, connector_nodes: list[int], node: int) -> tuple[str, int]:
+    """The worker that placement by segment gives ``node``, and the workers it needs: one
+    per group, which on a chain is one per connector (the spout alone, then each segment's
+    bolts with the connector that ends it), so that every block has one replica."""
+    workers = len(connector_nodes)
+    shown = subprocess.run([SEGFLOW, "plan", JOB, *flags(chain_params(rates, "out", "probe", 1)),
+                            "--connectors", connectors_flag(tuple(connector_nodes)), "--placement", "segment",
+                            "--parallelism", str(workers)], cwd=ROOT, check=True, capture_output=True, text=True)
+    found = re.search(rf"^block {block_of(node)}: 1 replica\(s\) on (w\d+)×1", shown.stdout, re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"segflow plan did not place block {block_of(node)} once on one worker:\n{shown.stdout}")
+    return found.group(1), workers
+
+
+def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, workers: int, run_s: float,
+                      after_s: float) -> dict:
+    """One run of the chain with one standby worker: SIGKILL ``victim`` ``run_s`` seconds
+    after the workers registered; the run then goes on to its end (its input lasts
+    ``run_s + after_s`` seconds at the rate). Measured from the probe lines."""
+    events = int(rates.arrival * (run_s + after_s))
+    extra = ["--standby-workers", "1"]
+    if name == "segment":
+        extra += ["--connectors", "auto", "--placement", "segment"]
+    with tempfile.TemporaryDirectory(prefix="segbench-") as tmp:
+        state, out, probe = f"file://{tmp}/state", f"{tmp}/out", f"{tmp}/probe.log"
+        if name == "segment":
+            Catalog(open_backend(state), CHAIN_JOB).write_segment_choice(choice)
+        run = segflow_run(JOB, chain_params(rates, out, probe, events), parallelism=workers,
+                          protocol="segment" if name == "segment" else "aligned", interval=choice["interval"],
+                          state=state, kill=Kill(run_s, victim), timeout=run_s + after_s + 120,
+                          job_name=CHAIN_JOB, extra=tuple(extra))
+        if not run.ok or run.killed_at is None:
+            raise RuntimeError(f"{name}: the run failed or ended before the kill (exit {run.returncode}):\n{run.tail}")
+        lines, output = probe_lines(probe), []
+        for part in sorted(os.listdir(out)):
+            if part.startswith("part-"):
+                with open(os.path.join(out, part), encoding="utf-8") as f:
+                    output.extend(int(line) for line in f)
+    notes = [e.get("note", "") for e in run.messages("protocol")]
+    if name == "segment" and not any("the cost model's choice" in note for note in notes):
+        raise RuntimeError(f"segment: --connectors auto did not use the recorded choice: {notes}")
+    recoveries = node_recoveries(lines, run.killed_at)
+    went_back = {n: r.went_back_at for n, r in recoveries.items() if r.went_back_at is not None}
+    if NODES not in recoveries or recoveries[NODES].newer_at is None or not went_back:
+        raise RuntimeError(f"{name}: no node went back, or the sink processed nothing new after the kill")
+    return {"sink_delay": recoveries[NODES].newer_at - run.killed_at,
+            "restart": min(went_back.values()) - run.killed_at, "went_back": sorted(went_back),
+            "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
+            "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
+            "notes": notes}
+
+
+def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
+                          edge: float) -> float:
+    """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
+    ABS; under segment backup the lost segment and what is downstream of it, fed by the
+    connector ``first`` that keeps running and replays its window): the restart measured,
+    the tuples' edge delay measured, and as ``t^n`` the slowest restarted node's service
+    time (4.2's bottleneck: the half block of replayed tuples passes every one of them)."""
+    region = range(first, NODES + 1)
+    chain = Pipeline(service=tuple(rates.service_at(n) if n > 1 else 1 / rates.arrival for n in region),
+                     ratios=(1.0,) * (len(region) - 1),
+                     connectors=frozenset(i for i, n in enumerate(region, start=1) if n in connector_nodes)
+                     | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
+                     barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
+    slowest = max(rates.service_at(n) for n in region if n > first)
+    return recovery_delay(chain, Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=slowest, barrier=0.0,
+                                        ack=0.0, recover_response=restart, recover_misc=0.0))
+
+
+def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
+    """``--scenario worker-loss`` (see the module's doc)."""
+    choice = model_choice(rates, args.calibrate, args.max_recovery_delay)
+    rates = replace(rates, barrier_every=round(rates.arrival * choice["interval"]) + 1)
+    connector_nodes = sorted(int(b) + 1 for b in choice["connectors"])
+    victim = victim_node(connector_nodes, rates.dear)
+    segment_worker, segment_workers = worker_of(rates, connector_nodes, victim)
+    boundary = max(c for c in connector_nodes if c < victim)
+    setups = {"abs": ("w0", 1, 1, [1, NODES]), "segment": (segment_worker, segment_workers, boundary, connector_nodes)}
+    print(f"the cost model chose connectors at nodes {connector_nodes}, a barrier every {choice['interval']} s; "
+          f"SIGKILL of the worker of node {victim} (segment backup: {segment_worker} of {segment_workers})",
+          file=sys.stderr, flush=True)
+    results: dict[str, list[dict]] = {name: [] for name in setups}
+    for r in range(args.rounds):
+        for name, (worker, workers, _, _) in setups.items():     # interleaved: machine drift hits both
+            print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
+            results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after))
+    edge = edge_delay(rates, [r for rounds in results.values() for r in rounds], "hops")
+    summary = {}
+    for name, rounds in results.items():
+        _, _, first, connectors = setups[name]
+        restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
+        model = predicted_worker_loss(rates, first, connectors, restart, edge)
+        summary[name] = {"recovery_s": round(delay, 3),
+                         "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
+                         "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
+                         "model_recovery_s": round(model, 3),
+                         "model_rel_error": round(relative_error(model, delay), 3), "restart_s": round(restart, 3),
+                         "reprocessed": mean([sum(r["again"].values()) for r in rounds]),
+                         "reprocessed_work_s": mean([sum(n * rates.service_at(node) for node, n in r["again"].items())
+                                                     for r in rounds]),
+                         "nodes_went_back": sorted({n for r in rounds for n in r["went_back"]}),
+                         "exactly_once_rounds": sum(r["exactly_once"] for r in rounds)}
+        print(f"{name:8} recovery at the sink {delay:.3f} s (model {model:.3f} s), restart {restart:.3f} s, "
+              f"{summary[name]['reprocessed']:.0f} records processed again, nodes that went back "
+              f"{summary[name]['nodes_went_back']}", file=sys.stderr)
+    report("segment_backup", {
+        "scenario": "worker-loss", "rounds": args.rounds, "rate": rates.arrival, "service_per_s": 1 / rates.service,
+        "dear_node": rates.dear, "dear_factor": rates.dear_factor, "batch_size": rates.batch_size,
+        "connectors": connector_nodes, "interval_s": choice["interval"], "killed_node": victim,
+        "connectors_chosen_by": results["segment"][0]["notes"],
+        "worker_loss_recovery_s": {name: s["recovery_s"] for name, s in summary.items()},
+        "worker_loss_segment_over_abs": round(summary["segment"]["recovery_s"] / summary["abs"]["recovery_s"], 3),
+        "reprocessed_segment_over_abs": round(summary["segment"]["reprocessed"] / summary["abs"]["reprocessed"], 3),
+        "reprocessed_work_segment_over_abs": round(summary["segment"]["reprocessed_work_s"]
+                                                   / summary["abs"]["reprocessed_work_s"], 3),
+        "model_max_rel_error": max(s["model_rel_error"] for s in summary.values()),
+        "edge_delay_ms": round(1000 * edge, 2),
+        "exactly_once": all(r["exactly_once"] for rounds in results.values() for r in rounds),
+        "configs": summary})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scenario", choices=["thesis", "worker-loss"], default="thesis",
+                        help="thesis (default): §5.2's whole-job loss; worker-loss: one worker SIGKILLed, ABS and "
+                             "segment backup with one standby worker each")
+    parser.add_argument("--max-recovery-delay", type=float, default=0.0, metavar="S",
+                        help="worker-loss: the target segflow plan --segment-backup chooses for (default 0: the "
+                             "choice with the least predicted recovery delay)")
+    parser.add_argument("--calibrate", type=float, default=3.0, metavar="S",
+                        help="worker-loss: seconds of segflow plan --segment-backup's calibration run")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
     parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
@@ -395,10 +598,15 @@ def main() -> None:
         parser.error(f"--batch-timeout must be > 0, got {args.batch_timeout}")
     if args.batch_size < 1:
         parser.error(f"--batch-size must be >= 1, got {args.batch_size}")
-    timeout = args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale)
+    worker_loss_scenario = args.scenario == "worker-loss"
+    load = WORKER_LOSS_LOAD if worker_loss_scenario else 1.0
+    timeout = args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale * load)
     rates = Rates(args.scale, args.batch_size, timeout)
     if args.quick:
         args.rounds, args.run, args.after = 2, 4.0, 5.0
+    if worker_loss_scenario:
+        worker_loss(replace(rates, load=load, dear=DEAR_NODE, dear_factor=DEAR_FACTOR), args)
+        return
     results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
     for r in range(args.rounds):
         for name in CONFIGS:                       # interleaved: machine drift hits every configuration

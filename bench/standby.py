@@ -4,13 +4,16 @@ with one standby worker (``--standby-workers 1``) and without.
 Method. ``bench/jobs/output_stamps.py`` runs paced (2,000 records/s) at parallelism 2 under
 aligned checkpoints every 0.5 s, into a file sink. Once records reach the sink, the bench
 SIGKILLs an active worker (never a standby) every ``--spacing`` seconds, ``--kills`` times
-per run. A kill's delay runs from the SIGKILL to the first record that reaches the sink's
-block in an attempt built after it (the job's probe stamps each batch with its attempt's
-build time): detection, the restart of every worker's replicas, the restore and the
-replay up to the sink. Without a standby the delay includes starting the lost worker's
-new process; with one, the standby (started, registered, certificates and servers ready)
-takes over. Runs of the two configurations alternate (``--rounds`` each), so drift in the
-machine's load hits both alike. Every run's output is checked exactly once.
+per run; with a standby, each kill first waits until the coordinator's web view lists one
+registered and idle (the one the last kill took is replaced in the background, which on a
+loaded machine can take longer than ``--spacing``). A kill's delay runs from the SIGKILL to
+the first record that reaches the sink's block in an attempt built after it (the job's
+probe stamps each batch with its attempt's build time): detection, the restart of every
+worker's replicas, the restore and the replay up to the sink. Without a standby the delay
+includes starting the lost worker's new process; with one, the standby (started,
+registered, certificates and servers ready) takes over. Runs of the two configurations
+alternate (``--rounds`` each), so drift in the machine's load hits both alike. Every run's
+output is checked exactly once.
 
 Prints one JSON line per run and, LAST, a summary: ``standby_new_output_s`` and
 ``cold_new_output_s`` (median over every kill), ``*_p90_s``, ``kills`` of each, and
@@ -26,10 +29,13 @@ import json
 import os
 import random
 import signal
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 import psutil
 
@@ -38,6 +44,8 @@ from common import ROOT, SEGFLOW, median, percentile, report  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "output_stamps.py")
 RATE = 2000
+WEB_VIEW = re.compile(r"web view at (http://\S+)")
+STANDBY_WAIT = 30.0         # seconds a kill waits for the standby that replaces the one taken
 
 
 def progress(text: str) -> None:
@@ -56,6 +64,39 @@ def active_workers(run: subprocess.Popen) -> list[psutil.Process]:
         if "worker" in words and ("--standby" not in words or "took" in words):
             found.append(p)
     return found
+
+
+class RunLog:
+    """A run's stderr, read as it comes (so the pipe never fills), and the coordinator's web
+    view found there, which lists the standby workers registered and idle."""
+
+    def __init__(self, run: subprocess.Popen):
+        self.lines: list[str] = []
+        self.url: str | None = None
+        self.reader = threading.Thread(target=self._read, args=(run,), daemon=True)
+        self.reader.start()
+
+    def _read(self, run: subprocess.Popen) -> None:
+        for line in run.stderr:
+            self.lines.append(line)
+            found = WEB_VIEW.search(line)
+            if found and self.url is None:
+                self.url = found.group(1).rstrip("/") + "/api/job"
+
+    def standby_ready(self, timeout: float) -> bool:
+        """Wait until a standby is registered and idle: a kill while the one that took over
+        the last loss is still being replaced measures a job without a standby."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.url is not None:
+                try:
+                    with urllib.request.urlopen(self.url, timeout=2) as reply:
+                        if json.load(reply).get("standby"):
+                            return True
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.05)
+        return False
 
 
 def stamps(probe: str) -> list[tuple[float, float]]:
@@ -81,6 +122,7 @@ def one_run(standby: int, kills: int, spacing: float, rng: random.Random) -> dic
         run = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
         killed: list[float] = []
+        log = RunLog(run)
         try:
             deadline = time.monotonic() + 60
             while run.poll() is None and time.monotonic() < deadline and not (os.path.isdir(probe) and
@@ -88,13 +130,17 @@ def one_run(standby: int, kills: int, spacing: float, rng: random.Random) -> dic
                 time.sleep(0.05)
             time.sleep(1.5)
             while len(killed) < kills and run.poll() is None:
+                if standby and not log.standby_ready(STANDBY_WAIT):
+                    raise RuntimeError(f"no standby worker was ready within {STANDBY_WAIT} s of the last kill")
                 victims = active_workers(run)
                 if victims:
                     victim = rng.choice(victims)
                     victim.send_signal(signal.SIGKILL)
                     killed.append(time.time())
                 time.sleep(spacing)
-            _, stderr = run.communicate(timeout=120)
+            run.wait(timeout=120)
+            log.reader.join(10)
+            stderr = "".join(log.lines)
         finally:
             if run.poll() is None:
                 os.killpg(run.pid, signal.SIGKILL)

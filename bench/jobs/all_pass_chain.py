@@ -12,7 +12,9 @@ input newer than before a failure (the thesis's Definition 1). ``batch_size`` an
 them (segflow's defaults 1,024 and 50 ms; the thesis's Storm topology sends each tuple at
 once). The spout catches up after a restore (``catch_up``): the tuples that arrived while
 the job was down wait as a backlog, as the thesis's recovery-delay model (equation 4.2) has
-the restored nodes work through what is pending at their service rate."""
+the restored nodes work through what is pending at their service rate. ``dear`` names one
+node whose mean service time is ``dear_factor`` times the others' (bench/segment_backup.py
+``--scenario worker-loss``)."""
 import os
 import random
 import time
@@ -41,10 +43,11 @@ class Probe:
 
 
 def build(env, output, probe, events="1000000", rate="300", service="0.00125", batch_size="1024",
-          batch_timeout="0.05"):
+          batch_timeout="0.05", dear="0", dear_factor="5"):
     stream = env.generate(lambda i: i, count=int(events), rate=float(rate), catch_up=True,
                           arrivals="poisson").batch_mode(
         BatchMode.adaptive(int(batch_size), float(batch_timeout)))
     for node in range(2, NODES + 1):
-        stream = stream.shuffle().filter(Probe(node, float(service), probe))
+        cost = float(service) * (float(dear_factor) if node == int(dear) else 1.0)
+        stream = stream.shuffle().filter(Probe(node, cost, probe))
     stream.map(str).write_text(output)

@@ -146,3 +146,13 @@ def test_a_round_asked_without_a_wall_clock_time_has_no_start_delays():
     t = CheckpointTracker(interval=1.0, replicas={(0, 0)})
     t.trigger(now=0.0)
     assert t.ack(1, (0, 0), True, 1, 0, "", now=0.1, barrier_at=1000.0).start_delays == {}
+
+
+def test_records_a_block_received_add_up_over_reports_per_block():
+    registry = CollectorRegistry()
+    metrics = CheckpointMetrics(registry, {1: "map"})
+    metrics.records_received({1: 40, 2: 0})
+    metrics.records_received({1: 15})
+    value = registry.get_sample_value
+    assert value("segflow_block_records_in_total", {"block": "1", "operator": "map"}) == 55
+    assert value("segflow_block_records_in_total", {"block": "2", "operator": ""}) is None

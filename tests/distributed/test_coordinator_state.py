@@ -109,6 +109,42 @@ def test_a_user_error_fails_at_once_and_a_finished_worker_is_not_lost():
     assert state.phase is Phase.FAILED and "map(parse)" in state.error
 
 
+def test_a_standby_that_took_over_and_was_lost_stands_by_again_when_started_again():
+    """The spawner starts a lost worker that had taken over a slot again as a standby,
+    under its own name, which no slot bears: it was refused as an unknown worker, and the
+    job went on with no standby at all."""
+    state = JobState(2, 3.0, recoverable=True, standby_workers=1)
+    state.register("w0", "a", "", 1, 1, now=0.0)
+    state.register("w1", "b", "", 1, 2, now=0.0)
+    state.register("w2", "c", "", 1, 3, now=0.0, standby=True)
+    assert state.lost("w1", "its process exited", now=1.0) and state.promoted == "w2"
+    assert state.register("w0", "a", "", 1, 1, now=1.1) is True        # w2 runs slot w1 in attempt 1
+    assert state.register("w1", "b", "", 1, 4, now=1.5, standby=True) is False
+    assert state.lost("w2", "its process exited", now=2.0) and state.promoted == "w1"
+    assert state.register("w0", "a", "", 1, 1, now=2.1) is True
+    assert state.register("w2", "c", "", 1, 5, now=2.5, standby=True) is False
+    assert state.is_standby("w2") and state.phase is Phase.RUNNING
+
+
+def test_a_heartbeat_says_what_each_block_received_since_the_workers_last_one():
+    state = started(2)
+    assert state.heartbeat("w0", {(0, 0): 10, (1, 0): 4}, now=1.0) == {0: 10, 1: 4}
+    assert state.heartbeat("w0", {(0, 0): 25, (1, 0): 4}, now=1.1) == {0: 15, 1: 0}
+    # a replica restored in the same process counts from 0 again: all of its count is new
+    assert state.heartbeat("w0", {(0, 0): 3, (1, 0): 9}, now=1.2) == {0: 3, 1: 5}
+    assert state.heartbeat("w1", {(0, 1): 7, (1, 1): 2}, now=1.2) == {0: 7, 1: 2}
+    assert state.heartbeat("nobody", {(0, 0): 1}, now=1.3) == {}
+
+
+def test_a_recovery_counts_the_next_attempts_replicas_from_zero():
+    state = JobState(1, 3.0, recoverable=True)
+    state.register("w0", "a", "", 1, 1, now=0.0)
+    assert state.heartbeat("w0", {(0, 0): 50}, now=1.0) == {0: 50}
+    assert state.lost("w0", "its heartbeat stream broke", now=2.0)
+    state.register("w0", "a", "", 1, 2, now=2.5)
+    assert state.heartbeat("w0", {(0, 0): 20}, now=3.0) == {0: 20}
+
+
 def test_progress_sums_records_per_block_over_workers():
     state = started(2)
     state.heartbeat("w0", {(0, 0): 10, (1, 0): 4}, now=1.0)

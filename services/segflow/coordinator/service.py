@@ -362,7 +362,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                                                                 r.latency_seconds, r.barrier_seconds)
                             for r in status.replicas}
                     with self.lock:
-                        self.state.heartbeat(status.worker, counters, time.monotonic(), load)
+                        self._received(self.state.heartbeat(status.worker, counters, time.monotonic(), load))
             except grpc.RpcError:
                 pass
             finally:
@@ -383,6 +383,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 return
             yield command
 
+    def _received(self, grown: dict[int, int]) -> None:
+        """Lock held: count what a worker's replicas received since its last report."""
+        if self.checkpoints is not None and self.checkpoints.metrics is not None:
+            self.checkpoints.metrics.records_received(grown)
+
     def Finish(self, request, context):
         self._as_worker(context, request.worker)
         counters = {(r.block, r.replica): r.records_in for r in request.status.replicas}
@@ -396,7 +401,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         with self.lock:
             if request.tampered_key and self._tampered(request.worker, request.tampered_key, request.error):
                 return cpb.Ack()
-            self.state.heartbeat(request.worker, counters, time.monotonic())
+            self._received(self.state.heartbeat(request.worker, counters, time.monotonic()))
             decision = self.state.finished(request.worker, ok, error, request.peer_failure,
                                            results, time.monotonic(), committed=request.committed)
             if decision == "commit":

@@ -43,6 +43,17 @@ class WorkerRecord:
     attempts: set = field(default_factory=set)       # the attempts it runs in (several: kept by a regional recovery)
 
 
+def records_since(before: dict, now: dict) -> dict[int, int]:
+    """Block -> records a worker's replicas received between two reports of their
+    counters (``(block, replica) -> records in``). A count lower than before is a replica
+    that started again from 0 (restored in the same process): all of it is new."""
+    grown: dict[int, int] = {}
+    for (block, replica), count in now.items():
+        previous = before.get((block, replica), 0)
+        grown[block] = grown.get(block, 0) + (count - previous if count >= previous else count)
+    return grown
+
+
 class RegistrationError(Exception):
     """A worker cannot join (duplicate name, too many workers, job already over)."""
 
@@ -103,8 +114,8 @@ class JobState:
         if name in self.workers or name in self.standby:
             raise RegistrationError(f"a worker named {name!r} is registered already")
         record = WorkerRecord(name, data_address, metrics_address, slots, pid, now)
-        slot = self._slot_for(name)
-        if standby or slot is None:
+        slot = None if standby else self._slot_for(name)      # a standby holds no slot, whatever its name
+        if slot is None:
             if standby and len(self.standby) >= self.standby_workers:
                 raise RegistrationError(f"the job keeps {self.standby_workers} standby worker(s) and has them all")
             self.standby[name] = record
@@ -169,12 +180,18 @@ class JobState:
         self.workers[name] = record
         return name
 
-    def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> None:
+    def heartbeat(self, name: str, counters: dict, now: float, load: dict | None = None) -> dict[int, int]:
+        """Note a worker of this attempt alive with its replicas' counters. Returns, per
+        block, the records its replicas received since its last report (what
+        ``segflow_block_records_in`` adds up over every attempt)."""
         worker = self.workers.get(name)
-        if worker is not None:
-            worker.last_seen = now
-            worker.counters = counters
-            worker.load = load or {}
+        if worker is None:
+            return {}
+        grown = records_since(worker.counters, counters)
+        worker.last_seen = now
+        worker.counters = counters
+        worker.load = load or {}
+        return grown
 
     def replica_loads(self) -> dict:
         """(block, replica) -> ReplicaReport, over every worker of this attempt."""

@@ -96,6 +96,11 @@ class CheckpointMetrics:
         self.size = Gauge("segflow_checkpoint_bytes", "Size of the last complete checkpoint", registry=registry)
         self.last = Gauge("segflow_last_checkpoint_id", "Id of the last complete checkpoint", registry=registry)
         self.recoveries = Counter("segflow_recoveries", "Recoveries from a lost worker", registry=registry)
+        self.block_records = Counter("segflow_block_records_in",
+                                     "Records a block's replicas received over every attempt of the job, from the "
+                                     "workers' heartbeats: a run without failures' count plus the records that "
+                                     "recoveries processed again (a lost worker's records since its last heartbeat "
+                                     "are missing)", ["block", "operator"], registry=registry)
         self.window_versions = Gauge("segflow_pending_window_versions",
                                      "Versions a segment-backup connector's pending window holds",
                                      ["connector", "operator"],
@@ -116,6 +121,12 @@ class CheckpointMetrics:
             self.window_bytes.labels(*labels).set(size.bytes)
             self.window_records.labels(*labels).set(size.records)
             self.truncation_lag.labels(*labels).set(size.truncation_lag)
+
+    def records_received(self, grown: dict[int, int]) -> None:
+        """Block -> records its replicas received since their worker last reported."""
+        for block, records in grown.items():
+            if records:
+                self.block_records.labels(str(block), self.names.get(block, "")).inc(records)
 
     def block_delays(self, delays) -> None:
         """A complete checkpoint's start and acknowledgement delays per block (seconds)."""

@@ -1,0 +1,55 @@
+"""The arithmetic bench/segment_backup.py's worker-loss scenario reads its figures with,
+from a chain's probe lines ``(node, record index, time)``: when each node went back and
+first processed a newer record (the thesis's Definition 1), and how many records were
+processed again. A wrong reading here would publish a recovery delay nobody measured."""
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from support.processes import ROOT
+
+
+@pytest.fixture(scope="module")
+def common():
+    spec = importlib.util.spec_from_file_location("bench_common", os.path.join(ROOT, "bench", "common.py"))
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)     # dataclasses look it up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_node_that_restarts_recovers_at_its_first_record_newer_than_before_it_went_back(common):
+    # node 5 processed 0..9, kept going (11, 12) after the kill at t=10, went back to 8 at
+    # t=11, replayed 8..12 and reached 13 at t=11.5
+    lines = [(5, i, float(i)) for i in range(10)] + [(5, 11, 10.1), (5, 12, 10.2)]
+    lines += [(5, i, 11 + (i - 8) / 10) for i in range(8, 13)] + [(5, 13, 11.5)]
+    found = common.node_recoveries(lines, failed_at=10.0)
+    assert found[5] == common.NodeRecovery(went_back_at=11.0, newer_at=11.5)
+
+
+def test_a_node_that_keeps_running_recovers_at_its_first_record_after_the_failure(common):
+    lines = [(3, 0, 1.0), (3, 1, 2.0), (3, 2, 10.4), (3, 3, 10.6)]
+    assert common.node_recoveries(lines, failed_at=10.0)[3] == common.NodeRecovery(None, 10.4)
+
+
+def test_lines_out_of_order_in_the_file_are_read_in_time_order(common):
+    lines = [(7, 5, 12.0), (7, 4, 11.0), (7, 6, 3.0), (7, 7, 12.5)]
+    # before the failure node 7 had 6; 4 and 5 are replays, 7 the first newer record
+    assert common.node_recoveries(lines, failed_at=10.0)[7] == common.NodeRecovery(11.0, 12.5)
+
+
+def test_a_node_silent_after_the_failure_has_not_recovered(common):
+    assert common.node_recoveries([(2, 0, 1.0)], failed_at=5.0)[2] == common.NodeRecovery(None, None)
+
+
+def test_records_processed_again_count_every_repetition_per_node(common):
+    lines = [(2, 0, 0.0), (2, 1, 0.1), (2, 1, 0.5), (2, 1, 0.9), (3, 0, 0.2), (3, 1, 0.3)]
+    assert common.processed_again(lines) == {2: 2, 3: 0}
+
+
+def test_relative_error_is_a_share_of_the_prediction(common):
+    assert common.relative_error(0.4, 0.5) == pytest.approx(0.25)
+    assert common.relative_error(0.4, 0.3) == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="must be > 0"):
+        common.relative_error(0.0, 1.0)
