@@ -31,13 +31,45 @@ def test_a_first_deployment_of_a_disaster_recovery_job_resumes_whatever_the_stor
     assert decide(parse(SPEC), JobStatus(), Observed(())).actions == [Deploy(1, "auto")]
 
 
-def test_a_fenced_coordinator_turns_the_job_to_standby_not_failed():
+FENCED_LATE = "fenced: the lease has not been renewed for 1.3 s (past its deadline); this cluster no longer holds " \
+    "the job's lease"
+
+
+def _running(spec, **fields):
+    return JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}, **fields})
+
+
+def test_a_coordinator_that_reports_it_fenced_itself_is_redeployed_from_the_last_checkpoint_not_failed():
+    """The loop decides only for the lease's holder: a holder that renewed late has its
+    coordinator fence itself, yet still holds the job, so the job recovers (issue 49)."""
     spec = parse(SPEC)
-    status = JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}})
+    d = decide(spec, _running(spec, recoveries=2), Observed(PODS[:2], CoordinatorView("FAILED", error=FENCED_LATE)))
+    assert d.status.phase == Phase.RECOVERING and d.status.recoveries_base == 3
+    assert d.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0")), Deploy(2, "auto")]
+    assert "Failed" not in [e.reason for e in d.events] and not d.status.last_error
+    assert "fenced" in d.status.message
+
+
+def test_a_coordinator_pod_that_ended_fenced_is_redeployed_too():
+    spec = parse(SPEC)
     gone = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1,
                     message='{"msg": "job failed", "error": "fenced: cluster \'east\' holds generation 3"}'),)
-    d = decide(spec, status, Observed(gone))
-    assert d.status.phase == Phase.STANDBY and "Failed" not in [e.reason for e in d.events]
+    d = decide(spec, _running(spec), Observed(gone))
+    assert d.status.phase == Phase.RECOVERING and d.status.recoveries_base == 1
+    assert d.actions == [DeletePods(("j-1-coordinator",)), Deploy(2, "auto")]
+
+
+def test_a_fenced_message_fails_a_job_without_disaster_recovery_as_any_error_would():
+    spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
+    d = decide(spec, _running(spec), Observed(PODS[:2], CoordinatorView("FAILED", error=FENCED_LATE)))
+    assert d.status.phase == Phase.FAILED and d.status.last_error == FENCED_LATE
+
+
+def test_a_cluster_whose_lease_another_cluster_took_stands_by_however_its_coordinator_ended():
+    running = JobStatus(phase=Phase.RUNNING, revision=1)
+    ended = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1, message=FENCED_LATE),)
+    d = standby(running, Observed(ended), LeaseDecision(Move.FENCED, "cluster 'east' took the job over"))
+    assert d.status.phase == Phase.STANDBY and not any(isinstance(a, Deploy) for a in d.actions)
 
 
 def test_the_status_tells_the_failover_and_its_recovery_time_once_the_job_runs():
