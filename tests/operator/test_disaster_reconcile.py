@@ -1,6 +1,9 @@
 """Disaster recovery in a reconcile step (pure): standing by, resuming after a takeover,
 a fenced coordinator, and the story status.disasterRecovery tells."""
+from dataclasses import replace
+
 from segflow.disaster.lease import Lease, LeaseDecision, Move
+from segflow.errors import EXIT_FENCED
 from segflow_operator.reconcile import (CoordinatorPhase, CoordinatorView, CreateWorkers, DeletePods, Deploy,
                                        JobStatus, Observed, Phase, PodView, decide)
 from segflow_operator.reconcile.disaster import dr_status, standby, standby_status, warm_standby
@@ -57,6 +60,10 @@ def test_a_coordinator_pod_that_ended_fenced_is_redeployed_too():
     d = decide(spec, _running(spec), Observed(gone))
     assert d.status.phase == Phase.RECOVERING and d.status.recoveries_base == 1
     assert d.actions == [DeletePods(("j-1-coordinator",)), Deploy(2, "auto")]
+    truncated = (replace(gone[0], exit_code=EXIT_FENCED, message="grpc server stopped"),)
+    assert decide(spec, _running(spec), Observed(truncated)).status.phase == Phase.RECOVERING
+    failed = (replace(gone[0], message="ValueError: bad record"),)
+    assert decide(spec, _running(spec), Observed(failed)).status.phase == Phase.FAILED
 
 
 def test_a_fenced_message_fails_a_job_without_disaster_recovery_as_any_error_would():

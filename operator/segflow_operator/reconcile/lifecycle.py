@@ -3,7 +3,7 @@ job or end the current one."""
 from __future__ import annotations
 
 from segflow.disaster.lease import says_fenced
-from segflow.errors import EXIT_STORE_UNREACHABLE
+from segflow.errors import EXIT_FENCED, EXIT_STORE_UNREACHABLE
 
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
@@ -100,16 +100,17 @@ def upgrade(s: Situation, d: Decision) -> bool:
 
 
 def fenced(s: Situation, d: Decision) -> bool:
-    """The coordinator fenced itself (its update or its ended pod says so): it stopped
-    because it could not prove the lease current (a renewal came late, the store did not
-    answer), not because the job failed. ``decide`` runs only for the cluster holding the
+    """The coordinator fenced itself (its update, its ended pod's exit code or message say
+    so): it stopped because it could not prove the lease current (a renewal came late, the
+    store did not answer), not because the job failed. ``decide`` runs only for the cluster holding the
     lease (a cluster that lost it stands by in ``disaster.standby``), so the job recovers
     here from the last complete checkpoint; the new revision is fenced like the last."""
     if s.spec.disaster_recovery is None or s.coordinator is None:
         return False
     update = s.update
     reported = update is not None and update.phase == CoordinatorPhase.FAILED and says_fenced(update.error)
-    if not reported and not (s.coordinator.ended and says_fenced(s.coordinator.message)):
+    ended = s.coordinator.ended and (s.coordinator.exit_code == EXIT_FENCED or says_fenced(s.coordinator.message))
+    if not reported and not ended:
         return False
     recover(s, d, "fenced itself while this cluster still holds the job's lease")
     return True
