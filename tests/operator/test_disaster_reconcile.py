@@ -66,6 +66,18 @@ def test_a_coordinator_pod_that_ended_fenced_is_redeployed_too():
     assert decide(spec, _running(spec), Observed(failed)).status.phase == Phase.FAILED
 
 
+def test_a_fenced_coordinator_is_not_redeployed_until_the_lease_is_renewed():
+    """Past its deadline the holder may be cut off and lose the lease at its next step:
+    it creates no pod until a renewal (then it redeploys) or the loss (then it stands by)."""
+    spec = parse(SPEC)
+    fenced = CoordinatorView("FAILED", error=FENCED_LATE)
+    waiting = decide(spec, _running(spec), Observed(PODS[:2], fenced, lease_current=False))
+    assert waiting.actions == [] and waiting.status.phase == Phase.RUNNING and not waiting.status.last_error
+    assert "waiting until this cluster renews" in waiting.status.message
+    renewed = decide(spec, waiting.status, Observed(PODS[:2], fenced))
+    assert renewed.status.phase == Phase.RECOVERING and renewed.actions[-1] == Deploy(2, "auto")
+
+
 def test_a_fenced_message_fails_a_job_without_disaster_recovery_as_any_error_would():
     spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
     d = decide(spec, _running(spec), Observed(PODS[:2], CoordinatorView("FAILED", error=FENCED_LATE)))

@@ -112,6 +112,10 @@ def fenced(s: Situation, d: Decision) -> bool:
     ended = s.coordinator.ended and (s.coordinator.exit_code == EXIT_FENCED or says_fenced(s.coordinator.message))
     if not reported and not ended:
         return False
+    if not s.observed.lease_current:
+        d.phase(s.current or Phase.RECOVERING, "the coordinator fenced itself; waiting until this cluster renews "
+                "the job's lease (or loses it, and stands by)", warning=True)
+        return True
     recover(s, d, "fenced itself while this cluster still holds the job's lease")
     return True
 
