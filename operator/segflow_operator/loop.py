@@ -96,7 +96,8 @@ class JobLoop:
                             and not p.deleting), None)
         address = f"{coordinator.ip}:{manifests.COORDINATOR_PORT}" if coordinator and coordinator.ip else ""
         update = self.watcher.follow(address, self.identity(revision) if address else None)
-        observed = Observed(pods, update, now(), self.savepoints.view(status.savepoint_in_progress))
+        observed = Observed(pods, update, now(), self.savepoints.view(status.savepoint_in_progress),
+                            lease_current=self._lease_current())
         decision = decide(spec, status, observed)
         decision.status.selector = manifests.worker_selector(self.name)
         decision.status.web_url = manifests.web_url(self.namespace, self.name, spec)
@@ -153,6 +154,15 @@ class JobLoop:
         if revision not in self.identities:
             self.identities = {revision: client_identity(self.kube, self.namespace, self.name, revision)}
         return self.identities[revision]
+
+    def _lease_current(self) -> bool:
+        """Whether this cluster's lease is before its deadline now (True without disaster
+        recovery): only then may a fenced job be redeployed."""
+        keeper = self.keeper
+        if keeper is None:
+            return True
+        held = keeper.held
+        return held is not None and time.time() < held.deadline
 
     @property
     def generation(self) -> int:

@@ -13,6 +13,11 @@ EXIT_STORE_UNREACHABLE = 75
 """A coordinator's exit code when the state store stayed unreachable (``EX_TEMPFAIL``):
 the operator redeploys the job rather than failing it."""
 
+EXIT_FENCED = 77
+"""A coordinator's exit code when it fenced itself (``EX_NOPERM``: its lease no longer let
+it publish): not a failure of the job, whose holder redeploys it (the operator reads this
+even when the pod's message no longer shows the ``fenced:`` line)."""
+
 
 class SegflowError(Exception):
     """Base of every error segflow raises on purpose."""

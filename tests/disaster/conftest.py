@@ -14,7 +14,7 @@ from support.servers import server_fixture, start_redis, start_s3
 
 
 def pytest_collection_modifyitems(config, items):
-    give_build_time(items, {"sites"})
+    give_build_time(items, {"sites", "lone_site"})
 
 
 s3_server = server_fixture("s3_server", start_s3, "moto S3 server", scope="session")
@@ -45,3 +45,16 @@ def sites(s3_server, s3_proxy):
     finally:
         for site in pair.values():
             site.down()
+
+
+@pytest.fixture(scope="module")
+def lone_site(s3_server):
+    """One cluster with no standby beside it: a fault in its own operator, with nobody to
+    take the job over."""
+    ensure_built()
+    site = Site("lone", s3_server.endpoint)
+    try:
+        site.up()
+        yield site
+    finally:
+        site.down()

@@ -1,6 +1,9 @@
 """Disaster recovery in a reconcile step (pure): standing by, resuming after a takeover,
 a fenced coordinator, and the story status.disasterRecovery tells."""
+from dataclasses import replace
+
 from segflow.disaster.lease import Lease, LeaseDecision, Move
+from segflow.errors import EXIT_FENCED
 from segflow_operator.reconcile import (CoordinatorPhase, CoordinatorView, CreateWorkers, DeletePods, Deploy,
                                        JobStatus, Observed, Phase, PodView, decide)
 from segflow_operator.reconcile.disaster import dr_status, standby, standby_status, warm_standby
@@ -31,13 +34,61 @@ def test_a_first_deployment_of_a_disaster_recovery_job_resumes_whatever_the_stor
     assert decide(parse(SPEC), JobStatus(), Observed(())).actions == [Deploy(1, "auto")]
 
 
-def test_a_fenced_coordinator_turns_the_job_to_standby_not_failed():
+FENCED_LATE = "fenced: the lease has not been renewed for 1.3 s (past its deadline); this cluster no longer holds " \
+    "the job's lease"
+
+
+def _running(spec, **fields):
+    return JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}, **fields})
+
+
+def test_a_coordinator_that_reports_it_fenced_itself_is_redeployed_from_the_last_checkpoint_not_failed():
+    """The loop decides only for the lease's holder: a holder that renewed late has its
+    coordinator fence itself, yet still holds the job, so the job recovers (issue 49)."""
     spec = parse(SPEC)
-    status = JobStatus.parse({"phase": "Running", "revision": 1, "deployed": {"hash": spec.deployment_hash()}})
+    d = decide(spec, _running(spec, recoveries=2), Observed(PODS[:2], CoordinatorView("FAILED", error=FENCED_LATE)))
+    assert d.status.phase == Phase.RECOVERING and d.status.recoveries_base == 3
+    assert d.actions == [DeletePods(("j-1-coordinator", "j-1-worker-0")), Deploy(2, "auto")]
+    assert "Failed" not in [e.reason for e in d.events] and not d.status.last_error
+    assert "fenced" in d.status.message
+
+
+def test_a_coordinator_pod_that_ended_fenced_is_redeployed_too():
+    spec = parse(SPEC)
     gone = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1,
                     message='{"msg": "job failed", "error": "fenced: cluster \'east\' holds generation 3"}'),)
-    d = decide(spec, status, Observed(gone))
-    assert d.status.phase == Phase.STANDBY and "Failed" not in [e.reason for e in d.events]
+    d = decide(spec, _running(spec), Observed(gone))
+    assert d.status.phase == Phase.RECOVERING and d.status.recoveries_base == 1
+    assert d.actions == [DeletePods(("j-1-coordinator",)), Deploy(2, "auto")]
+    truncated = (replace(gone[0], exit_code=EXIT_FENCED, message="grpc server stopped"),)
+    assert decide(spec, _running(spec), Observed(truncated)).status.phase == Phase.RECOVERING
+    failed = (replace(gone[0], message="ValueError: bad record"),)
+    assert decide(spec, _running(spec), Observed(failed)).status.phase == Phase.FAILED
+
+
+def test_a_fenced_coordinator_is_not_redeployed_until_the_lease_is_renewed():
+    """Past its deadline the holder may be cut off and lose the lease at its next step:
+    it creates no pod until a renewal (then it redeploys) or the loss (then it stands by)."""
+    spec = parse(SPEC)
+    fenced = CoordinatorView("FAILED", error=FENCED_LATE)
+    waiting = decide(spec, _running(spec), Observed(PODS[:2], fenced, lease_current=False))
+    assert waiting.actions == [] and waiting.status.phase == Phase.RUNNING and not waiting.status.last_error
+    assert "waiting until this cluster renews" in waiting.status.message
+    renewed = decide(spec, waiting.status, Observed(PODS[:2], fenced))
+    assert renewed.status.phase == Phase.RECOVERING and renewed.actions[-1] == Deploy(2, "auto")
+
+
+def test_a_fenced_message_fails_a_job_without_disaster_recovery_as_any_error_would():
+    spec = parse({**SPEC, "disasterRecovery": None, "checkpointing": {"protocol": "aligned", "stateUrl": "s3://b/p"}})
+    d = decide(spec, _running(spec), Observed(PODS[:2], CoordinatorView("FAILED", error=FENCED_LATE)))
+    assert d.status.phase == Phase.FAILED and d.status.last_error == FENCED_LATE
+
+
+def test_a_cluster_whose_lease_another_cluster_took_stands_by_however_its_coordinator_ended():
+    running = JobStatus(phase=Phase.RUNNING, revision=1)
+    ended = (PodView("j-1-coordinator", "coordinator", 1, phase="Failed", exit_code=1, message=FENCED_LATE),)
+    d = standby(running, Observed(ended), LeaseDecision(Move.FENCED, "cluster 'east' took the job over"))
+    assert d.status.phase == Phase.STANDBY and not any(isinstance(a, Deploy) for a in d.actions)
 
 
 def test_the_status_tells_the_failover_and_its_recovery_time_once_the_job_runs():

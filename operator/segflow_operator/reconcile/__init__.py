@@ -37,7 +37,7 @@ def decide(spec: StreamJobSpec, status: JobStatus, observed: Observed) -> Decisi
     if any(reconciler(s, d) for reconciler in _LIFECYCLE):
         return d
     savepoints.by_nonce(s, d)
-    if steady.job_outcome(s, d) or lifecycle.coordinator_gone(s, d):
+    if lifecycle.fenced(s, d) or steady.job_outcome(s, d) or lifecycle.coordinator_gone(s, d):
         return d
     steady.workers(s, d)
     steady.phase(s, d)

@@ -2,16 +2,15 @@
 job or end the current one."""
 from __future__ import annotations
 
-from segflow.disaster.lease import fenced_message, says_fenced
-from segflow.errors import EXIT_STORE_UNREACHABLE
+from segflow.disaster.lease import says_fenced
+from segflow.errors import EXIT_FENCED, EXIT_STORE_UNREACHABLE
 
 from .actions import Decision, Event, Savepoint
 from .deployment import deploy
-from .disaster import stand_by
 from .savepoints import request
 from .situation import Situation
 from .status import Phase
-from .views import PodPhase
+from .views import CoordinatorPhase, PodPhase
 
 
 def finished(s: Situation, d: Decision) -> bool:
@@ -100,6 +99,27 @@ def upgrade(s: Situation, d: Decision) -> bool:
     return True
 
 
+def fenced(s: Situation, d: Decision) -> bool:
+    """The coordinator fenced itself (its update, its ended pod's exit code or message say
+    so): it stopped because it could not prove the lease current (a renewal came late, the
+    store did not answer), not because the job failed. ``decide`` runs only for the cluster holding the
+    lease (a cluster that lost it stands by in ``disaster.standby``), so the job recovers
+    here from the last complete checkpoint; the new revision is fenced like the last."""
+    if s.spec.disaster_recovery is None or s.coordinator is None:
+        return False
+    update = s.update
+    reported = update is not None and update.phase == CoordinatorPhase.FAILED and says_fenced(update.error)
+    ended = s.coordinator.ended and (s.coordinator.exit_code == EXIT_FENCED or says_fenced(s.coordinator.message))
+    if not reported and not ended:
+        return False
+    if not s.observed.lease_current:
+        d.phase(s.current or Phase.RECOVERING, "the coordinator fenced itself; waiting until this cluster renews "
+                "the job's lease (or loses it, and stands by)", warning=True)
+        return True
+    recover(s, d, "fenced itself while this cluster still holds the job's lease")
+    return True
+
+
 def coordinator_gone(s: Situation, d: Decision) -> bool:
     """The coordinator pod is missing or ended without telling us the job's outcome."""
     coordinator = s.coordinator
@@ -107,9 +127,6 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
         return False
     if coordinator is not None and coordinator.phase == PodPhase.SUCCEEDED:
         d.phase(Phase.COMPLETED, "the job finished")
-        return True
-    if coordinator is not None and says_fenced(coordinator.message) and s.spec.disaster_recovery:
-        stand_by(d, s.mine, fenced_message("another cluster holds the job's lease"), warning=True)
         return True
     unreachable = coordinator is not None and coordinator.exit_code == EXIT_STORE_UNREACHABLE
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \
@@ -120,11 +137,16 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
         return True
     if s.current is None or not s.current.runs:
         return True
+    recover(s, d, "could not reach the state store" if unreachable else "was lost")
+    return True
+
+
+def recover(s: Situation, d: Decision, why: str) -> None:
+    """Redeploy the job from its last complete checkpoint (from the start without
+    checkpointing), counting one recovery: the coordinator ``why``."""
     d.delete(s.mine)
     restore = "auto" if s.spec.stateful else ""
     counted = s.status.recoveries if s.status.recoveries is not None else s.status.recoveries_base or 0
     d.status.recoveries_base = counted + 1
     how = "from the last complete checkpoint" if restore else "from the start (no checkpointing)"
-    why = "could not reach the state store" if unreachable else "was lost"
     deploy(d, s.spec, s.revision + 1, restore, f"the coordinator {why}; redeploying {how}", Phase.RECOVERING)
-    return True

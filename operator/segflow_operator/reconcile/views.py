@@ -81,3 +81,4 @@ class Observed:
     coordinator: CoordinatorView | None = None
     now: str = ""              # RFC 3339, for timestamps written to the status
     savepoint: SavepointView | None = None
+    lease_current: bool = True   # disaster recovery: this cluster's lease is before its deadline now

@@ -21,8 +21,8 @@ from ..checkpoint.local_records import StateNoLongerKept
 from ..checkpoint.recovery_line import CheckpointRecord
 from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.segment_placement import placement_note
-from ..disaster.lease import fenced_message
-from ..errors import EXIT_STORE_UNREACHABLE, SegflowError
+from ..disaster.lease import fenced_message, says_fenced
+from ..errors import EXIT_FENCED, EXIT_STORE_UNREACHABLE, SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
@@ -441,8 +441,24 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                 self._changed()
 
     def remove_unfinished_checkpoints(self) -> None:
-        if self.checkpoints is not None:
-            self.checkpoints.side.remove_unfinished()
+        """At the end, delete what can never complete, unless the lease no longer lets this
+        process write: the store may be another cluster's by now, and its checkpoint in
+        progress would lose parts."""
+        book = self.checkpoints
+        if book is None:
+            return
+        refusal = book.fence.refusal() if book.fence is not None else ""
+        if refusal:
+            event(log, logging.WARNING, "unfinished checkpoints left in the store", reason=refusal)
+            return
+        book.side.remove_unfinished()
+
+    @property
+    def exit_code(self) -> int:
+        """0 once the job succeeded; EXIT_FENCED when the lease stopped it; 1 otherwise."""
+        if self.state.phase is Phase.SUCCEEDED:
+            return 0
+        return EXIT_FENCED if says_fenced(self.state.error) else 1
 
     def _final_failed(self) -> None:
         """Lock held: the checkpoint of the job's end failed; try it again in a second."""
@@ -702,4 +718,4 @@ def serve(spec: JobModule, workers: int, listen: str, settings: CheckpointSettin
         server.stop(grace=2).wait()
         servicer.remove_unfinished_checkpoints()
         web_stopped.join()
-    return 0 if servicer.state.phase is Phase.SUCCEEDED else 1
+    return servicer.exit_code
