@@ -111,7 +111,7 @@ import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import (ROOT, SEGFLOW, Kill, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
+from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
                     report, segflow_run)
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
@@ -461,11 +461,17 @@ def worker_of(rates: Rates, connector_nodes: list[int], node: int) -> tuple[str,
     return found.group(1), workers
 
 
+NO_RECOVERY = NodeRecovery(None, None)    # a node without probe lines after the failure
+
+
 def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, workers: int, run_s: float,
-                      after_s: float) -> dict:
-    """One run of the chain with one standby worker: SIGKILL ``victim`` ``run_s`` seconds
-    after the workers registered; the run then goes on to its end (its input lasts
-    ``run_s + after_s`` seconds at the rate). Measured from the probe lines."""
+                      after_s: float, lost_node: int) -> dict:
+    """One run of the chain with one standby worker: SIGKILL ``victim`` (which runs
+    ``lost_node``) ``run_s`` seconds after the workers registered; the run then goes on to
+    its end (its input lasts ``run_s + after_s`` seconds at the rate). Measured from the
+    probe lines. The restart is when the first node went back; where none did (a regional
+    recovery whose lost node had processed nothing past its restored version), when the
+    lost node first processed a record again."""
     events = int(rates.arrival * (run_s + after_s))
     extra = ["--standby-workers", "1"]
     if name == "segment":
@@ -490,10 +496,11 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
         raise RuntimeError(f"segment: --connectors auto did not use the recorded choice: {notes}")
     recoveries = node_recoveries(lines, run.killed_at)
     went_back = {n: r.went_back_at for n, r in recoveries.items() if r.went_back_at is not None}
-    if NODES not in recoveries or recoveries[NODES].newer_at is None or not went_back:
-        raise RuntimeError(f"{name}: no node went back, or the sink processed nothing new after the kill")
+    resumed = min(went_back.values()) if went_back else recoveries.get(lost_node, NO_RECOVERY).newer_at
+    if recoveries.get(NODES, NO_RECOVERY).newer_at is None or resumed is None:
+        raise RuntimeError(f"{name}: the lost node or the sink processed nothing after the kill")
     return {"sink_delay": recoveries[NODES].newer_at - run.killed_at,
-            "restart": min(went_back.values()) - run.killed_at, "went_back": sorted(went_back),
+            "restart": resumed - run.killed_at, "went_back": sorted(went_back),
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
             "notes": notes}
@@ -533,7 +540,8 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
     for r in range(args.rounds):
         for name, (worker, workers, _, _) in setups.items():     # interleaved: machine drift hits both
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
-            results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after))
+            results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after,
+                                                   victim))
     edge = edge_delay(rates, [r for rounds in results.values() for r in rounds], "hops")
     summary = {}
     for name, rounds in results.items():
