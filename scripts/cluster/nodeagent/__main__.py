@@ -1,7 +1,8 @@
 """Run the node agent (started by scripts/cluster/up.sh, with scripts/cluster on PYTHONPATH):
 
     python -m nodeagent --cluster NAME --kubeconfig FILE --server URL --ca FILE \\
-        --pod-network 127.10.0.0/16 --state DIR --workdir /work/main
+        --pod-network 127.10.0.0/16 --state DIR --workdir /work/main \\
+        [--pod-network-mode netns --service-ip 10.96.0.1 --netns-records DIR]
 
 SIGTERM (or SIGINT) stops it after it has stopped every pod process it started.
 """
@@ -12,7 +13,9 @@ from urllib.parse import urlparse
 
 from .agent import NodeAgent
 from .logs import configure
+from .netplan import PodNetwork
 from .pod import Node
+from .podnetwork import API_SERVICE_PORT, MODES, LoopbackNetwork, NamespaceNetwork
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,15 +24,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", required=True, help="the agent's own credentials")
     parser.add_argument("--server", required=True, help="API server URL given to pods")
     parser.add_argument("--ca", required=True, help="the cluster CA certificate given to pods")
-    parser.add_argument("--pod-network", required=True, help="loopback range of pod addresses")
+    parser.add_argument("--pod-network", required=True, help="range of pod addresses (loopback, or private in netns mode)")
+    parser.add_argument("--pod-network-mode", choices=MODES, default="loopback",
+                        help="loopback: pods share the host's network; netns: each its own (podnetwork.py)")
+    parser.add_argument("--service-ip", help="netns: the kubernetes Service's cluster IP, where pods reach the API")
+    parser.add_argument("--netns-records", help="netns: directory recording the network namespaces created")
     parser.add_argument("--state", required=True, help="directory for pod logs, PID files and kubeconfigs")
     parser.add_argument("--workdir", required=True, help="the project checkout: pods' working directory")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     configure(args.verbose)
-    node = Node(name=f"{args.cluster}-node", server=args.server, api_port=urlparse(args.server).port or 443,
-                ca=args.ca, workdir=args.workdir, state=args.state)
-    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network)
+    api_port = urlparse(args.server).port or 443
+    network: LoopbackNetwork | NamespaceNetwork = LoopbackNetwork()
+    server, api_host, pod_api_port = args.server, "127.0.0.1", api_port
+    if args.pod_network_mode == "netns":
+        if not (args.service_ip and args.netns_records):
+            parser.error("--pod-network-mode netns needs --service-ip and --netns-records")
+        network = NamespaceNetwork(PodNetwork(args.cluster, args.pod_network), args.netns_records, args.service_ip,
+                                   api_port)
+        server, api_host, pod_api_port = f"https://{args.service_ip}:{API_SERVICE_PORT}", args.service_ip, \
+            API_SERVICE_PORT
+    node = Node(name=f"{args.cluster}-node", server=server, api_host=api_host, api_port=pod_api_port, ca=args.ca,
+                workdir=args.workdir, state=args.state)
+    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network, network)
     signal.signal(signal.SIGTERM, lambda *_: agent.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: agent.stopping.set())
     agent.run()

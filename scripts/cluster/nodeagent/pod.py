@@ -10,6 +10,7 @@ from controlplane.pki import write_kubeconfig
 from kubernetes.client.rest import ApiException
 
 from .container import Container
+from .sandbox import Sandbox
 from .kube import Kube
 from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand
 from .status import now, pod_status
@@ -21,9 +22,12 @@ TOKEN_SECONDS = 7 * 24 * 3600     # not refreshed: long enough for any demo or t
 
 @dataclass(frozen=True)
 class Node:
-    """What every pod on the node shares."""
+    """What every pod on the node shares. ``server``, ``api_host`` and ``api_port`` are where
+    pods reach the API server: the host's loopback, or in ``netns`` mode the relay at the
+    ``kubernetes`` Service's cluster IP."""
     name: str
     server: str
+    api_host: str
     api_port: int
     ca: str
     workdir: str            # the images' working directory: the project checkout
@@ -37,19 +41,24 @@ class Node:
         env = {key: os.environ[key] for key in PASSED_ENVIRONMENT if key in os.environ}
         port = str(self.api_port)
         env.update({"PATH": f"{self.workdir}/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                    "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": self.host_ip,
+                    "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": self.api_host,
                     "KUBERNETES_SERVICE_PORT": port, "KUBERNETES_SERVICE_PORT_HTTPS": port,
-                    "KUBERNETES_PORT": f"tcp://{self.host_ip}:{port}", "SEGFLOW_NODE_STATE": self.state})
+                    "KUBERNETES_PORT": f"tcp://{self.api_host}:{port}", "SEGFLOW_NODE_STATE": self.state})
         return env
+
+
+def hostname(body: dict) -> str:
+    """A pod's host name: ``spec.hostname``, else its name (as the kubelet sets it)."""
+    return body["spec"].get("hostname") or body["metadata"]["name"]
 
 
 class Pod:
     """A pod's runtime: created when the pod is first seen on this node, dropped once its
     processes are gone and the API object is deleted."""
 
-    def __init__(self, body: dict, ip: str, node: Node):
+    def __init__(self, body: dict, ip: str, node: Node, sandbox: Sandbox):
         meta, spec = body["metadata"], body["spec"]
-        self.body, self.uid, self.ip, self.node = body, meta["uid"], ip, node
+        self.body, self.uid, self.ip, self.node, self.sandbox = body, meta["uid"], ip, node, sandbox
         self.namespace, self.name = meta["namespace"], meta["name"]
         self.directory = os.path.join(node.state, f"{self.namespace}_{self.name}_{self.uid[:8]}")
         os.makedirs(self.directory, exist_ok=True)
@@ -119,11 +128,11 @@ class Pod:
             c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
                                                          f"{exc.status} {exc.reason}")
             return
-        c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip)
+        c.start(command, env, c.spec.get("workingDir") or self.node.workdir, self.ip, self.sandbox)
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()
-        base.update({"HOSTNAME": self.name, "SEGFLOW_POD_IP": self.ip})
+        base.update({"HOSTNAME": hostname(self.body), "SEGFLOW_POD_IP": self.ip})
         if self.body["spec"].get("automountServiceAccountToken", True):
             base["KUBECONFIG"] = self._credentials(kube)
         return environment(self.body, c.spec, self.ip, self.node.host_ip,
