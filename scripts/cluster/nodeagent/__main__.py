@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", required=True, help="the agent's own credentials")
     parser.add_argument("--server", required=True, help="API server URL given to pods")
     parser.add_argument("--ca", required=True, help="the cluster CA certificate given to pods")
-    parser.add_argument("--pod-network", required=True, help="range of pod addresses (loopback, or private in netns mode)")
+    parser.add_argument("--pod-network", required=True,
+                        help="range of pod addresses (loopback; private in netns mode)")
     parser.add_argument("--pod-network-mode", choices=MODES, default="loopback",
                         help="loopback: pods share the host's network; netns: each its own (podnetwork.py)")
     parser.add_argument("--service-ip", help="netns: the kubernetes Service's cluster IP, where pods reach the API")

@@ -70,8 +70,9 @@ class Container:
             self.state.restarts += 1
         with open(self.log_path, "ab") as out:
             try:
-                self.process = subprocess.Popen(sandboxed(command, sandbox), env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                                stdin=subprocess.DEVNULL, start_new_session=True)
+                self.process = subprocess.Popen(sandboxed(command, sandbox), env=env, cwd=cwd, stdout=out,
+                                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                start_new_session=True)
             except OSError as exc:
                 message = f"cannot run {command[0]!r}: {exc.strerror}"
                 out.write(f"segflow node agent: {message}\n".encode())
