@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 
 from kubernetes import client, config
@@ -52,10 +53,11 @@ def ensure_built() -> None:
 
 
 class Cluster:
-    """One named cluster started by scripts/cluster/up.sh."""
+    """One named cluster started by scripts/cluster/up.sh; ``pod_network`` ("loopback" or
+    "netns") overrides SEGFLOW_POD_NETWORK for it."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, pod_network: str = ""):
+        self.name, self.pod_network = name, pod_network
         self.kubeconfig = ""
         self.api: client.ApiClient | None = None
 
@@ -65,7 +67,8 @@ class Cluster:
 
     def _script(self, script: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
         result = subprocess.run([os.path.join(CLUSTER_SCRIPTS, script), *args], cwd=ROOT, capture_output=True,
-                                text=True, timeout=timeout, env={**os.environ, "CLUSTER": self.name})
+                                text=True, timeout=timeout, env={**os.environ, "CLUSTER": self.name,
+                                                                 **self._network_env()})
         if result.returncode != 0:
             raise ClusterFailed(f"{script} {self.name} failed ({result.returncode}):\n{result.stderr[-4000:]}")
         return result
@@ -77,6 +80,9 @@ class Cluster:
         self.kubeconfig = result.stdout.strip().splitlines()[-1]
         self.api = config.new_client_from_config(self.kubeconfig)
 
+    def _network_env(self) -> dict[str, str]:
+        return {"SEGFLOW_POD_NETWORK": self.pod_network} if self.pod_network else {}
+
     def down(self) -> None:
         if self.api is not None:
             self.api.close()
@@ -87,6 +93,24 @@ class Cluster:
         """The cluster's description written by up.sh (server, podNetwork, serviceNetwork, ...)."""
         with open(os.path.join(self.home, "cluster.json")) as f:
             return json.load(f)
+
+    def in_node(self, *command: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        """Run ``command`` where pod IPs are reachable: in the node's network namespace
+        (``netns`` mode), else on the host."""
+        namespace = self.info().get("nodeNamespace")
+        prefix = ["ip", "netns", "exec", namespace] if namespace else []
+        return subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=timeout)
+
+    def http_get(self, url: str, timeout: float = 5) -> tuple[int, str]:
+        """(status, body) of a GET from where pod IPs are reachable (see ``in_node``); status
+        0 when nothing answered."""
+        script = ("import sys, urllib.request\n"
+                  "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2]))\n"
+                  "    print(r.status); sys.stdout.write(r.read().decode())\n"
+                  "except OSError as e:\n    print(getattr(e, 'code', 0) or 0)\n")
+        result = self.in_node(sys.executable, "-c", script, url, str(timeout), timeout=timeout + 10)
+        status, _, body = result.stdout.partition("\n")
+        return int(status or 0), body
 
     def pids(self) -> dict[str, int]:
         """The control plane's processes, as recorded by up.sh."""

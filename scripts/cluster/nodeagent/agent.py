@@ -198,6 +198,7 @@ class NodeAgent:
             try:
                 pod.tick(self.kube)
                 if pod.stopped:
+                    self.network.release(uid)        # the sandbox goes before the API object, as with a kubelet
                     self.kube.delete_pod_now(pod.namespace, pod.name, uid)
                     self._gone(uid)
                 pod.error = ""
