@@ -158,6 +158,7 @@ def _describe(c: Layout, mode: str) -> None:
         json.dump({"name": c.name, "server": c.server, "kubeconfig": c.kubeconfig, "node": f"{c.name}-node",
                    "podNetworkMode": mode, "podNetwork": pod_network(c, mode), "serviceNetwork": c.service_network,
                    "nodeNamespace": f"{c.name}-node" if mode == "netns" else "",
+                   "podApiServer": f"https://{c.first_service_ip}:443" if mode == "netns" else c.server,
                    "etcd": f"http://127.0.0.1:{c.etcd_port}", "logs": c.path("logs"), "pods": c.path("pods")},
                   f, indent=1)
 
