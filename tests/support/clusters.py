@@ -11,10 +11,15 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
+from collections.abc import Iterator
 
 from kubernetes import client, config
 
 from support.processes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from nodeagent.relay import Relay  # noqa: E402
 
 CLUSTER_SCRIPTS = os.path.join(ROOT, "scripts", "cluster")
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "segflow")
@@ -155,6 +160,26 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+@contextlib.contextmanager
+def reachable_from_pods(cluster: Cluster, url: str) -> Iterator[str]:
+    """``url`` of a server on the host's loopback as the cluster's pods reach it: the same in
+    ``loopback`` mode; in ``netns`` mode (where a pod's 127.0.0.1 is its own) the node's
+    gateway address, where a relay in the node namespace forwards to the host's loopback
+    port for as long as the block runs."""
+    gateway = cluster.info().get("podGateway")
+    if not gateway:
+        yield url
+        return
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}[parts.scheme]
+    relay = Relay(cluster.info()["nodeNamespace"], (gateway, port), (parts.hostname or "127.0.0.1", port))
+    relay.start()
+    try:
+        yield urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.replace(parts.hostname or "", gateway, 1)))
+    finally:
+        relay.stop()
 
 
 def local_chart_values(s3_endpoints) -> list[str]:

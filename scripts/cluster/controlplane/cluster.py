@@ -151,6 +151,11 @@ def _node_agent(c: Layout, kubeconfig: str, mode: str) -> list[str]:
     return command
 
 
+def _gateway(c: Layout) -> str:
+    """The node bridge's address in netns mode (nodeagent/netplan.py): pods route through it."""
+    return str(ipaddress.ip_network(c.private_pod_network).network_address + 1)
+
+
 def _describe(c: Layout, mode: str) -> None:
     """cluster.json: where the cluster listens and which addresses its pods get, for
     tools and tests that need more than the kubeconfig."""
@@ -159,6 +164,7 @@ def _describe(c: Layout, mode: str) -> None:
                    "podNetworkMode": mode, "podNetwork": pod_network(c, mode), "serviceNetwork": c.service_network,
                    "nodeNamespace": f"{c.name}-node" if mode == "netns" else "",
                    "podApiServer": f"https://{c.first_service_ip}:443" if mode == "netns" else c.server,
+                   "podGateway": _gateway(c) if mode == "netns" else "",
                    "etcd": f"http://127.0.0.1:{c.etcd_port}", "logs": c.path("logs"), "pods": c.path("pods")},
                   f, indent=1)
 
@@ -219,8 +225,8 @@ def up(c: Layout, fresh: bool = False) -> str:
     _wait(c, "the node to be Ready", "node-agent", lambda: api.node_ready(f"{c.name}-node"), deadline)
     say(f"{c.name} is ready in {time.monotonic() - started:.1f} s: API server {c.server}, node {c.name}-node "
         f"(InternalIP 127.0.0.1), pods on {pod_network(c, mode)}"
-        + (f" in network namespaces behind node namespace {c.name}-node (gateway "
-           f"{ipaddress.ip_network(pod_network(c, mode)).network_address + 1}), API server for pods at "
+        + (f" in network namespaces behind node namespace {c.name}-node (gateway {_gateway(c)}), "
+           f"API server for pods at "
            f"https://{c.first_service_ip}:443" if mode == "netns" else " (loopback)")
         + f", services on {c.service_network}")
     return c.kubeconfig

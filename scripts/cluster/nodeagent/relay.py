@@ -32,7 +32,8 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 class Relay(threading.Thread):
     """Accepts on ``listen`` (address, port) inside ``namespace``; forwards each connection
-    to ``target`` (address, port) in the host's namespace."""
+    to ``target`` (address, port) in the host's namespace. (The tests use it too, to let
+    pods reach the Redis and S3 servers they start on the host's loopback.)"""
 
     def __init__(self, namespace: str, listen: tuple[str, int], target: tuple[str, int]):
         super().__init__(name="api-relay", daemon=True)
@@ -60,3 +61,4 @@ class Relay(threading.Thread):
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.join(5)
+        self.sock.close()
