@@ -15,7 +15,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 
-from .netplan import BRIDGE, POD_INTERFACE, PodNetwork
+from .netplan import BRIDGE, BRIDGE_MAC, POD_INTERFACE, PodNetwork
 
 CLONE_NEWNET = 0x40000000
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -109,7 +109,10 @@ class Namespaces:
         run("ip", "netns", "add", node)
         run("ip", "-n", node, "link", "set", "lo", "up")
         run("ip", "-n", node, "addr", "add", f"{service_ip}/32", "dev", "lo")
-        run("ip", "-n", node, "link", "add", BRIDGE, "type", "bridge")
+        # A bridge takes the lowest MAC of its ports unless given one: every pod added or
+        # removed would change the gateway's MAC under the other pods' ARP caches, and their
+        # traffic to the gateway (the API relay, the tests' relays) would stall for seconds.
+        run("ip", "-n", node, "link", "add", BRIDGE, "address", BRIDGE_MAC, "type", "bridge")
         run("ip", "-n", node, "addr", "add", f"{self.plan.gateway}/{self.plan.prefix}", "dev", BRIDGE)
         run("ip", "-n", node, "link", "set", BRIDGE, "up")
         run("ip", "netns", "exec", node, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward")

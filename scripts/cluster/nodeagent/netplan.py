@@ -11,6 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 
 BRIDGE = "segbr0"
+BRIDGE_MAC = "02:53:46:00:00:01"  # locally administered; each node namespace has its own bridge
 POD_INTERFACE = "eth0"
 MAX_NAME = 15                     # IFNAMSIZ - 1: the kernel's limit on interface names
 

@@ -57,6 +57,11 @@ class Relay(threading.Thread):
         server = self.loop.run_until_complete(asyncio.start_server(self._connection, sock=self.sock))
         self.loop.run_forever()
         server.close()
+        open_connections = asyncio.all_tasks(self.loop)     # closed inside the loop, before it closes
+        for task in open_connections:
+            task.cancel()
+        self.loop.run_until_complete(asyncio.gather(*open_connections, return_exceptions=True))
+        self.loop.close()
 
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
