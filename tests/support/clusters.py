@@ -19,6 +19,7 @@ from kubernetes import client, config
 from support.processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from nodeagent.netns import enter  # noqa: E402
 from nodeagent.relay import Relay  # noqa: E402
 
 CLUSTER_SCRIPTS = os.path.join(ROOT, "scripts", "cluster")
@@ -99,12 +100,36 @@ class Cluster:
         with open(os.path.join(self.home, "cluster.json")) as f:
             return json.load(f)
 
-    def in_node(self, *command: str, timeout: float = 30) -> subprocess.CompletedProcess:
-        """Run ``command`` where pod IPs are reachable: in the node's network namespace
-        (``netns`` mode), else on the host."""
+    def node_prefix(self) -> list[str]:
+        """The command prefix that runs a command where pod IPs are reachable: in the node's
+        network namespace (``netns`` mode), else nothing (on the host)."""
         namespace = self.info().get("nodeNamespace")
-        prefix = ["ip", "netns", "exec", namespace] if namespace else []
-        return subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=timeout)
+        return ["ip", "netns", "exec", namespace] if namespace else []
+
+    def node_env(self) -> dict:
+        """The environment of a client run with ``node_prefix``: its KUBECONFIG (admin)
+        reaches the API server from there (netns mode: the relay at the kubernetes Service's
+        cluster IP, as the pods do)."""
+        with open(self.kubeconfig) as f:
+            config_ = json.load(f)
+        config_["clusters"][0]["cluster"]["server"] = self.info()["podApiServer"]
+        path = os.path.join(self.home, "node.kubeconfig")
+        with open(path + ".tmp", "w") as f:
+            json.dump(config_, f)
+        os.chmod(path + ".tmp", 0o600)
+        os.replace(path + ".tmp", path)
+        return {**os.environ, "KUBECONFIG": path}
+
+    def enter_node(self) -> None:
+        """Move the calling thread (for good) to where pod IPs are reachable: for threads
+        that only talk to pods or to processes started with ``node_prefix``."""
+        namespace = self.info().get("nodeNamespace")
+        if namespace:
+            enter(namespace)
+
+    def in_node(self, *command: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        """Run ``command`` where pod IPs are reachable (see ``node_prefix``)."""
+        return subprocess.run([*self.node_prefix(), *command], capture_output=True, text=True, timeout=timeout)
 
     def http_get(self, url: str, timeout: float = 5) -> tuple[int, str]:
         """(status, body) of a GET from where pod IPs are reachable (see ``in_node``); status
