@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from support.clusters import installed_operator, reachable_from_pods, wait_for
+from support.clusters import installed_operator, wait_for
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
 from support.servers import TEST_S3_CREDENTIALS, new_bucket, server_fixture, start_s3
 
@@ -17,13 +17,6 @@ EVENTS = 40000      # 67 s at 600/s: the sidecar's Spark starts first even on a 
 
 
 s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
-
-
-@pytest.fixture(scope="module")
-def pod_s3_endpoint(cluster, s3_server):
-    """The S3 server's endpoint as the pods reach it (support.clusters.reachable_from_pods)."""
-    with reachable_from_pods(cluster, s3_server.endpoint) as endpoint:
-        yield endpoint
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import yaml
 from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
 from segflow.state.sealing import Sealer
-from support.clusters import installed_operator, reachable_from_pods, wait_for
+from support.clusters import installed_operator, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket, server_fixture, start_redis, start_s3
 
@@ -35,19 +35,6 @@ s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS_PASSWORD),
                               "redis-server with a password")
-
-
-@pytest.fixture(scope="module")
-def pod_s3_endpoint(cluster, s3_server):
-    """The S3 server's endpoint as the pods reach it (support.clusters.reachable_from_pods)."""
-    with reachable_from_pods(cluster, s3_server.endpoint) as endpoint:
-        yield endpoint
-
-
-@pytest.fixture(scope="module")
-def pod_redis_url(cluster, redis_server):
-    with reachable_from_pods(cluster, redis_server.url) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
