@@ -43,30 +43,40 @@ __import__("time").sleep(300)
 """
 
 
+CLUSTER = f"{TEST_CLUSTER}-net"
+
+
 def namespaces() -> set[str]:
+    """This module's cluster's network namespaces (other checkouts' come and go meanwhile)."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in listed.splitlines() if line.strip()}
+    return {line.split()[0] for line in listed.splitlines() if line.startswith(f"{CLUSTER}-")}
 
 
-def host_links() -> set[str]:
-    listed = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+def links(*namespace: str) -> set[str]:
+    """Interface names in the host's network namespace, or in ``namespace``."""
+    listed = subprocess.run(["ip", *(["-n", *namespace] if namespace else []), "-o", "link"], capture_output=True,
+                            text=True, check=True).stdout
     return {line.split(":")[1].strip().split("@")[0] for line in listed.splitlines()}
+
+
+def veth(uid: str) -> str:
+    """The node-side end of a pod's veth pair (nodeagent/netplan.py)."""
+    return f"veth{uid.replace('-', '')[:8]}"
 
 
 @pytest.fixture(scope="module")
 def netns_cluster():
-    before = (namespaces(), host_links())
-    c = Cluster(f"{TEST_CLUSTER}-net", pod_network="netns")
+    c = Cluster(CLUSTER, pod_network="netns")
     try:
         c.up()
-        yield c, before
+        yield c
     finally:
         c.down()
 
 
 @pytest.mark.slow
 def test_a_pod_reaches_another_by_service_name_at_a_pod_ip(netns_cluster, tmp_path):
-    cluster, (namespaces_before, links_before) = netns_cluster
+    cluster = netns_cluster
     info = cluster.info()
     pods = ipaddress.ip_network(info["podNetwork"])
     assert info["podNetworkMode"] == "netns" and not pods.overlaps(ipaddress.ip_network("127.0.0.0/8"))
@@ -115,7 +125,9 @@ def test_a_pod_reaches_another_by_service_name_at_a_pod_ip(netns_cluster, tmp_pa
     assert os.readlink(f"/proc/{report['pid']}/ns/net") != ours         # a's process is not in the host's network
     host_routes = subprocess.run(["ip", "route"], capture_output=True, text=True, check=True).stdout.splitlines()
     assert not [r for r in host_routes if "/" in r.split()[0] and ipaddress.ip_network(r.split()[0]).subnet_of(pods)]
-    assert host_links() == links_before                                 # bridge and veths are not in the host's
+    a_uid = cluster.get("pod", "a")["metadata"]["uid"]
+    assert {"segbr0", veth(a_uid)} <= links(f"{cluster.name}-node")       # in the node's namespace ...
+    assert not {"segbr0", veth(a_uid)} & links()                         # ... and not in the host's
     process = psutil.Process(report["pid"])
 
     cluster.kubectl("delete", "pod", "a", "--wait=true", timeout=60)
@@ -123,5 +135,22 @@ def test_a_pod_reaches_another_by_service_name_at_a_pod_ip(netns_cluster, tmp_pa
     assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
 
     cluster.down()
-    assert namespaces() == namespaces_before and host_links() == links_before
+    assert namespaces() == set() and not {"segbr0", veth(a_uid)} & links()
     assert not os.listdir(os.path.join(cluster.home, "netns"))
+
+
+@pytest.mark.slow
+def test_down_deletes_the_namespaces_a_killed_node_agent_left(netns_cluster):
+    cluster = netns_cluster
+    cluster.up()
+    cluster.kubectl("run", "left", "--image=segflow/engine", "--command", "--", "sleep", "300")
+    pod = wait_for(lambda: (p := cluster.get("pod", "left"))["status"].get("podIP") and p, 30, "the pod's IP")
+    left = {f"{cluster.name}-node", f"{cluster.name}-{pod['metadata']['uid'][:8]}"}
+    assert left <= namespaces()
+    os.kill(cluster.pids()["node-agent"], 9)
+    wait_for(lambda: "node-agent" not in cluster.pids() or not psutil.pid_exists(cluster.pids()["node-agent"])
+             or psutil.Process(cluster.pids()["node-agent"]).status() == psutil.STATUS_ZOMBIE, 10, "the agent's end")
+    assert left <= namespaces()                                         # nobody removed them yet
+    cluster.down()
+    assert namespaces() == set()
+    assert not any(os.path.exists(f"/etc/netns/{name}") for name in left)
