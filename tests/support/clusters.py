@@ -209,9 +209,9 @@ def reachable_from_pods(cluster: Cluster, url: str) -> Iterator[str]:
 
 def local_chart_values(s3_endpoints) -> list[str]:
     """helm arguments for the local clusters: job pods bind their metrics to their pod IP
-    (the node agent runs every pod in the machine's network namespace, each on its own
-    loopback address, so 0.0.0.0:9400 would be one port for all), and StreamJobs may name
-    these S3 endpoints."""
+    (in a loopback-mode cluster every pod is in the machine's network namespace, each on its
+    own loopback address, so 0.0.0.0:9400 would be one port for all), and StreamJobs may
+    name these S3 endpoints."""
     allowed = ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
     return ["--set", "jobMetricsHost=", *allowed]
 

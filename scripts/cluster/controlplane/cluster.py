@@ -131,10 +131,13 @@ def _controller_manager(c: Layout, kubeconfig: str) -> list[str]:
 
 
 def pod_network_mode() -> str:
-    """SEGFLOW_POD_NETWORK: ``loopback`` (default) or ``netns`` (nodeagent/podnetwork.py)."""
-    mode = os.environ.get("SEGFLOW_POD_NETWORK") or "loopback"
+    """SEGFLOW_POD_NETWORK: ``netns`` (default) or ``loopback`` (nodeagent/podnetwork.py)."""
+    mode = os.environ.get("SEGFLOW_POD_NETWORK") or "netns"
     if mode not in POD_NETWORK_MODES:
         raise ClusterError(f"SEGFLOW_POD_NETWORK={mode!r}: use one of {', '.join(POD_NETWORK_MODES)}")
+    if mode == "netns" and os.geteuid() != 0:
+        raise ClusterError("the netns pod network creates network namespaces, which needs root: run as root, or "
+                           "set SEGFLOW_POD_NETWORK=loopback (pods then share the host's network)")
     return mode
 
 

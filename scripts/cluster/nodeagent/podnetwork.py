@@ -1,11 +1,12 @@
 """How the node's pods are networked, chosen at cluster start (SEGFLOW_POD_NETWORK):
 
-- ``loopback`` (the default): every pod is a process of the host's network namespace on an
-  address of its own from 127/8; there are no Services beyond what the API server stores.
-- ``netns``: every pod has a network namespace of its own, with a pod IP on the node's
-  bridge (netns.py, netplan.py); Services resolve by name from each pod's /etc/hosts and
-  cluster IPs are forwarded to ready endpoints by the node namespace's nat table
-  (services.py); pods reach the API server through a relay (relay.py).
+- ``loopback``: every pod is a process of the host's network namespace on an address of its
+  own from 127/8; there are no Services beyond what the API server stores.
+- ``netns`` (the cluster's default; see controlplane/cluster.py): every pod has a network
+  namespace of its own, with a pod IP on the node's bridge (netns.py, netplan.py); Services
+  resolve by name from each pod's /etc/hosts and cluster IPs are forwarded to ready
+  endpoints by the node namespace's nat table (services.py); pods reach the API server
+  through a relay (relay.py).
 
 Both have the same face, so the agent does not care which it runs.
 """
