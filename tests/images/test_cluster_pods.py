@@ -1,7 +1,7 @@
 """Pods from images on the local cluster (``up.sh --images``): the node agent runs each
 pod's containers from their image's bundle in a network namespace of the pod's own, with a
-pod IP on the bridge inside the node's namespace; probes reach the pod IP; a pod reaches
-another by its pod IP, and the API server at the bridge's gateway; a container that
+pod IP on the bridge inside the node's namespace (nodeagent/podnetwork.py, the network of
+netns mode); probes reach the pod IP; a pod reaches another by its pod IP; a container that
 cannot start crash-loops as under a kubelet; every namespace goes with its pod and the
 cluster; and the chart's operator runs a StreamJob from the engine image."""
 import ipaddress
@@ -21,7 +21,7 @@ EVENTS = 2000
 
 def _namespaces() -> list[str]:
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"segflow-cluster-{NAME}.")]
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"{NAME}-")]
 
 
 # A cluster, so in the kubernetes group (tests/support/worker_groups.py), not the images
@@ -114,7 +114,7 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     assert len(_namespaces()) == 5, "the node's and one per pod"
     cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
     assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
-    wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
+    wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
 
 
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):

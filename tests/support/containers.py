@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from .processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from nodeagent.netns import isolated  # noqa: E402
 from sandbox import runner  # noqa: E402
 from sandbox.bundle import Bundle  # noqa: E402
-from sandbox.netns import NetworkNamespace  # noqa: E402
 from sandbox.process import process_of  # noqa: E402
 
 BUILD = os.path.join(ROOT, "scripts", "images", "build.sh")
@@ -44,7 +44,7 @@ def run_container(bundle: Bundle, container: dict, directory: str, volumes: tupl
     ``netns`` (the caller's), else one of its own, deleted afterwards."""
     if netns is None:
         name = f"segflow-test-{os.getpid()}-{next(_names)}"
-        with NetworkNamespace(name):
+        with isolated(os.path.join(directory, "netns"), name):
             return run_container(bundle, container, directory, volumes, env, timeout, name, hostname)
     process = process_of(bundle.image(), container, env or {}, bundle.read("/etc/passwd"), bundle.read("/etc/group"))
     started = runner.start(bundle, process, netns, os.path.join(directory, "container"), hostname,
