@@ -2,8 +2,9 @@
 
 - ``loopback``: every pod is a process of the host's network namespace on an address of its
   own from 127/8; there are no Services beyond what the API server stores.
-- ``netns`` (the cluster's default; see controlplane/cluster.py): every pod has a network
-  namespace of its own, with a pod IP on the node's bridge (netns.py, netplan.py); Services
+- ``netns`` (opt-in, and always for pods from images: controlplane/cluster.py): every pod
+  has a network namespace of its own, with a pod IP on the node's bridge (netns.py,
+  netplan.py); the containers of pods from images run there too (sandboxed.py); Services
   resolve by name from each pod's /etc/hosts and cluster IPs are forwarded to ready
   endpoints by the node namespace's nat table (services.py); pods reach the API server
   through a relay (relay.py).
