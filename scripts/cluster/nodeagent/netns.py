@@ -83,29 +83,6 @@ def delete_recorded(directory: str) -> list[str]:
     return names
 
 
-def pids(name: str) -> list[int]:
-    """The processes whose network namespace is ``name``."""
-    result = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise NetworkSetupError(f"ip netns pids {name} failed ({result.returncode}): {result.stderr.strip()}")
-    return [int(pid) for pid in result.stdout.split()]
-
-
-@contextlib.contextmanager
-def isolated(directory: str, name: str) -> Iterator[str]:
-    """A namespace ``name`` with only its loopback up, recorded in ``directory`` and deleted
-    after the block (a container run on its own, as the image tests do)."""
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, name), "w"):
-        pass
-    try:
-        run("ip", "netns", "add", name)
-        run("ip", "-n", name, "link", "set", "lo", "up")
-        yield name
-    finally:
-        delete(directory, name)
-
-
 class Namespaces:
     """The namespaces of one node's pods, recorded under ``directory``."""
 
