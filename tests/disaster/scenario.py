@@ -29,7 +29,10 @@ class Site:
 
     def __init__(self, name: str, s3_endpoint: str):
         self.name = name
-        self.cluster = Cluster(f"{PREFIX}-dr-{name}")
+        # loopback pod network: the operator and job pods reach S3 (through the proxy the
+        # partition test cuts) and Redis on the host's loopback; in netns mode they would need
+        # support.clusters.reachable_from_pods, and the cut could become a real one.
+        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="loopback")
         self.s3_endpoint = s3_endpoint
 
     def up(self) -> None:

@@ -1,7 +1,8 @@
 """Pods from images on the local cluster (``up.sh --images``): the node agent runs each
 pod's containers from their image's bundle in a network namespace of the pod's own, with a
-pod IP on the bridge inside the node's namespace; probes reach the pod IP; a pod reaches
-another by its pod IP, and the API server at the bridge's gateway; a container that
+pod IP on the bridge inside the node's namespace (nodeagent/podnetwork.py, the network of
+netns mode); probes reach the pod IP; a pod reaches another by its pod IP and by a ClusterIP Service's
+name; a container that
 cannot start crash-loops as under a kubelet; every namespace goes with its pod and the
 cluster; and the chart's operator runs a StreamJob from the engine image."""
 import ipaddress
@@ -21,7 +22,7 @@ EVENTS = 2000
 
 def _namespaces() -> list[str]:
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"segflow-cluster-{NAME}.")]
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"{NAME}-")]
 
 
 # A cluster, so in the kubernetes group (tests/support/worker_groups.py), not the images
@@ -61,8 +62,15 @@ def _pod(name: str, command: list[str], restart: str = "Always", probe: dict | N
     container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command}
     if probe:
         container["readinessProbe"] = probe
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                            "labels": {"app": name}},
             "spec": {"restartPolicy": restart, "containers": [container]}}
+
+
+def _service(name: str, app: str) -> dict:
+    """A ClusterIP Service on port 80 for the pods labelled ``app``, at their port 8080."""
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"app": app}, "ports": [{"port": 80, "targetPort": 8080}]}}
 
 
 def _log(cluster: Cluster, pod: dict) -> str:
@@ -86,15 +94,24 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     host_addresses = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
     assert f" {server_ip}/" not in host_addresses
 
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(_service("web", "server")))
+    wait_for(lambda: [e for e in cluster.get("endpoints")["items"]
+                      if e["metadata"]["name"] == "web" and (e.get("subsets") or [{}])[0].get("addresses")], 30,
+             "the web Service's endpoint (the ready server pod)")
     cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod(
         "client", ["python3", "-c", "import socket, sys, urllib.request; print(socket.gethostname()); "
+                   "print(socket.gethostbyname('web')); "
+                   "print(urllib.request.urlopen('http://web/', timeout=10).read().decode()); "
                    "print(urllib.request.urlopen(f'http://{sys.argv[1]}:8080/', timeout=10).read().decode())",
                    server_ip], restart="Never")))
     client = wait_for(lambda: (p := cluster.get("pod", "client"))["status"].get("phase") in ("Succeeded", "Failed")
                       and p, 60, "the client pod to end")
     log = _log(cluster, client)
     assert client["status"]["phase"] == "Succeeded", log
-    assert log.startswith("client\n") and "Directory listing for /" in log
+    web = cluster.get("service", "web")["spec"]["clusterIP"]
+    assert log.startswith(f"client\n{web}\n"), "the Service name resolves to its cluster IP in the pod"
+    listings = log.count("<title>Directory listing for /</title>")
+    assert listings == 2, "by Service name (DNAT to the pod IP) and by pod IP"
     assert "examples/" in log and "services/" not in log, "/app of the image, not the checkout"
 
     cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("broken", ["python3", "/app/missing.py"])))
@@ -112,9 +129,10 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
                         60, "the graceful pod to run")
     wait_for(lambda: "ready" in _log(cluster, graceful), 30, "its SIGTERM handler")
     assert len(_namespaces()) == 5, "the node's and one per pod"
+    cluster.kubectl("delete", "service", "web")
     cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
     assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
-    wait_for(lambda: _namespaces() == [f"segflow-cluster-{NAME}.node"], 30, "the pods' namespaces to go")
+    wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
 
 
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):

@@ -12,12 +12,12 @@ import tomllib
 
 import pytest
 
-from support.containers import run_container
+from support.containers import isolated, namespace_pids, run_container
 from support.processes import ROOT
 from support.wordcount import oracle, read_parts, write_corpus
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
-from sandbox import netns, runner  # noqa: E402
+from sandbox import runner  # noqa: E402
 from sandbox.process import process_of  # noqa: E402
 
 with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
@@ -99,16 +99,16 @@ def test_killing_a_container_ends_every_process_in_it(images, tmp_path):
     process = process_of(engine.image(), {"command": ["sh", "-c", "sleep 600 & sleep 600"]}, {},
                          engine.read("/etc/passwd"), engine.read("/etc/group"))
     name = f"segflow-test-{os.getpid()}-kill"
-    with netns.NetworkNamespace(name):
+    with isolated(str(tmp_path / "netns"), name):
         started = runner.start(engine, process, name, str(tmp_path / "container"), "test-pod", subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 30
-            while len(netns.pids(name)) < 4 and time.monotonic() < deadline:   # outer unshare, sh, two sleeps
+            while len(namespace_pids(name)) < 4 and time.monotonic() < deadline:   # outer unshare, sh, two sleeps
                 time.sleep(0.1)
-            assert len(netns.pids(name)) >= 4
+            assert len(namespace_pids(name)) >= 4
         finally:
             runner.kill(started)
-        assert netns.pids(name) == []
+        assert namespace_pids(name) == []
     assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 

@@ -20,8 +20,8 @@ s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
 @pytest.fixture(scope="module")
-def operator(cluster, s3_server):
-    with installed_operator(cluster, NAMESPACE, (s3_server.endpoint,)):
+def operator(cluster, pod_s3_endpoint):
+    with installed_operator(cluster, NAMESPACE, (pod_s3_endpoint,)):
         cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", NAMESPACE,
                         *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
         yield cluster
@@ -36,14 +36,14 @@ def progress(directory):
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def test_the_sidecar_processes_each_committed_epoch_once_across_a_lost_coordinator(operator, tmp_path, s3_server):
+def test_the_sidecar_processes_each_committed_epoch_once_across_a_lost_coordinator(operator, tmp_path, pod_s3_endpoint):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "lambda"},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
                      "job": {"module": STREAM, "parameters": {"output": str(tmp_path / "bids"),
                                                               "events": str(EVENTS), "rate": "600"}},
                      "checkpointing": {"protocol": "aligned", "intervalSeconds": 0.5,
                                        "stateUrl": f"s3://{new_bucket()}/state",
-                                       "s3Endpoint": s3_server.endpoint},
+                                       "s3Endpoint": pod_s3_endpoint},
                      "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-state"}}]},
                      "batchStage": {"module": DAILY, "function": "daily", "output": str(tmp_path / "daily")}}}
     operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))

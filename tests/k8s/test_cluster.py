@@ -1,5 +1,6 @@
 """The local control plane and its node agent: pods really run as processes on their own
-loopback address with their resolved environment, restart, follow their readiness probe,
+address (loopback, or a pod IP in a network namespace of their own with SEGFLOW_POD_NETWORK=netns)
+with their resolved environment, restart, follow their readiness probe,
 die when deleted, act as their service account under RBAC, and a second cluster runs
 beside the first."""
 import fcntl
@@ -9,7 +10,6 @@ import os
 import signal
 import textwrap
 import time
-import urllib.request
 
 import psutil
 import pytest
@@ -106,7 +106,8 @@ def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
         "NODE": f"{cluster.name}-node", "ACCOUNT": "default", "COLOR": "blue", "WORD": "s3cret",
         "GREETING": "envpod in blue"}
     assert env["PATH"].split(":")[0] == VENV_BIN and seen["cwd"] == ROOT
-    assert os.path.exists(env["KUBECONFIG"]) and env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
+    in_cluster = f"https://{env['KUBERNETES_SERVICE_HOST']}:{env['KUBERNETES_SERVICE_PORT']}"
+    assert os.path.exists(env["KUBECONFIG"]) and in_cluster == cluster.info()["podApiServer"]
     assert condition(running, "Ready") == "True"
     release.write_text("")
     done = wait_for(lambda: (s := pod_status(cluster, "envpod"))["phase"] != "Running" and s, 30, "the pod to end")
@@ -163,8 +164,7 @@ def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
     flag.write_text("")
     ready = wait_for(lambda: (s := pod_status(cluster, "prober")) and condition(s, "Ready") == "True" and s, 30,
                      "Ready")
-    with urllib.request.urlopen(f"http://{ready['pod_ip']}:8099/", timeout=5) as reply:
-        assert reply.status == 200
+    assert cluster.http_get(f"http://{ready['pod_ip']}:8099/")[0] == 200
     delete_and_wait(cluster, "prober")
 
 

@@ -79,11 +79,12 @@ class ExpiringKube:
     def __init__(self, stopping: threading.Event):
         self.stopping, self.lists, self.watches = stopping, 0, []
 
-    def list_pods(self, selector):
+    def list(self, kind, selector):
+        assert kind == "pods"
         self.lists += 1
         return [{"metadata": {"uid": f"listed-{self.lists}", "resourceVersion": "1"}}], str(10 * self.lists)
 
-    def watch_pods(self, selector, version):
+    def watch(self, kind, selector, version):
         self.watches.append(version)
         if len(self.watches) == 1:
             raise WatchExpired("too old resource version")
@@ -95,7 +96,7 @@ def test_an_expired_watch_lists_again(monkeypatch):
     stopping, events = threading.Event(), queue.Queue()
     kube = ExpiringKube(stopping)
     monkeypatch.setattr(watcher, "Kube", lambda kubeconfig: kube)
-    thread = watcher.PodWatcher("node", "unused", "spec.nodeName=n", events, stopping)
+    thread = watcher.Watcher("node", "unused", "spec.nodeName=n", events, stopping)
     thread.start()
     thread.join(10)
     received = [(kind, payload if kind != "SYNC" else [p["metadata"]["uid"] for p in payload])

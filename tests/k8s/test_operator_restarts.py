@@ -6,7 +6,8 @@ the output is exact.
 
 The chart's operator is scaled to zero; the test runs the same operator as a local
 process against the cluster, so it can kill and restart it at once (a crash-looping pod
-would wait out the node agent's back-off)."""
+would wait out the node agent's back-off). It runs where the pods are reachable (the node's
+network namespace when pods have their own, see Cluster.node_prefix), as a pod would."""
 from __future__ import annotations
 
 import json
@@ -48,9 +49,9 @@ class KilledOperator:
         self.health_port = free_port()
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
+                [*self.cluster.node_prefix(), SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
                  "--health-port", str(self.health_port), "--metrics-port", str(free_port()), "--verbose"],
-                env={**self.cluster.env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
+                env={**self.cluster.node_env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
 
     def _serving(self) -> bool:
@@ -75,7 +76,9 @@ class KilledOperator:
         return True
 
     def _kill_repeatedly(self) -> None:
-        """SIGKILL each operator process a random 0.8-3 s after it is up."""
+        """SIGKILL each operator process a random 0.8-3 s after it is up (this thread asks
+        its /healthz from the operator's network namespace)."""
+        self.cluster.enter_node()
         due = None
         while not self.stopped.wait(0.05):
             if self.restart_if_dead():

@@ -10,7 +10,6 @@ import os
 import random
 import re
 import signal
-import urllib.request
 
 import psutil
 import pytest
@@ -39,10 +38,10 @@ redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS
 
 
 @pytest.fixture(scope="module")
-def operator(cluster, s3_server):
+def operator(cluster, pod_s3_endpoint):
     """State lives where a real cluster keeps it, on servers reached over the network (S3
     and Redis on loopback), with credentials from a Secret given to the pods by reference."""
-    with installed_operator(cluster, NAMESPACE, (s3_server.endpoint,)):
+    with installed_operator(cluster, NAMESPACE, (pod_s3_endpoint,)):
         for namespace in (NAMESPACE, "doomed"):
             cluster.kubectl("create", "namespace", namespace, check=False)
             cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,
@@ -54,14 +53,17 @@ def operator(cluster, s3_server):
 
 
 class State:
-    """A job's checkpoint store: a new bucket on the moto server, or the Redis server."""
+    """A job's checkpoint store: a new bucket on the moto server, or the Redis server;
+    ``url`` and ``endpoint`` as this process reaches them, ``pod_url`` and ``pod_endpoint``
+    as the pods do (the same unless pods have network namespaces of their own)."""
 
-    def __init__(self, url, endpoint=""):
+    def __init__(self, url, endpoint="", pod_url="", pod_endpoint=""):
         self.url, self.endpoint = url, endpoint
+        self.pod_url, self.pod_endpoint = pod_url or url, pod_endpoint or endpoint
 
     def checkpointing(self, interval=0.5):
-        return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": self.url,
-                **({"s3Endpoint": self.endpoint} if self.endpoint else {})}
+        return {"protocol": "aligned", "intervalSeconds": interval, "stateUrl": self.pod_url,
+                **({"s3Endpoint": self.pod_endpoint} if self.pod_endpoint else {})}
 
     def complete_markers(self, cluster, name):
         """``{checkpoint id: its _COMPLETE record}`` of StreamJob ``name``, checked with the
@@ -74,8 +76,8 @@ class State:
 
 
 @pytest.fixture
-def state(s3_server):
-    return State(f"s3://{new_bucket()}/state", s3_server.endpoint)
+def state(s3_server, pod_s3_endpoint):
+    return State(f"s3://{new_bucket()}/state", s3_server.endpoint, pod_endpoint=pod_s3_endpoint)
 
 
 def apply_job(cluster, name, module, parameters, parallelism=2, checkpointing=None, **spec):
@@ -132,10 +134,9 @@ def test_the_operator_runs_from_the_chart(operator):
 
 def test_the_operator_serves_health_and_metrics(operator):
     ip = operator.get("pods", "-n", "segflow-system")["items"][0]["status"]["podIP"]
-    with urllib.request.urlopen(f"http://{ip}:8080/healthz", timeout=5) as reply:
-        assert reply.status == 200
-    with urllib.request.urlopen(f"http://{ip}:9090/metrics", timeout=5) as reply:
-        assert "segflow_operator_reconciles_total" in reply.read().decode()
+    assert operator.http_get(f"http://{ip}:8080/healthz")[0] == 200
+    status, metrics = operator.http_get(f"http://{ip}:9090/metrics")
+    assert status == 200 and "segflow_operator_reconciles_total" in metrics
 
 
 def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state):
@@ -169,10 +170,10 @@ def _pod_of(process):
         return ""
 
 
-def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path, redis_server):
+def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path, redis_server, pod_redis_url):
     events = 60000
     apply_job(operator, "killed", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
-              checkpointing=State(redis_server.url).checkpointing(0.3))
+              checkpointing=State(redis_server.url, pod_url=pod_redis_url).checkpointing(0.3))
     phase_is(operator, "killed", "Running")
     for round_ in range(3):
         wait_for(lambda: status(operator, "killed").get("lastCheckpoint"), 30, "a checkpoint")
@@ -188,7 +189,7 @@ def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path
         wait_for(lambda: status(operator, "killed").get("recoveries", 0) >= round_ + 1, 60, "a recovery")
         phase_is(operator, "killed", "Running", "Completed")
         if round_ == 0:
-            _web_view_shows_the_recovery(status(operator, "killed"))
+            _web_view_shows_the_recovery(operator, status(operator, "killed"))
     final = phase_is(operator, "killed", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert set(final) <= typed_status_fields(), set(final) - typed_status_fields()
@@ -202,12 +203,11 @@ def typed_status_fields() -> set:
     return set(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"])
 
 
-def _web_view_shows_the_recovery(job_status: dict) -> None:
+def _web_view_shows_the_recovery(cluster, job_status: dict) -> None:
     """The coordinator's web view, on the pod's metrics port (the one status.webUrl names
     through the job's Service), lists the recovery and the checkpoints before it."""
     assert job_status["webUrl"] == f"http://killed-coordinator.{NAMESPACE}.svc:9400/"
-    with urllib.request.urlopen(f"http://{job_status['coordinatorIP']}:9400/api/job", timeout=5) as reply:
-        view = json.load(reply)
+    view = _api_job(cluster, job_status["coordinatorIP"])
     assert view["recoveries"] >= 1 and view["recovery_log"], view
     assert view["checkpoints"] and all(c["complete"] for c in view["checkpoints"][:1]), view["checkpoints"]
     assert len(view["blocks"]) >= 2 and view["protocol"] == "aligned"
@@ -439,29 +439,32 @@ def test_manifests_pass_server_side_dry_run(operator):
     assert result.returncode == 0, result.stderr
 
 
-def _api_job(ip: str) -> dict:
-    with urllib.request.urlopen(f"http://{ip}:9400/api/job", timeout=5) as reply:
-        return json.load(reply)
+def _api_job(cluster, ip: str) -> dict:
+    """The coordinator's /api/job, fetched from where pod IPs are reachable."""
+    code, body = cluster.http_get(f"http://{ip}:9400/api/job")
+    assert code == 200, (code, body)
+    return json.loads(body)
 
 
-def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, tmp_path, redis_server):
+def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, tmp_path, redis_server, pod_redis_url):
     """spec.standbyWorkers: 1 keeps a third worker pod registered and idle; when a worker's
     pod is deleted, the standby runs its replicas (the web view names the slot it runs),
     the deleted pod's replacement stands by, and the output equals the oracle."""
     events = 40000
     apply_job(operator, "standby", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
-              checkpointing=State(redis_server.url).checkpointing(0.3), standbyWorkers=1)
+              checkpointing=State(redis_server.url, pod_url=pod_redis_url).checkpointing(0.3), standbyWorkers=1)
     running = phase_is(operator, "standby", "Running")
     wait_for(lambda: status(operator, "standby").get("lastCheckpoint"), 30, "a checkpoint")
     ip = status(operator, "standby")["coordinatorIP"]
-    idle = wait_for(lambda: _api_job(ip)["standby"], 30, "a registered standby")
-    assert [w["name"] for w in idle] == ["w2"] and sorted(w["name"] for w in _api_job(ip)["workers"]) == ["w0", "w1"]
+    view = wait_for(lambda: (v := _api_job(operator, ip))["standby"] and v, 30, "a registered standby")
+    assert [w["name"] for w in view["standby"]] == ["w2"] and sorted(w["name"] for w in view["workers"]) == ["w0", "w1"]
     operator.kubectl("delete", "pod", "-n", NAMESPACE, f"standby-{running['revision']}-worker-1", "--wait=false")
     wait_for(lambda: status(operator, "standby").get("recoveries", 0) >= 1, 60, "a recovery")
-    took_over = wait_for(lambda: [w for w in _api_job(ip)["workers"] if w["name"] == "w2" and w["slot"] == "w1"],
-                         30, "the standby running w1's replicas")
+    took_over = wait_for(lambda: [w for w in _api_job(operator, ip)["workers"]
+                                  if w["name"] == "w2" and w["slot"] == "w1"], 30, "the standby running w1's replicas")
     assert took_over
-    wait_for(lambda: [w["name"] for w in _api_job(ip)["standby"]] == ["w1"], 60, "the new pod of w1 standing by")
+    wait_for(lambda: [w["name"] for w in _api_job(operator, ip)["standby"]] == ["w1"], 60,
+             "the new pod of w1 standing by")
     final = phase_is(operator, "standby", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert final["recoveries"] == 1

@@ -9,11 +9,18 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
+import urllib.parse
+from collections.abc import Iterator
 
 from kubernetes import client, config
 
 from support.processes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from nodeagent.netns import enter  # noqa: E402
+from nodeagent.relay import Relay  # noqa: E402
 
 CLUSTER_SCRIPTS = os.path.join(ROOT, "scripts", "cluster")
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "segflow")
@@ -52,10 +59,11 @@ def ensure_built() -> None:
 
 
 class Cluster:
-    """One named cluster started by scripts/cluster/up.sh."""
+    """One named cluster started by scripts/cluster/up.sh; ``pod_network`` ("loopback" or
+    "netns") overrides SEGFLOW_POD_NETWORK for it."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, pod_network: str = ""):
+        self.name, self.pod_network = name, pod_network
         self.kubeconfig = ""
         self.api: client.ApiClient | None = None
 
@@ -65,7 +73,8 @@ class Cluster:
 
     def _script(self, script: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
         result = subprocess.run([os.path.join(CLUSTER_SCRIPTS, script), *args], cwd=ROOT, capture_output=True,
-                                text=True, timeout=timeout, env={**os.environ, "CLUSTER": self.name})
+                                text=True, timeout=timeout, env={**os.environ, "CLUSTER": self.name,
+                                                                 **self._network_env()})
         if result.returncode != 0:
             raise ClusterFailed(f"{script} {self.name} failed ({result.returncode}):\n{result.stderr[-4000:]}")
         return result
@@ -78,6 +87,9 @@ class Cluster:
         self.kubeconfig = result.stdout.strip().splitlines()[-1]
         self.api = config.new_client_from_config(self.kubeconfig)
 
+    def _network_env(self) -> dict[str, str]:
+        return {"SEGFLOW_POD_NETWORK": self.pod_network} if self.pod_network else {}
+
     def down(self) -> None:
         if self.api is not None:
             self.api.close()
@@ -88,6 +100,48 @@ class Cluster:
         """The cluster's description written by up.sh (server, podNetwork, serviceNetwork, ...)."""
         with open(os.path.join(self.home, "cluster.json")) as f:
             return json.load(f)
+
+    def node_prefix(self) -> list[str]:
+        """The command prefix that runs a command where pod IPs are reachable: in the node's
+        network namespace (``netns`` mode), else nothing (on the host)."""
+        namespace = self.info().get("nodeNamespace")
+        return ["ip", "netns", "exec", namespace] if namespace else []
+
+    def node_env(self) -> dict:
+        """The environment of a client run with ``node_prefix``: its KUBECONFIG (admin)
+        reaches the API server from there (netns mode: the relay at the kubernetes Service's
+        cluster IP, as the pods do)."""
+        with open(self.kubeconfig) as f:
+            config_ = json.load(f)
+        config_["clusters"][0]["cluster"]["server"] = self.info()["podApiServer"]
+        path = os.path.join(self.home, "node.kubeconfig")
+        with open(path + ".tmp", "w") as f:
+            json.dump(config_, f)
+        os.chmod(path + ".tmp", 0o600)
+        os.replace(path + ".tmp", path)
+        return {**os.environ, "KUBECONFIG": path}
+
+    def enter_node(self) -> None:
+        """Move the calling thread (for good) to where pod IPs are reachable: for threads
+        that only talk to pods or to processes started with ``node_prefix``."""
+        namespace = self.info().get("nodeNamespace")
+        if namespace:
+            enter(namespace)
+
+    def in_node(self, *command: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        """Run ``command`` where pod IPs are reachable (see ``node_prefix``)."""
+        return subprocess.run([*self.node_prefix(), *command], capture_output=True, text=True, timeout=timeout)
+
+    def http_get(self, url: str, timeout: float = 5) -> tuple[int, str]:
+        """(status, body) of a GET from where pod IPs are reachable (see ``in_node``); status
+        0 when nothing answered."""
+        script = ("import sys, urllib.request\n"
+                  "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2]))\n"
+                  "    print(r.status); sys.stdout.write(r.read().decode())\n"
+                  "except OSError as e:\n    print(getattr(e, 'code', 0) or 0)\n")
+        result = self.in_node(sys.executable, "-c", script, url, str(timeout), timeout=timeout + 10)
+        status, _, body = result.stdout.partition("\n")
+        return int(status or 0), body
 
     def pids(self) -> dict[str, int]:
         """The control plane's processes, as recorded by up.sh."""
@@ -134,11 +188,31 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.2):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 
 
+@contextlib.contextmanager
+def reachable_from_pods(cluster: Cluster, url: str) -> Iterator[str]:
+    """``url`` of a server on the host's loopback as the cluster's pods reach it: the same in
+    ``loopback`` mode; in ``netns`` mode (where a pod's 127.0.0.1 is its own) the node's
+    gateway address, where a relay in the node namespace forwards to the host's loopback
+    port for as long as the block runs."""
+    gateway = cluster.info().get("podGateway")
+    if not gateway:
+        yield url
+        return
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}[parts.scheme]
+    relay = Relay(cluster.info()["nodeNamespace"], (gateway, port), (parts.hostname or "127.0.0.1", port))
+    relay.start()
+    try:
+        yield urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.replace(parts.hostname or "", gateway, 1)))
+    finally:
+        relay.stop()
+
+
 def local_chart_values(s3_endpoints) -> list[str]:
     """helm arguments for the local clusters: job pods bind their metrics to their pod IP
-    (the node agent runs every pod in the machine's network namespace, each on its own
-    loopback address, so 0.0.0.0:9400 would be one port for all), and StreamJobs may name
-    these S3 endpoints."""
+    (in a loopback-mode cluster every pod is in the machine's network namespace, each on its
+    own loopback address, so 0.0.0.0:9400 would be one port for all), and StreamJobs may
+    name these S3 endpoints."""
     allowed = ["--set", f"allowedS3Endpoints={{{','.join(s3_endpoints)}}}"] if s3_endpoints else []
     return ["--set", "jobMetricsHost=", *allowed]
 

@@ -3,19 +3,21 @@ through its cache; scripts/cluster/sandbox runs them): each in a network namespa
 test creates and deletes, its processes stopped by the end of the call."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from nodeagent.netns import delete, run  # noqa: E402
 from sandbox import runner  # noqa: E402
 from sandbox.bundle import Bundle  # noqa: E402
-from sandbox.netns import NetworkNamespace  # noqa: E402
 from sandbox.process import process_of  # noqa: E402
 
 BUILD = os.path.join(ROOT, "scripts", "images", "build.sh")
@@ -28,6 +30,27 @@ def build_images(manifest: str) -> dict[str, Bundle]:
     subprocess.run([BUILD, "--manifest", manifest], check=True, timeout=BUILD_TIMEOUT, cwd=ROOT)
     with open(manifest) as f:
         return {name: Bundle(entry["bundle"]) for name, entry in json.load(f).items()}
+
+
+@contextlib.contextmanager
+def isolated(directory: str, name: str) -> Iterator[str]:
+    """A network namespace ``name`` with only its loopback up (a container run on its own),
+    recorded in ``directory`` as the node agent records its own, and deleted after the block."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name), "w"):
+        pass
+    try:
+        run("ip", "netns", "add", name)
+        run("ip", "-n", name, "link", "set", "lo", "up")
+        yield name
+    finally:
+        delete(directory, name)
+
+
+def namespace_pids(name: str) -> list[int]:
+    """The processes whose network namespace is ``name``."""
+    listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=True)
+    return [int(pid) for pid in listed.stdout.split()]
 
 
 @dataclass(frozen=True)
@@ -44,7 +67,7 @@ def run_container(bundle: Bundle, container: dict, directory: str, volumes: tupl
     ``netns`` (the caller's), else one of its own, deleted afterwards."""
     if netns is None:
         name = f"segflow-test-{os.getpid()}-{next(_names)}"
-        with NetworkNamespace(name):
+        with isolated(os.path.join(directory, "netns"), name):
             return run_container(bundle, container, directory, volumes, env, timeout, name, hostname)
     process = process_of(bundle.image(), container, env or {}, bundle.read("/etc/passwd"), bundle.read("/etc/group"))
     started = runner.start(bundle, process, netns, os.path.join(directory, "container"), hostname,

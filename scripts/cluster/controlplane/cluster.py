@@ -6,16 +6,18 @@ Everything listens on loopback only: etcd and the API server on the cluster's ow
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import shutil
-import subprocess
 import ssl
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+
+from nodeagent.netns import delete_recorded
 
 from . import pki, processes
 from .layout import BIN, Layout
@@ -25,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(SCRIPTS))
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 STARTUP_TIMEOUT = 60.0
+POD_NETWORK_MODES = ("loopback", "netns")
 STOP_ORDER = ("node-agent", "kube-controller-manager", "kube-apiserver", "etcd")
 # nodeipam needs a cluster CIDR, nodelifecycle would taint the node whenever the agent is
 # slow to heartbeat and evict its pods, and the others need a cloud provider.
@@ -127,19 +130,47 @@ def _controller_manager(c: Layout, kubeconfig: str) -> list[str]:
             f"--service-cluster-ip-range={c.service_network}", "--profiling=false", "--v=0"]
 
 
-def _node_agent(c: Layout, kubeconfig: str, images: str) -> list[str]:
-    network = ["--pod-network", c.bridge_network, "--images", images] if images else ["--pod-network", c.pod_network]
-    return [PYTHON, "-m", "nodeagent", "--cluster", c.name, "--kubeconfig", kubeconfig, "--server", c.server,
-            "--ca", c.path("pki", "ca.crt"), *network, "--state", c.path("pods"), "--workdir", ROOT]
+def pod_network_mode(images: str) -> str:
+    """SEGFLOW_POD_NETWORK: ``loopback`` (default) or ``netns`` (nodeagent/podnetwork.py).
+    Pods from images (``images``, a `make images` manifest) always get the netns network."""
+    mode = "netns" if images else os.environ.get("SEGFLOW_POD_NETWORK") or "loopback"
+    if mode not in POD_NETWORK_MODES:
+        raise ClusterError(f"SEGFLOW_POD_NETWORK={mode!r}: use one of {', '.join(POD_NETWORK_MODES)}")
+    if mode == "netns" and os.geteuid() != 0:
+        raise ClusterError("the netns pod network (and pods from images) creates network namespaces, which needs "
+                           "root: run as root, or use SEGFLOW_POD_NETWORK=loopback without images")
+    return mode
 
 
-def _describe(c: Layout, images: str) -> None:
+def pod_network(c: Layout, mode: str) -> str:
+    return c.private_pod_network if mode == "netns" else c.pod_network
+
+
+def _node_agent(c: Layout, kubeconfig: str, mode: str, images: str) -> list[str]:
+    command = [PYTHON, "-m", "nodeagent", "--cluster", c.name, "--kubeconfig", kubeconfig, "--server", c.server,
+               "--ca", c.path("pki", "ca.crt"), "--pod-network", pod_network(c, mode), "--state", c.path("pods"),
+               "--workdir", ROOT, "--pod-network-mode", mode]
+    if mode == "netns":
+        command += ["--service-ip", c.first_service_ip, "--netns-records", c.path("netns")]
+    if images:
+        command += ["--images", images]
+    return command
+
+
+def _gateway(c: Layout) -> str:
+    """The node bridge's address in netns mode (nodeagent/netplan.py): pods route through it."""
+    return str(ipaddress.ip_network(c.private_pod_network).network_address + 1)
+
+
+def _describe(c: Layout, mode: str, images: str) -> None:
     """cluster.json: where the cluster listens and which addresses its pods get, for
     tools and tests that need more than the kubeconfig."""
     with open(c.path("cluster.json"), "w") as f:
         json.dump({"name": c.name, "server": c.server, "kubeconfig": c.kubeconfig, "node": f"{c.name}-node",
-                   "podNetwork": c.bridge_network if images else c.pod_network, "images": images,
-                   "serviceNetwork": c.service_network,
+                   "podNetworkMode": mode, "podNetwork": pod_network(c, mode), "serviceNetwork": c.service_network,
+                   "images": images, "nodeNamespace": f"{c.name}-node" if mode == "netns" else "",
+                   "podApiServer": f"https://{c.first_service_ip}:443" if mode == "netns" else c.server,
+                   "podGateway": _gateway(c) if mode == "netns" else "",
                    "etcd": f"http://127.0.0.1:{c.etcd_port}", "logs": c.path("logs"), "pods": c.path("pods")},
                   f, indent=1)
 
@@ -160,6 +191,7 @@ def up(c: Layout, fresh: bool = False, images: str = "") -> str:
                                f"run scripts/cluster/down.sh first")
         say(f"{c.name} is already running (API server {c.server})" + (": --fresh ignored" if fresh else ""))
         return c.kubeconfig
+    mode = pod_network_mode(images)
     started = time.monotonic()
     deadline = started + STARTUP_TIMEOUT
     leftovers = processes.kill_leftover_pods(c)
@@ -183,35 +215,29 @@ def up(c: Layout, fresh: bool = False, images: str = "") -> str:
     api = _Api(c, tokens["admin"])
     _wait(c, "the API server's /readyz", "kube-apiserver", lambda: api.status("/readyz")[0] == 200, deadline)
     pki.write_kubeconfig(c.kubeconfig, c.server, ca, "admin", tokens["admin"], context=c.name)
-    _describe(c, images)
+    _describe(c, mode, images)
 
     say("starting kube-controller-manager")
     manager = pki.write_kubeconfig(c.path("controller-manager.kubeconfig"), c.server, ca,
                                    "system:kube-controller-manager", tokens["system:kube-controller-manager"])
     processes.start(c, "kube-controller-manager", _controller_manager(c, manager), cwd=c.home)
 
-    pods_on = f"{c.bridge_network} (from images; node namespace segflow-cluster-{c.name}.node)" \
-        if images else c.pod_network
-    say(f"starting the node agent (node {c.name}-node, pods on {pods_on})")
+    pods_from = " from images" if images else ""
+    say(f"starting the node agent (node {c.name}-node, pod network {mode}: {pod_network(c, mode)}{pods_from})")
     agent = pki.write_kubeconfig(c.path("node-agent.kubeconfig"), c.server, ca, "segflow-node-agent",
                                  tokens["segflow-node-agent"])
-    processes.start(c, "node-agent", _node_agent(c, agent, images), cwd=ROOT, env={"PYTHONPATH": SCRIPTS})
+    processes.start(c, "node-agent", _node_agent(c, agent, mode, images), cwd=ROOT, env={"PYTHONPATH": SCRIPTS})
 
     _wait(c, "the default service account", "kube-controller-manager",
           lambda: api.status("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200, deadline)
     _wait(c, "the node to be Ready", "node-agent", lambda: api.node_ready(f"{c.name}-node"), deadline)
-    say(f"{c.name} is ready in {time.monotonic() - started:.1f} s: API server {c.server}, pods on {pods_on}")
+    say(f"{c.name} is ready in {time.monotonic() - started:.1f} s: API server {c.server}, node {c.name}-node "
+        f"(InternalIP 127.0.0.1), pods{pods_from} on {pod_network(c, mode)}"
+        + (f" in network namespaces behind node namespace {c.name}-node (gateway {_gateway(c)}), "
+           f"API server for pods at "
+           f"https://{c.first_service_ip}:443" if mode == "netns" else " (loopback)")
+        + f", services on {c.service_network}")
     return c.kubeconfig
-
-
-def _leftover_namespaces(c: Layout) -> list[str]:
-    """Delete the node's and pods' network namespaces (``segflow-cluster-<cluster>.*``) that
-    a node agent which did not stop cleanly left; their processes are gone by now."""
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
-    names = [line.split()[0] for line in listed if line.startswith(f"segflow-cluster-{c.name}.")]
-    for name in names:
-        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
-    return names
 
 
 def down(c: Layout) -> int:
@@ -225,7 +251,7 @@ def down(c: Layout) -> int:
     leftovers = processes.kill_leftover_pods(c)
     if leftovers:
         say(f"killed {len(leftovers)} pod processes the node agent left behind: {leftovers}")
-    namespaces = _leftover_namespaces(c)
+    namespaces = delete_recorded(c.path("netns"))
     if namespaces:
         say(f"deleted {len(namespaces)} network namespaces the node agent left behind: {namespaces}")
     say(f"{c.name} stopped ({len(running)} processes)" if running else f"{c.name} was not running")

@@ -60,19 +60,15 @@ class Layout:
         return f"127.{10 + self.index}.0.0/16"
 
     @property
-    def bridge_network(self) -> str:
-        """Pod addresses when pods run from images (``up --images``): on a bridge inside the
-        node's own network namespace, never in the host's, so never routed off the machine."""
-        return f"10.{100 + self.index}.0.0/16"
-
-    @property
-    def bridge_gateway(self) -> str:
-        """The node bridge's address: where pods from images reach the API server (relayed)."""
-        return str(ipaddress.ip_network(self.bridge_network).network_address + 1)
+    def private_pod_network(self) -> str:
+        """In ``netns`` mode pods get addresses from here instead: a private range that
+        exists only inside the cluster's own network namespaces (never routed from the host)."""
+        return f"10.{128 + self.index}.0.0/16"
 
     @property
     def service_network(self) -> str:
-        """Virtual service addresses (there is no kube-proxy; only the API server uses them)."""
+        """Virtual service addresses: in ``netns`` mode the node agent forwards them to
+        endpoints, as kube-proxy does; in ``loopback`` mode only the API server uses them."""
         return f"10.96.{self.index}.0/24"
 
     @property

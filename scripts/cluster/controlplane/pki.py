@@ -51,7 +51,7 @@ def make_certificates(c: Layout) -> None:
         _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca_crt,
                  "-days", "3650", "-subj", f"/CN=segflow-{c.name}-ca")
     extensions = os.path.join(pki, "apiserver.ext")
-    names = (f"subjectAltName=IP:127.0.0.1,IP:{c.bridge_gateway},IP:{c.first_service_ip},DNS:localhost,"
+    names = (f"subjectAltName=IP:127.0.0.1,IP:{c.first_service_ip},DNS:localhost,"
              "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
              "DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n")
     if not complete or _read(extensions) != names:

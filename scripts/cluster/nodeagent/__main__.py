@@ -1,60 +1,67 @@
 """Run the node agent (started by scripts/cluster/up.sh, with scripts/cluster on PYTHONPATH):
 
     python -m nodeagent --cluster NAME --kubeconfig FILE --server URL --ca FILE \\
-        --pod-network 127.10.0.0/16 --state DIR --workdir /work/main
+        --pod-network 127.10.0.0/16 --state DIR --workdir /work/main \\
+        [--pod-network-mode netns --service-ip 10.96.0.1 --netns-records DIR [--images MANIFEST]]
 
 SIGTERM (or SIGINT) stops it after it has stopped every pod process it started.
 """
 import argparse
-import contextlib
-import dataclasses
 import json
 import signal
 import sys
 from urllib.parse import urlparse
 
-from sandbox.network import NodeNetwork, PodNetwork
-from sandbox.relay import Relay
-
 from .agent import NodeAgent
 from .logs import configure
+from .netplan import PodNetwork
 from .pod import Node
+from .podnetwork import API_SERVICE_PORT, MODES, LoopbackNetwork, NamespaceNetwork
 from .sandboxed import bundles
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="nodeagent", description="segflow's node agent (kubelet and scheduler)")
-    parser.add_argument("--cluster", required=True, help="cluster name; the node is <cluster>-node")
-    parser.add_argument("--kubeconfig", required=True, help="the agent's own credentials")
+    parser = argparse.ArgumentParser(prog="nodeagent", description=__doc__.split("\n")[0])
+    parser.add_argument("--cluster", required=True, help="cluster name (the node is <cluster>-node)")
+    parser.add_argument("--kubeconfig", required=True, help="the agent's own kubeconfig")
     parser.add_argument("--server", required=True, help="API server URL given to pods")
     parser.add_argument("--ca", required=True, help="the cluster CA certificate given to pods")
     parser.add_argument("--pod-network", required=True,
-                        help="range of pod addresses: loopback, or with --images the node bridge's")
+                        help="range of pod addresses (loopback; private in netns mode)")
+    parser.add_argument("--pod-network-mode", choices=MODES, default="loopback",
+                        help="loopback: pods share the host's network; netns: each its own (podnetwork.py)")
+    parser.add_argument("--service-ip", help="netns: the kubernetes Service's cluster IP, where pods reach the API")
+    parser.add_argument("--netns-records", help="netns: directory recording the network namespaces created")
     parser.add_argument("--images", default="", metavar="MANIFEST",
-                        help="run pods from the images of this `make images` manifest, each in network, mount and "
-                             "pid namespaces of its own on a bridge in the node's network namespace")
+                        help="netns: run pods from the images of this `make images` manifest, each container in "
+                             "its image's root filesystem (sandboxed.py), in the pod's network namespace")
     parser.add_argument("--state", required=True, help="directory for pod logs, PID files and kubeconfigs")
     parser.add_argument("--workdir", required=True, help="the project checkout: pods' working directory")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     configure(args.verbose)
-    api = urlparse(args.server)
-    node = Node(name=f"{args.cluster}-node", server=args.server, api_port=api.port or 443, ca=args.ca,
-                workdir=args.workdir, state=args.state)
-    with contextlib.ExitStack() as stack:
-        if args.images:
-            # Pods reach the API server at the bridge's gateway, relayed to its loopback address.
-            network = stack.enter_context(NodeNetwork(f"segflow-cluster-{args.cluster}.node",
-                                                      PodNetwork(args.pod_network)))
-            gateway = network.network.gateway
-            stack.enter_context(Relay(network.node, (gateway, 443), (api.hostname or "127.0.0.1", node.api_port)))
-            with open(args.images) as f:
-                node = dataclasses.replace(node, server=f"https://{gateway}:443", api_port=443, host_ip=gateway,
-                                           images=bundles(json.load(f)), network=network, cluster=args.cluster)
-        agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network)
-        signal.signal(signal.SIGTERM, lambda *_: agent.stopping.set())
-        signal.signal(signal.SIGINT, lambda *_: agent.stopping.set())
-        agent.run()
+    api_port = urlparse(args.server).port or 443
+    network: LoopbackNetwork | NamespaceNetwork = LoopbackNetwork()
+    server, api_host, pod_api_port = args.server, "127.0.0.1", api_port
+    if args.pod_network_mode == "netns":
+        if not (args.service_ip and args.netns_records):
+            parser.error("--pod-network-mode netns needs --service-ip and --netns-records")
+        network = NamespaceNetwork(PodNetwork(args.cluster, args.pod_network), args.netns_records, args.service_ip,
+                                   api_port)
+        server, api_host, pod_api_port = f"https://{args.service_ip}:{API_SERVICE_PORT}", args.service_ip, \
+            API_SERVICE_PORT
+    elif args.images:
+        parser.error("--images needs --pod-network-mode netns (pods from images get network namespaces)")
+    images = {}
+    if args.images:
+        with open(args.images) as f:
+            images = bundles(json.load(f))
+    node = Node(name=f"{args.cluster}-node", server=server, api_host=api_host, api_port=pod_api_port, ca=args.ca,
+                workdir=args.workdir, state=args.state, images=images)
+    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network, network)
+    signal.signal(signal.SIGTERM, lambda *_: agent.stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: agent.stopping.set())
+    agent.run()
     return 0
 
 

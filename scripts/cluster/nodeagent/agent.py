@@ -18,9 +18,11 @@ from urllib3.exceptions import HTTPError
 from . import probes
 from .addresses import AddressPool, AddressesExhausted
 from .kube import Kube
+from .netns import NetworkSetupError
 from .pod import Node, Pod
+from .podnetwork import LoopbackNetwork, NamespaceNetwork
 from .status import now
-from .watcher import PodWatcher
+from .watcher import Watcher
 
 log = logging.getLogger("nodeagent")
 TICK_SECONDS = 0.2
@@ -32,8 +34,9 @@ DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 
 
 class NodeAgent:
-    def __init__(self, cluster: str, kubeconfig: str, node: Node, pod_network: str):
-        self.cluster, self.kubeconfig, self.node = cluster, kubeconfig, node
+    def __init__(self, cluster: str, kubeconfig: str, node: Node, pod_network: str,
+                 network: LoopbackNetwork | NamespaceNetwork):
+        self.cluster, self.kubeconfig, self.node, self.network = cluster, kubeconfig, node, network
         self.kube = Kube(kubeconfig)
         self.addresses = AddressPool(pod_network)
         self.pods: dict[str, Pod] = {}                    # uid -> runtime, for pods bound here
@@ -68,18 +71,22 @@ class NodeAgent:
     def run(self) -> None:
         self.kube.register_node(self.node.name, {"kubernetes.io/hostname": self.node.name, "kubernetes.io/os": "linux",
                                                  "kubernetes.io/arch": "amd64", "segflow.dev/cluster": self.cluster})
+        self.network.start()
         self._heartbeat()
         for source, selector in (("node", f"spec.nodeName={self.node.name}"), ("unscheduled", "spec.nodeName=")):
-            PodWatcher(source, self.kubeconfig, selector, self.events, self.stopping).start()
+            Watcher(source, self.kubeconfig, selector, self.events, self.stopping).start()
+        for kind in self.network.watched:
+            Watcher(kind, self.kubeconfig, "", self.events, self.stopping, kind=kind).start()
         log.info("node agent ready", extra={"fields": {"node": self.node.name}})
         while not self.stopping.is_set():
             try:
                 self._drain()
                 self._schedule()
                 self._tend()
+                self.network.tick()
                 self._heartbeat()
-            except (ApiException, HTTPError, OSError) as exc:
-                log.warning("API or I/O error; retrying", extra={"fields": {"error": str(exc)[:300]}})
+            except (ApiException, HTTPError, OSError, NetworkSetupError) as exc:
+                log.warning("API, I/O or network setup error; retrying", extra={"fields": {"error": str(exc)[:300]}})
                 self.stopping.wait(1.0)
         self._shutdown()
 
@@ -93,6 +100,8 @@ class NodeAgent:
             source, kind, payload = event
             if source == "unscheduled":
                 self._unscheduled(kind, payload)
+            elif source in self.network.watched:
+                self.network.observe(source, kind, payload)
             elif kind == "SYNC":
                 self._sync(payload)
             elif kind == "DELETED":
@@ -157,7 +166,13 @@ class NodeAgent:
             except AddressesExhausted as exc:
                 log.error("cannot run pod", extra={"fields": {"pod": meta["name"], "error": str(exc)}})
                 return
-            pod = self.pods[meta["uid"]] = Pod(body, ip, self.node)
+            try:
+                sandbox = self.network.admit(body, ip)
+            except NetworkSetupError as exc:
+                self.addresses.release(ip)
+                log.error("cannot network pod", extra={"fields": {"pod": meta["name"], "error": str(exc)}})
+                return
+            pod = self.pods[meta["uid"]] = Pod(body, ip, self.node, sandbox)
             log.info("pod admitted", extra={"fields": {"pod": pod.key, "ip": ip}})
         pod.body = body
         if meta.get("deletionTimestamp"):
@@ -169,6 +184,7 @@ class NodeAgent:
         pod = self.pods.pop(uid, None)
         if pod is not None:
             pod.kill_now()
+            self.network.release(uid)
             self.addresses.release(pod.ip)
             log.info("pod removed", extra={"fields": {"pod": pod.key}})
 
@@ -182,6 +198,7 @@ class NodeAgent:
             try:
                 pod.tick(self.kube)
                 if pod.stopped:
+                    self.network.release(uid)        # the sandbox goes before the API object, as with a kubelet
                     self.kube.delete_pod_now(pod.namespace, pod.name, uid)
                     self._gone(uid)
                 pod.error = ""
@@ -205,4 +222,5 @@ class NodeAgent:
             time.sleep(0.05)
         for pod in self.pods.values():
             pod.kill_now()
+        self.network.stop()
         log.info("node agent stopped", extra={"fields": {"pods": len(self.pods)}})

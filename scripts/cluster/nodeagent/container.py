@@ -1,6 +1,8 @@
 """One container as a local process: started in its own process group, restarted per the
 pod's restart policy with a short back-off, probed, and stopped like a container runtime
 would (the whole group goes when the main process ends or the pod is deleted).
+
+Where the process runs is the pod's sandbox (sandbox.py).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import time
 from controlplane.processes import start_time
 
 from .probes import Prober
+from .sandbox import Sandbox
 from .status import ContainerState, now, restarts, terminated
 
 log = logging.getLogger("nodeagent")
@@ -60,16 +63,17 @@ class Container:
         """Waiting to (re)start and its back-off has passed."""
         return self.process is None and self.state.terminated is None and time.monotonic() >= self.next_start
 
-    def start(self, command: list[str], env: dict[str, str], cwd: str, host: str, netns: str = "") -> None:
-        """Run the container's process; a command that cannot be executed ends the container
-        with exit code 128 (StartError), as a container runtime reports it. ``netns``: the
-        pod's network namespace, where its probes run."""
+    def start(self, command: list[str], env: dict[str, str], cwd: str, host: str, sandbox: Sandbox) -> None:
+        """Run ``command``, already made to run in ``sandbox`` (the pod's: sandbox.sandboxed,
+        or sandboxed.py's image runner), whose exec probes run there too; a command that cannot
+        be executed ends the container with exit code 128 (StartError), as a runtime reports it."""
         if self.state.last is not None:
             self.state.restarts += 1
         with open(self.log_path, "ab") as out:
             try:
-                self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                                stdin=subprocess.DEVNULL, start_new_session=True)
+                self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=out,
+                                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                start_new_session=True)
             except OSError as exc:
                 message = f"cannot run {command[0]!r}: {exc.strerror}"
                 out.write(f"segflow node agent: {message}\n".encode())
@@ -79,9 +83,9 @@ class Container:
             f.write(f"{self.process.pid} {start_time(self.process.pid)}\n")
         self.started = time.monotonic()
         self.state.pid, self.state.running_since, self.state.waiting = self.process.pid, now(), ("", "")
-        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, netns) \
+        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox) \
             if self.spec.get("readinessProbe") else None
-        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, netns) \
+        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox) \
             if self.spec.get("livenessProbe") else None
         self.state.ready = self.readiness is None
         log.info("container started", extra={"fields": {"pod": self.pod, "container": self.state.name,

@@ -13,6 +13,10 @@ REQUEST_TIMEOUT = (5, 30)          # (connect, read) seconds for ordinary reques
 STATUS_PATCH = "application/strategic-merge-patch+json"
 
 
+LISTS = {"pods": "list_pod_for_all_namespaces", "services": "list_service_for_all_namespaces",
+         "endpoints": "list_endpoints_for_all_namespaces"}
+
+
 class WatchExpired(Exception):
     """The resource version is too old (410 Gone): list again, then watch from the list."""
 
@@ -24,18 +28,19 @@ class Kube:
         self.api = config.new_client_from_config(kubeconfig)
         self.core = client.CoreV1Api(self.api)
 
-    # ------------------------------------------------------------------ pods
-    def list_pods(self, field_selector: str) -> tuple[list[dict], str]:
-        """All pods matching ``field_selector`` and the list's resource version."""
-        reply = self.core.list_pod_for_all_namespaces(field_selector=field_selector, _preload_content=False,
-                                                      _request_timeout=REQUEST_TIMEOUT)
+    # ----------------------------------------------------- pods, services
+    def list(self, kind: str, field_selector: str) -> tuple[list[dict], str]:
+        """All ``kind`` objects (a key of LISTS) matching ``field_selector``, and the list's
+        resource version."""
+        reply = getattr(self.core, LISTS[kind])(field_selector=field_selector, _preload_content=False,
+                                                _request_timeout=REQUEST_TIMEOUT)
         body = json.loads(reply.data)
         return body.get("items") or [], body["metadata"]["resourceVersion"]
 
-    def watch_pods(self, field_selector: str, resource_version: str) -> Iterator[tuple[str, dict]]:
-        """(type, pod) events after ``resource_version`` until the server ends the watch;
+    def watch(self, kind: str, field_selector: str, resource_version: str) -> Iterator[tuple[str, dict]]:
+        """(type, object) events after ``resource_version`` until the server ends the watch;
         BOOKMARK events carry only a newer resource version."""
-        stream = watch.Watch().stream(self.core.list_pod_for_all_namespaces, field_selector=field_selector,
+        stream = watch.Watch().stream(getattr(self.core, LISTS[kind]), field_selector=field_selector,
                                       resource_version=resource_version, allow_watch_bookmarks=True,
                                       timeout_seconds=WATCH_SECONDS, deserialize=False,
                                       _request_timeout=(5, WATCH_SECONDS + 15))

@@ -1,6 +1,7 @@
 """One pod on this node: its address, credentials, containers and reported status."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -9,15 +10,14 @@ from dataclasses import dataclass, field
 from controlplane.pki import write_kubeconfig
 from kubernetes.client.rest import ApiException
 from sandbox.bundle import Bundle
-from sandbox.netns import NamespaceError
-from sandbox.network import NodeNetwork
 from sandbox.process import ImageConfigError
 from sandbox.runner import Volume, VolumeError
 
 from .container import Container
 from .kube import Kube
 from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
-from .sandboxed import PodSandbox
+from .sandbox import Sandbox, sandboxed
+from .sandboxed import image_command
 from .status import now, pod_status
 
 log = logging.getLogger("nodeagent")
@@ -28,19 +28,20 @@ SANDBOX_KUBECONFIG = "/run/secrets/segflow/kubeconfig"      # /var/run links to 
 
 @dataclass(frozen=True)
 class Node:
-    """What every pod on the node shares."""
+    """What every pod on the node shares. ``server``, ``api_host`` and ``api_port`` are where
+    pods reach the API server: the host's loopback, or in ``netns`` mode the relay at the
+    ``kubernetes`` Service's cluster IP."""
     name: str
     server: str
+    api_host: str
     api_port: int
     ca: str
     workdir: str            # the images' working directory: the project checkout
     state: str              # per-pod directories (logs, PID files, kubeconfigs)
     host_ip: str = "127.0.0.1"
-    # With images (repository -> bundle) and the node's network, pods run from their images
-    # in namespaces of their own; without, as processes of the project's virtualenv.
+    # With images (repository -> bundle), pods run from their images (in netns mode only);
+    # without, as processes of the project's virtualenv.
     images: dict[str, Bundle] = field(default_factory=dict)
-    network: NodeNetwork | None = None
-    cluster: str = ""
 
     def base_environment(self) -> dict[str, str]:
         """A container's environment before its own ``env``: the project's virtualenv first
@@ -49,19 +50,24 @@ class Node:
         env = {key: os.environ[key] for key in PASSED_ENVIRONMENT if key in os.environ}
         port = str(self.api_port)
         env.update({"PATH": f"{self.workdir}/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                    "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": self.host_ip,
+                    "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": self.api_host,
                     "KUBERNETES_SERVICE_PORT": port, "KUBERNETES_SERVICE_PORT_HTTPS": port,
-                    "KUBERNETES_PORT": f"tcp://{self.host_ip}:{port}", "SEGFLOW_NODE_STATE": self.state})
+                    "KUBERNETES_PORT": f"tcp://{self.api_host}:{port}", "SEGFLOW_NODE_STATE": self.state})
         return env
+
+
+def hostname(body: dict) -> str:
+    """A pod's host name: ``spec.hostname``, else its name (as the kubelet sets it)."""
+    return body["spec"].get("hostname") or body["metadata"]["name"]
 
 
 class Pod:
     """A pod's runtime: created when the pod is first seen on this node, dropped once its
     processes are gone and the API object is deleted."""
 
-    def __init__(self, body: dict, ip: str, node: Node):
+    def __init__(self, body: dict, ip: str, node: Node, sandbox: Sandbox):
         meta, spec = body["metadata"], body["spec"]
-        self.body, self.uid, self.ip, self.node = body, meta["uid"], ip, node
+        self.body, self.uid, self.ip, self.node, self.sandbox = body, meta["uid"], ip, node, sandbox
         self.namespace, self.name = meta["namespace"], meta["name"]
         self.directory = os.path.join(node.state, f"{self.namespace}_{self.name}_{self.uid[:8]}")
         os.makedirs(self.directory, exist_ok=True)
@@ -71,12 +77,6 @@ class Pod:
                            for c in spec["containers"]]
         self.policy, self.start_time = policy, now()
         self.failure = self._unrunnable()
-        self.sandbox: PodSandbox | None = None
-        if node.network is not None and self.failure is None:
-            try:
-                self.sandbox = PodSandbox(node.network, node.cluster, body, ip, self.directory)
-            except NamespaceError as exc:
-                self.failure = "CreatePodSandboxError", f"the pod's network namespace cannot be made: {exc}"
         self.kubeconfig = ""
         self.deleting = False
         self.reported = ""
@@ -95,7 +95,7 @@ class Pod:
         for c in self.containers:
             try:
                 command_line(c.spec)
-                if self.node.network is not None and repository(c.spec.get("image") or "") not in self.node.images:
+                if self.node.images and repository(c.spec.get("image") or "") not in self.node.images:
                     raise UnknownImage(f"image {c.spec.get('image')!r} was not built by `make images` "
                                        f"(built: {', '.join(sorted(self.node.images))})")
             except UnknownImage as exc:
@@ -128,13 +128,10 @@ class Pod:
     def kill_now(self) -> None:
         for c in self.containers:
             c.kill_now()
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
 
     def _start(self, c: Container, kube: Kube) -> None:
         try:
-            command, env, cwd, netns = self._sandboxed(c, kube) if self.sandbox is not None else self._local(c, kube)
+            command, env, cwd, sandbox = self._from_image(c, kube) if self.node.images else self._local(c, kube)
         except (ContainerConfigError, ImageConfigError, VolumeError) as exc:
             c.config_error("CreateContainerConfigError", str(exc))
             return
@@ -142,22 +139,23 @@ class Pod:
             c.config_error("CreateContainerConfigError", f"API error while preparing the container: "
                                                          f"{exc.status} {exc.reason}")
             return
-        c.start(command, env, cwd, self.ip, netns)
+        c.start(command, env, cwd, self.ip, sandbox)
 
-    def _local(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
-        """The container as a process of the project's virtualenv, in the checkout."""
+    def _local(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, Sandbox]:
+        """The container as a process of the project's virtualenv, in the checkout, in the
+        pod's sandbox (the host's network, or the pod's namespace in ``netns`` mode)."""
         env = self._environment(c, kube)
         command = [expand(part, env) for part in command_line(c.spec)]
-        return command, env, c.spec.get("workingDir") or self.node.workdir, ""
+        return sandboxed(command, self.sandbox), env, c.spec.get("workingDir") or self.node.workdir, self.sandbox
 
-    def _sandboxed(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, str]:
-        """The container from its image, in the pod's sandbox: the image brings PATH, HOME
-        and the rest; the node adds the API server's address (the bridge's gateway, relayed)
-        and, unless the pod opts out, its service account's kubeconfig, mounted read-only."""
-        assert self.sandbox is not None
+    def _from_image(self, c: Container, kube: Kube) -> tuple[list[str], dict[str, str], str, Sandbox]:
+        """The container from its image, in the pod's network namespace: the image brings
+        PATH, HOME and the rest; the node adds the API server's address (its cluster IP,
+        relayed) and, unless the pod opts out, its service account's kubeconfig, read-only."""
+        port = str(self.node.api_port)
         base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
-                "KUBERNETES_SERVICE_HOST": self.node.host_ip, "KUBERNETES_SERVICE_PORT": "443",
-                "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
+                "KUBERNETES_SERVICE_HOST": self.node.api_host, "KUBERNETES_SERVICE_PORT": port,
+                "KUBERNETES_SERVICE_PORT_HTTPS": port}
         volumes = []
         if self.body["spec"].get("automountServiceAccountToken", True):
             kubeconfig = self._credentials(kube)
@@ -166,13 +164,14 @@ class Pod:
             base["KUBECONFIG"] = SANDBOX_KUBECONFIG
         env = environment(self.body, c.spec, self.ip, self.node.host_ip,
                           lambda kind, name: kube.data(self.namespace, kind, name), base)
-        command, env = self.sandbox.command(self.node.images[repository(c.spec["image"])], c.spec, env,
-                                            tuple(volumes))
-        return command, env, "/", self.sandbox.netns.name
+        bundle = self.node.images[repository(c.spec["image"])]
+        command, env = image_command(bundle, self.body, c.spec, env, self.sandbox, self.directory, tuple(volumes))
+        # exec probes cannot run in an image's root yet (sandbox.sandboxed refuses it: they fail)
+        return command, env, "/", dataclasses.replace(self.sandbox, rootfs=bundle.rootfs)
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()
-        base.update({"HOSTNAME": self.name, "SEGFLOW_POD_IP": self.ip})
+        base.update({"HOSTNAME": hostname(self.body), "SEGFLOW_POD_IP": self.ip})
         if self.body["spec"].get("automountServiceAccountToken", True):
             base["KUBECONFIG"] = self._credentials(kube)
         return environment(self.body, c.spec, self.ip, self.node.host_ip,

@@ -2,6 +2,8 @@
 
 Probes run on a small thread pool so that a slow endpoint never stalls the agent's loop;
 the container asks ``due()`` each tick and collects a finished result with ``collect()``.
+On a ``netns`` node the pool's threads live in the node's network namespace (see
+``use_namespace``), where pod IPs are reachable, and exec probes run in the pod's sandbox.
 """
 from __future__ import annotations
 
@@ -12,26 +14,27 @@ import urllib.error
 import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from sandbox.netns import entered
+from . import netns
+from .sandbox import Sandbox, sandboxed
 
-_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="probe")
+WORKERS = 4
+_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="probe")
+
+
+def use_namespace(namespace: str) -> None:
+    """Run every later probe from network namespace ``namespace`` (the node's)."""
+    global _POOL
+    _POOL.shutdown(wait=False)
+    _POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="probe", initializer=netns.enter,
+                               initargs=(namespace,))
 
 
 def _port(value: int | str, ports: dict[str, int]) -> int:
     return int(ports.get(value, value)) if isinstance(value, str) else int(value)
 
 
-def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str, netns: str = "") -> bool:
-    """Run one probe against the pod's address (from inside the pod's network namespace
-    ``netns``, when the pod has one); True when it passes."""
-    if netns:
-        if "exec" in probe:
-            return False                # not yet in a pod of its own: docs/architecture/images.md
-        try:
-            with entered(netns):
-                return check(probe, host, ports, env, cwd)
-        except OSError:                 # the pod's namespace is gone: it is being removed
-            return False
+def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str, sandbox: Sandbox) -> bool:
+    """Run one probe against the pod's address; True when it passes."""
     timeout = float(probe.get("timeoutSeconds") or 1)
     try:
         if "tcpSocket" in probe:
@@ -45,7 +48,7 @@ def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cw
             with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as reply:
                 return 200 <= reply.status < 400
         if "exec" in probe:
-            return subprocess.run(probe["exec"]["command"], env=env, cwd=cwd, timeout=timeout,
+            return subprocess.run(sandboxed(probe["exec"]["command"], sandbox), env=env, cwd=cwd, timeout=timeout,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL).returncode == 0
     except (OSError, ValueError, subprocess.TimeoutExpired, urllib.error.URLError):
@@ -57,8 +60,9 @@ class Prober:
     """One probe of one running container: when to run it and what it concluded."""
 
     def __init__(self, probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str,
-                 netns: str = ""):
-        self.probe, self.host, self.ports, self.env, self.cwd, self.netns = probe, host, ports, dict(env), cwd, netns
+                 sandbox: Sandbox):
+        self.probe, self.host, self.ports, self.env, self.cwd = probe, host, ports, dict(env), cwd
+        self.sandbox = sandbox
         self.period = float(probe.get("periodSeconds") or 10)
         self.success_threshold = int(probe.get("successThreshold") or 1)
         self.failure_threshold = int(probe.get("failureThreshold") or 3)
@@ -73,7 +77,7 @@ class Prober:
             if time.monotonic() >= self.next_run:
                 self.next_run = time.monotonic() + self.period
                 self.pending = _POOL.submit(check, self.probe, self.host, self.ports, self.env, self.cwd,
-                                           self.netns)
+                                           self.sandbox)
             return None
         if not self.pending.done():
             return None

@@ -1,7 +1,9 @@
-"""A pod's sandbox when the node agent runs pods from their images (``--images``): a
-network namespace of the pod's own on the node's bridge with the pod IP, ``/etc/hosts``
-and the hostname of the pod, and each container run by scripts/cluster/sandbox from its
-image's bundle, as the image's user, with nothing of the host inside."""
+"""Containers from their images (``--images``): each container of a pod runs by
+scripts/cluster/sandbox/runner.py in its image's root filesystem, as the image's user, in the
+pod's network namespace (made by podnetwork.NamespaceNetwork, the same one host-rootfs pods
+get in ``netns`` mode), with the pod's /etc/hosts and /etc/resolv.conf from /etc/netns/<pod
+namespace>/ mounted read-only (rewritten in place when Services change, so the mount follows)
+and nothing else of the host inside but the volumes the node agent passes."""
 from __future__ import annotations
 
 import os
@@ -10,9 +12,11 @@ from typing import Any
 
 from sandbox import runner
 from sandbox.bundle import Bundle
-from sandbox.netns import NetworkNamespace
-from sandbox.network import NodeNetwork
 from sandbox.process import process_of
+
+from .sandbox import Sandbox
+
+POD_FILES = ("hosts", "resolv.conf")
 
 
 def bundles(manifest: dict[str, Any]) -> dict[str, Bundle]:
@@ -21,43 +25,18 @@ def bundles(manifest: dict[str, Any]) -> dict[str, Bundle]:
     return {f"segflow/{name}": Bundle(entry["bundle"]) for name, entry in manifest.items()}
 
 
-def hosts_file(pod_ip: str, hostname: str) -> str:
-    """The pod's /etc/hosts, as the kubelet writes it."""
-    return (f"# Kubernetes-managed hosts file (segflow node agent).\n127.0.0.1\tlocalhost\n"
-            f"::1\tlocalhost ip6-localhost ip6-loopback\n{pod_ip}\t{hostname}\n")
-
-
-class PodSandbox:
-    """Made when the pod is admitted; :meth:`close` deletes its namespace once its
-    containers are gone."""
-
-    def __init__(self, network: NodeNetwork, cluster: str, body: dict[str, Any], ip: str, directory: str):
-        meta = body["metadata"]
-        self.body, self.ip, self.directory = body, ip, directory
-        self.hostname = (body["spec"].get("hostname") or meta["name"])[:63]
-        self.hosts = os.path.join(directory, "etc-hosts")
-        with open(self.hosts, "w") as f:
-            f.write(hosts_file(ip, self.hostname))
-        self.netns = NetworkNamespace(f"segflow-cluster-{cluster}.{meta['uid'][:8]}")
-        self.netns.__enter__()
-        try:
-            network.attach(self.netns.name, ip)
-        except BaseException:
-            self.close()
-            raise
-
-    def command(self, bundle: Bundle, container: dict[str, Any], env: dict[str, str],
-                volumes: tuple[runner.Volume, ...] = ()) -> tuple[list[str], dict[str, str]]:
-        """The host command and environment that run ``container`` in this pod, with the
-        pod's /etc/hosts and ``volumes`` mounted."""
-        process = process_of(bundle.image(), container, env, bundle.read("/etc/passwd"), bundle.read("/etc/group"),
-                             self.body["spec"].get("securityContext") or {})
-        volumes = (runner.Volume(self.hosts, "/etc/hosts", read_only=True), *volumes)
-        layer = os.path.join(self.directory, "containers", container["name"])
-        shutil.rmtree(layer, ignore_errors=True)        # a restarted container starts from its image again
-        layout = runner.prepare(bundle, layer, volumes)
-        return runner.command_line(bundle.rootfs, process, self.netns.name, layout, self.hostname, volumes), \
-            process.env
-
-    def close(self) -> None:
-        self.netns.__exit__(None, None, None)
+def image_command(bundle: Bundle, pod: dict[str, Any], container: dict[str, Any], env: dict[str, str],
+                  sandbox: Sandbox, directory: str,
+                  volumes: tuple[runner.Volume, ...] = ()) -> tuple[list[str], dict[str, str]]:
+    """The host command and environment that run ``container`` of ``pod`` from ``bundle`` in
+    the pod's ``sandbox``, its writable layer under ``directory`` (the pod's own), made anew
+    so a restarted container starts from its image again."""
+    process = process_of(bundle.image(), container, env, bundle.read("/etc/passwd"), bundle.read("/etc/group"),
+                         pod["spec"].get("securityContext") or {})
+    files = tuple(runner.Volume(os.path.join("/etc/netns", sandbox.netns, name), f"/etc/{name}", read_only=True)
+                  for name in POD_FILES)
+    volumes = (*files, *volumes)
+    layer = os.path.join(directory, "containers", container["name"])
+    shutil.rmtree(layer, ignore_errors=True)
+    layout = runner.prepare(bundle, layer, volumes)
+    return runner.command_line(bundle.rootfs, process, sandbox.netns, layout, sandbox.hostname, volumes), process.env

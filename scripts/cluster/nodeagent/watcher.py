@@ -1,4 +1,4 @@
-"""List-then-watch of one pod selection, feeding events to the agent's single loop.
+"""List-then-watch of one selection of pods (or Services, or Endpoints), feeding events to the agent's single loop.
 
 A watch can end (server timeout, lost connection) or expire (410 Gone: the resource
 version was compacted away). Either way the watcher resumes, and after an expiry it lists
@@ -19,24 +19,24 @@ from .kube import Kube, WatchExpired
 log = logging.getLogger("nodeagent")
 
 
-class PodWatcher(threading.Thread):
-    """Puts (source, type, payload) on ``events``: type SYNC with the full list of pods, or
-    ADDED / MODIFIED / DELETED with one pod."""
+class Watcher(threading.Thread):
+    """Puts (source, type, payload) on ``events``: type SYNC with the full list of ``kind``
+    objects, or ADDED / MODIFIED / DELETED with one."""
 
     def __init__(self, source: str, kubeconfig: str, field_selector: str, events: queue.Queue,
-                 stopping: threading.Event):
+                 stopping: threading.Event, kind: str = "pods"):
         super().__init__(name=f"watch-{source}", daemon=True)
-        self.source, self.kubeconfig, self.selector = source, kubeconfig, field_selector
+        self.source, self.kubeconfig, self.selector, self.kind = source, kubeconfig, field_selector, kind
         self.events, self.stopping = events, stopping
 
     def run(self) -> None:
         kube = Kube(self.kubeconfig)
         while not self.stopping.is_set():
             try:
-                items, version = kube.list_pods(self.selector)
+                items, version = kube.list(self.kind, self.selector)
                 self.events.put((self.source, "SYNC", items))
                 while not self.stopping.is_set():
-                    for kind, obj in kube.watch_pods(self.selector, version):
+                    for kind, obj in kube.watch(self.kind, self.selector, version):
                         version = obj.get("metadata", {}).get("resourceVersion") or version
                         if kind != "BOOKMARK":
                             self.events.put((self.source, kind, obj))
