@@ -8,6 +8,7 @@ import ipaddress
 import json
 import os
 import signal
+import subprocess
 import textwrap
 import time
 
@@ -214,6 +215,12 @@ def test_a_pod_acts_as_its_service_account_under_rbac(cluster, tmp_path):
 
 
 @pytest.mark.slow
+def host_routes_to(address) -> bool:
+    """Whether the host's own namespace has a route to ``address`` (asks the kernel; sends
+    nothing)."""
+    return subprocess.run(["ip", "route", "get", str(address)], capture_output=True).returncode == 0
+
+
 def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
     other = Cluster(f"{cluster.name}-b")
     recorded = {}
@@ -241,8 +248,11 @@ def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
         assert ip in pod_network(other) and ip not in pod_network(cluster)
         recorded = other.pids()
         assert set(recorded) == {"etcd", "kube-apiserver", "kube-controller-manager", "node-agent"}
+        services = ipaddress.ip_network(other.info()["serviceNetwork"])
+        assert not host_routes_to(services[1]), "the host would route a Service address off the machine"
     finally:
         other.down()
+    assert host_routes_to(services[1]), "cluster down left its unreachable route behind"
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
                    for pid in recorded.values())
     assert [n.metadata.name for n in ours.list_node().items] == [f"{cluster.name}-node"]   # the first still answers

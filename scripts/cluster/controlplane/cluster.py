@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from nodeagent.netns import delete_recorded
 
-from . import pki, processes
+from . import host_routes, pki, processes
 from .layout import BIN, Layout
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,6 +192,9 @@ def up(c: Layout, fresh: bool = False, images: str = "") -> str:
         say(f"{c.name} is already running (API server {c.server})" + (": --fresh ignored" if fresh else ""))
         return c.kubeconfig
     mode = pod_network_mode(images)
+    guarded = host_routes.guard(c)
+    say(f"host routes: {', '.join(guarded)} unreachable from the host" if guarded else
+        "host routes: not root, so the cluster's private ranges are not guarded from host processes")
     started = time.monotonic()
     deadline = started + STARTUP_TIMEOUT
     leftovers = processes.kill_leftover_pods(c)
@@ -254,5 +257,6 @@ def down(c: Layout) -> int:
     namespaces = delete_recorded(c.path("netns"))
     if namespaces:
         say(f"deleted {len(namespaces)} network namespaces the node agent left behind: {namespaces}")
+    host_routes.unguard(c)
     say(f"{c.name} stopped ({len(running)} processes)" if running else f"{c.name} was not running")
     return len(running)
