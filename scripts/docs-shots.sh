@@ -31,4 +31,4 @@ shot() {   # URL path, output file
     echo "docs-shots: $2"
 }
 shot "" docs/images/site-home.png
-shot "concepts/checkpoints/" docs/images/site-guide.png
+shot "guides/disaster-recovery/" docs/images/site-guide.png
