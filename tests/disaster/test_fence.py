@@ -2,7 +2,6 @@
 cluster holds that generation: a takeover, or a lease left unrenewed past its deadline,
 ends the job, and nothing is published or committed after that (real processes, moto)."""
 import os
-import subprocess
 import threading
 import time
 
@@ -14,12 +13,11 @@ from segflow.checkpoint.catalog import Catalog
 from segflow.disaster.lease import Lease, says_fenced
 from segflow.disaster.lease_store import LeaseStore
 from segflow.errors import EXIT_FENCED
-from segflow.security.identities import Role
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
 from segflow_operator.reconcile import Deploy, JobStatus, Observed, Phase, PodPhase, PodView, decide
 from segflow_operator.spec import parse
-from support.processes import ROOT, SEGFLOW, is_worker, kill_tree, wait_for
+from support.processes import ROOT, is_worker, kill_tree, wait_for
 from support.servers import new_bucket
 from support.tls import JobCertificates
 
@@ -58,14 +56,7 @@ def fenced_job(s3_server, tmp_path):
                                   lease_owner="east", lease_generation=1)
     output = tmp_path / "out"
     certs = JobCertificates("fenced")
-    workers_line = tmp_path / "workers.json"         # the line segflow run writes to its coordinator's stdin
-    workers_line.write_text(certs.workers_line(2))
-    with workers_line.open() as stdin:
-        process = subprocess.Popen(
-            [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
-             "-p", f"output={output}", "-p", "events=400000", "-p", "rate=4000"],
-            cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, env=certs.env(Role.COORDINATOR, "coordinator"))
+    process = certs.spawn_coordinator(JOB, settings, tmp_path, {"output": output, "events": 400000, "rate": 4000})
     backend = open_backend(url, s3_server.endpoint)
 
     def complete():

@@ -8,7 +8,6 @@ import collections
 import json
 import os
 import re
-import subprocess
 import time
 import urllib.request
 from dataclasses import replace
@@ -16,10 +15,9 @@ from dataclasses import replace
 import pytest
 
 from segflow.disaster.lease_store import LeaseStore
-from segflow.security.identities import Role
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, kill_tree, wait_for
+from support.processes import ROOT, kill_tree, wait_for
 from support.servers import new_bucket
 from support.tls import JobCertificates
 from test_warm_coordinator import Renewer, workers_of
@@ -44,15 +42,8 @@ def output_lines(output) -> collections.Counter:
 
 
 def coordinator(settings: CheckpointSettings, output, certs: JobCertificates, tmp_path, side: str):
-    line = tmp_path / f"{side}-workers.json"
-    line.write_text(certs.workers_line(2))
-    with line.open() as stdin:
-        return subprocess.Popen(
-            [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
-             "-p", f"output={output}", "-p", f"events={EVENTS}", "-p", f"rate={RATE}", "-p", f"keys={KEYS}",
-             "-p", f"width={WIDTH}"],
-            cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, env=certs.env(Role.COORDINATOR, "coordinator"))
+    return certs.spawn_coordinator(JOB, settings, tmp_path, {"output": output, "events": EVENTS, "rate": RATE,
+                                                             "keys": KEYS, "width": WIDTH}, name=side)
 
 
 def logged(stderr: str, message: str) -> list[dict]:

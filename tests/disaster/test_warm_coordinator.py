@@ -3,7 +3,6 @@ registered while another cluster holds the job's lease, writing nothing to the b
 store; once the lease names its cluster it runs the job in the same processes, fenced
 under the lease's generation (real processes, moto)."""
 import os
-import subprocess
 import threading
 import time
 
@@ -12,10 +11,9 @@ import psutil
 from segflow.checkpoint.catalog import Catalog
 from segflow.disaster.lease import Lease
 from segflow.disaster.lease_store import LeaseStore
-from segflow.security.identities import Role
 from segflow.settings import CheckpointSettings
 from segflow.state import open_backend
-from support.processes import ROOT, SEGFLOW, is_worker, kill_tree, wait_for
+from support.processes import ROOT, is_worker, kill_tree, wait_for
 from support.servers import new_bucket
 from support.tls import JobCertificates
 
@@ -56,15 +54,8 @@ def test_a_warm_standby_waits_registered_writes_nothing_and_runs_in_its_own_proc
                                   lease_owner="west", await_lease=True)
     output = tmp_path / "out"
     certs = JobCertificates("warm")
-    workers_line = tmp_path / "workers.json"
-    workers_line.write_text(certs.workers_line(2))
     west = None
-    with workers_line.open() as stdin:
-        process = subprocess.Popen(
-            [SEGFLOW, "coordinator", JOB, "--workers", "2", "--spawn-workers", "--settings", settings.to_json(),
-             "-p", f"output={output}", "-p", "events=9000", "-p", "rate=3000"],
-            cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True, env=certs.env(Role.COORDINATOR, "coordinator"))
+    process = certs.spawn_coordinator(JOB, settings, tmp_path, {"output": output, "events": 9000, "rate": 3000})
     try:
         assert "standing by" in process.stdout.readline()
         wait_for(lambda: len(workers_of(process)) == 2, timeout=30)
