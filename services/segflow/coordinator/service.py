@@ -27,7 +27,7 @@ from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
 from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
-from ..observability.history import JobHistory, RecoveryEntry
+from ..observability.history import JobHistory
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
@@ -49,6 +49,7 @@ from .job_view import JobView, LiveState
 from .lease_wait import HeldCalls, await_lease
 from .standby_view import ShownView, StandbyView
 from .parent import watch_parent
+from .recovery_report import recovery_entry
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
 
@@ -188,7 +189,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if book.metrics is not None:
             book.metrics.recoveries.inc()
-        self.history.recovery(RecoveryEntry(time.time(), name, why, book.side.restoring()))
+        self.history.recovery(recovery_entry(time.time(), name, why, book.side.restoring(), region, self.block_names))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
               restore_checkpoint=book.side.restore_id or "none (from the start)",
               **({"regional": region.describe(self.block_names), "kept": sorted(keep)} if region else {}))
