@@ -82,7 +82,8 @@ class JobView:
         for block in self.blocks:
             b = block["id"]
             window = live.windows.get(b)
-            blocks.append({**block, "replicas": replicas[b], "restarted_last": b in restarted, "records_in": records_in[b],
+            blocks.append({**block, "replicas": replicas[b], "restarted_last": b in restarted,
+                           "records_in": records_in[b],
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
                            "blocked_seconds": round(blocked.get(b, 0), 3),

@@ -63,7 +63,7 @@ function nodeLabel(block) {
 // A recovery's restarted blocks, each at the version its state came back from when known.
 function restartedBlocks(recovery) {
   return recovery.restarted.map(b => "b" + b.block + " " + b.name + (b.version === null ? "" : "@v" + b.version))
-    .join(", ");
+    .join("; ");
 }
 
 function drawGraph(job) {
