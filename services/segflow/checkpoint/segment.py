@@ -122,7 +122,12 @@ class WindowRecorder(Outlet):
 
 
 class MissingWindowPart(SegflowError):
-    """A replay needs a window part the state store does not hold."""
+    """A replay needs a window part the state store does not hold. ``part``: its block,
+    replica and version, which the worker reports: the coordinator recovers without it."""
+
+    def __init__(self, message: str, part: tuple[int, int, int]):
+        super().__init__(message)
+        self.part = part
 
 
 class SegmentSnapshots(AlignedSnapshots):
@@ -181,7 +186,8 @@ class SegmentSnapshots(AlignedSnapshots):
             if blob is None:
                 ctx = self.executor.ctx
                 raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks "
-                                        f"version {version}: the state store lost it; restore an older job state")
+                                        f"version {version}: the state store lost it; restore an older job state",
+                                        (ctx.block, ctx.index, version))
             part = pickle.loads(blob)
             for key in wanted:
                 inner = self.recorders[key].inner
@@ -233,6 +239,7 @@ class SegmentSnapshots(AlignedSnapshots):
         if blob is None:
             ctx = self.executor.ctx
             raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks version "
-                                    f"{version}, which a regional recovery replays: the state store lost it")
+                                    f"{version}, which a regional recovery replays: the state store lost it",
+                                    (ctx.block, ctx.index, version))
         channels: dict[tuple[int, int], list[bytes]] = pickle.loads(blob)
         return channels.get(key, [])

@@ -10,11 +10,13 @@ from ..observability.history import RecoveryEntry, RestartedBlock
 
 
 def recovery_entry(at: float, lost: str, why: str, restored: str, region: RegionalRecovery[int] | None,
-                   names: Mapping[int, str]) -> RecoveryEntry:
-    """The log entry of losing ``lost`` (``why``); ``names``: every block's name, by id."""
+                   names: Mapping[int, str], damaged: str = "") -> RecoveryEntry:
+    """The log entry of losing ``lost`` (``why``); ``names``: every block's name, by id;
+    ``damaged``: the stored key a replay or restore found missing or damaged, which made
+    this recovery (it grew past the blocks that needed the key)."""
     if region is None:
         return RecoveryEntry(at, lost, why, restored, "global",
-                             tuple(RestartedBlock(b, names[b]) for b in sorted(names)))
+                             tuple(RestartedBlock(b, names[b]) for b in sorted(names)), damaged=damaged)
     return RecoveryEntry(at, lost, why, restored, "regional",
                          tuple(RestartedBlock(b, names.get(b, str(b)), v) for b, v in sorted(region.restart.items())),
-                         tuple(sorted(region.kept)))
+                         tuple(sorted(region.kept)), damaged)

@@ -164,9 +164,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             restore_checkpoint=book.side.restore_id if book else 0, restore_replicas=restore_replicas,
             pinned_replicas=pinned, **recovery_fields(book.side.plan if book else None))
 
-    def _lost(self, name: str, why: str) -> None:
+    def _lost(self, name: str, why: str, damaged: str = "") -> None:
         """Lock held. Start a recovery (of the region the loss touches, when the protocol
-        restarts regions: ``checkpoint.regional``), or fail the job."""
+        restarts regions: ``checkpoint.regional``), or fail the job. ``damaged``: the stored
+        key whose loss caused it (the recovery grows past what needed it)."""
         attempt, slot = self.state.attempt, self.state.slot(name)
         region = self._region(slot)
         keep = self._kept(region) if region is not None else frozenset()
@@ -189,8 +190,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if book.metrics is not None:
             book.metrics.recoveries.inc()
-        self.history.recovery(recovery_entry(time.time(), name, why, book.side.restoring(), region, self.block_names))
+        self.history.recovery(recovery_entry(time.time(), name, why, book.side.restoring(), region, self.block_names,
+                                             damaged))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
+              **({"damaged": damaged} if damaged else {}),
               restore_checkpoint=book.side.restore_id or "none (from the start)",
               **({"regional": region.describe(self.block_names), "kept": sorted(keep)} if region else {}))
         self._rewire = (region, keep) if region is not None else None
@@ -416,10 +419,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         earlier recovery line). False when this job cannot recover (the error fails it)."""
         if self.checkpoints is None or not self.state.recoverable or worker not in self.state.workers:
             return False
-        event(log, logging.ERROR, "stored state failed its integrity check", key=key, worker=worker)
-        self.state.events.append(f"{key} failed its integrity check; restoring from older state")
+        event(log, logging.ERROR, "stored state failed its integrity check or is missing", key=key, worker=worker)
+        self.state.events.append(f"{key} failed its integrity check or is missing; restoring without it")
         self.checkpoints.exclude(key)
-        self._lost(worker, f"its restore read tampered state ({key}): {error}")
+        self._lost(worker, f"it read missing or tampered state ({key}): {error}", damaged=key)
         return True
 
     def Acknowledge(self, request, context):

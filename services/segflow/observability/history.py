@@ -35,7 +35,8 @@ class RestartedBlock:
 @dataclass(frozen=True)
 class RecoveryEntry:
     """One recovery: ``scope`` "regional" when only ``restarted`` went back and ``kept``
-    ran on (segment backup's regional recovery), "global" when every block restarted."""
+    ran on (segment backup's regional recovery), "global" when every block restarted;
+    ``damaged``: the stored key found missing or damaged that made it ("": a lost worker)."""
     at: float
     lost: str
     reason: str
@@ -43,6 +44,7 @@ class RecoveryEntry:
     scope: str = "global"
     restarted: tuple[RestartedBlock, ...] = ()
     kept: tuple[int, ...] = ()
+    damaged: str = ""
 
 
 class JobHistory:

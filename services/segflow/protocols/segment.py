@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..checkpoint import layout
 from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
@@ -75,6 +76,14 @@ class SegmentBackupSide(CoordinatorSide):
 
     def block_segments(self) -> dict[int, int]:
         return segment_numbers(self.backup.topology)
+
+    def excluded(self, key: str) -> None:
+        """A window part a replay needed is missing or damaged: a regional recovery's plan
+        no longer counts on it (its connector joins the region, or everything restarts)."""
+        super().excluded(key)
+        part = layout.window_of(key)
+        if part is not None:
+            self.backup.lose_part(part[0], part[2])
 
     def restoring(self) -> str:
         return "segment backup: each connector's pending window"

@@ -170,6 +170,12 @@ class SegmentBackup:
                        for r in recovery.replays}, through=through)
         return plan
 
+    def lose_part(self, connector: int, version: int) -> None:
+        """The store lost ``connector``'s window part of ``version`` (a replay found it so)."""
+        if self.ledger is not None:
+            self.ledger.lose_part(connector, version)
+        event(log, logging.WARNING, "window part lost", connector=connector, version=version)
+
     def acknowledged(self, block: int, replica: int, version: int, size: int, records: int) -> None:
         """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""
         if self.ledger is None:
