@@ -72,7 +72,8 @@ def test_history_lists_the_newest_first_and_keeps_a_bounded_number():
     assert [c["id"] for c in history.checkpoints()] == [5, 4, 3]
     assert history.checkpoints()[1]["complete"] is False
     assert history.recoveries() == [{"at": 2000.0, "lost": "w1", "reason": "its process exited (code -9)",
-                                     "restored": "checkpoint 3", "scope": "global", "restarted": [], "kept": []}]
+                                     "restored": "checkpoint 3", "scope": "global", "restarted": [], "kept": [],
+                                     "damaged": ""}]
 
 
 def _chain() -> tuple[JobGraph, Topology]:
@@ -92,10 +93,11 @@ def test_a_regional_recovery_names_the_blocks_it_restarted_and_the_view_marks_th
     region = regional_recovery(topology, {0: {"w0"}, 1: {"w0"}, 2: {"w0"}, 3: {"w1"}}, ["w1"],
                                {0: {1, 2}, 1: {1, 2}, 2: {1, 2}, 3: {1}}, {0: {1, 2}, 2: {1, 2}}, {})
     history = JobHistory()
-    history.recovery(recovery_entry(5.0, "w1", "its process exited (code -9)", "windows", None, names))
+    history.recovery(recovery_entry(5.0, "w1", "it read missing state", "windows", None, names, "b2.r0/v2"))
     history.recovery(recovery_entry(9.0, "w1", "its process exited (code -9)", "windows", region, names))
     newest, first = history.recoveries()
     assert first["scope"] == "global" and [r["block"] for r in first["restarted"]] == [0, 1, 2, 3]
+    assert first["damaged"] == "b2.r0/v2" and newest["damaged"] == ""
     assert newest["scope"] == "regional" and newest["kept"] == [0, 1, 2]
     assert newest["restarted"] == [{"block": 3, "name": names[3], "version": 1}]
     view = JobView(graph, "demo", "segment", 1.0, {0, 2, 3}, {1: 1, 2: 1, 3: 2})

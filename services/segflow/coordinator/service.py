@@ -243,6 +243,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def _attempt_started(self) -> None:
         """Lock held: every slot has its worker; the attempt's checkpoint rounds begin."""
         if self.checkpoints is not None:
+            if self._rewire is not None:
+                self.checkpoints.side.region_registered()
             self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
         self._rewire_kept()
 

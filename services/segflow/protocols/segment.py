@@ -64,6 +64,9 @@ class SegmentBackupSide(CoordinatorSide):
     def restart_region(self, attempt: int, region: RegionalRecovery[int], through: int) -> None:
         self.backup.restart_region(attempt, region, through)
 
+    def region_registered(self) -> None:
+        self.backup.delete_region_leftovers()
+
     def acknowledged(self, checkpoint_id: int, ack: cpb.ReplicaAck) -> None:
         if ack.ok:
             self.backup.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)

@@ -175,7 +175,9 @@ function render(job) {
     c.seconds.toFixed(3), bytes(c.bytes), c.alignment_seconds.toFixed(3), clock(c.at),
   ], { "class": c.complete ? "" : "failed" })), "no-checkpoints");
   fill("recoveries-table", job.recovery_log.map(r => row([
-    clock(r.at), [r.lost, "lost"], r.reason, [r.scope, "scope"], [restartedBlocks(r), "restarted"],
+    clock(r.at), [r.lost, "lost"], r.reason,
+    [r.scope + (r.damaged ? ", grown: a stored part was missing or damaged" : ""), "scope"],
+    [restartedBlocks(r), "restarted"],
     [r.kept.map(b => "b" + b).join(" ") || "none", "kept"], r.restored,
   ], { "class": r.scope })), "no-recoveries");
   setText("workers", job.workers.map(w => w.name + (w.slot && w.slot !== w.name ? " as " + w.slot : "") +
