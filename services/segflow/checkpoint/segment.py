@@ -17,12 +17,14 @@ barrier up to it and alignment downstream never waits for a barrier that cannot 
 from __future__ import annotations
 
 import functools
+import logging
 import pickle
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import SegflowError
+from ..observability.logs import event
 from ..runtime.channels import Cancelled, Outlet
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from ..runtime.executor import ReplicaExecutor
 
 PartReader = Callable[[int], "bytes | None"]       # version -> this replica's stored window part
+log = logging.getLogger("segflow.checkpoint")
 
 
 @dataclass
@@ -43,6 +46,10 @@ class WindowPart:
     records: int
 
 
+def part_bytes(part: list[bytes]) -> int:
+    return sum(map(len, part))
+
+
 class WindowRecorder(Outlet):
     """One output channel of a connector replica: sends, and keeps what it sent.
 
@@ -50,11 +57,15 @@ class WindowRecorder(Outlet):
     replica runs on. A send that fails then is dropped, not raised: the window keeps it,
     and :meth:`rewire` replays the window into the restarted receiver's new channel. The
     parts of versions not yet complete everywhere stay in memory (``parts``) beside the
-    store's copy, so a replay never waits for a part still being written."""
+    store's copy, so a replay never waits for a part still being written. While checkpoints
+    do not complete (a restarted region that cannot finish one) they would pile up: past
+    ``limit`` bytes the oldest go (``spilled`` counts them), and a replay reads them back
+    from the store, whose copy a later snapshot vouches for."""
 
-    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached")
+    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached", "limit", "held", "spilled",
+                 "gone")
 
-    def __init__(self, inner: Outlet, cancel: threading.Event):
+    def __init__(self, inner: Outlet, cancel: threading.Event, limit: int = 0):
         self.inner = inner
         self.kept: list[bytes] = []
         self.records = 0
@@ -62,6 +73,10 @@ class WindowRecorder(Outlet):
         self.lock = threading.Lock()
         self.cancel = cancel                          # its attempt's: a send failing after it raises
         self.detached = False                         # the receiver went; sends are only kept
+        self.limit = limit                            # bytes of ``parts`` kept in memory (0: no bound)
+        self.held = 0                                 # bytes in ``parts`` now
+        self.spilled = 0                              # parts dropped from memory at the bound
+        self.gone: set[int] = set()                   # their versions, until complete everywhere
 
     def send(self, element: Any) -> None:
         data = pickle.dumps(element, protocol=5)
@@ -87,7 +102,18 @@ class WindowRecorder(Outlet):
             kept, records = self.kept, self.records
             self.kept, self.records = [], 0
             self.parts[version] = kept
+            self.held += part_bytes(kept)
+            self._spill()
             return kept, records
+
+    def _spill(self) -> None:
+        """Lock held: past the bound, forget the oldest parts but the newest (its write to
+        the store has only begun); a replay reads the forgotten ones from the store."""
+        while self.limit and self.held > self.limit and len(self.parts) > 1:
+            oldest = min(self.parts)
+            self.held -= part_bytes(self.parts.pop(oldest))
+            self.gone.add(oldest)
+            self.spilled += 1
 
     def forget_through(self, version: int) -> None:
         """Versions up to ``version`` are complete everywhere: a replay reads them from the
@@ -97,7 +123,8 @@ class WindowRecorder(Outlet):
             return
         try:
             for old in [v for v in self.parts if v <= version]:
-                del self.parts[old]
+                self.held -= part_bytes(self.parts.pop(old))
+            self.gone = {v for v in self.gone if v > version}
         finally:
             self.lock.release()
 
@@ -109,7 +136,7 @@ class WindowRecorder(Outlet):
         receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            later = sorted(v for v in self.parts if v > through and v >= first)
+            later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
             for version in [*range(first, through + 1), *later]:
                 for data in self.parts[version] if version in self.parts else stored(version):
                     if not self.detached:
@@ -132,9 +159,11 @@ class MissingWindowPart(SegflowError):
 
 class SegmentSnapshots(AlignedSnapshots):
     def __init__(self, executor: "ReplicaExecutor", sink: Any, connector: bool,
-                 targets: Mapping[int, tuple["Edge", int]] | None = None, read_part: PartReader | None = None):
+                 targets: Mapping[int, tuple["Edge", int]] | None = None, read_part: PartReader | None = None,
+                 memory: int = 0):
         """``targets``: ``id(outlet)`` -> the edge and receiving replica it sends to (what a
-        rewire reopens); ``read_part``: this replica's stored window parts."""
+        rewire reopens); ``read_part``: this replica's stored window parts; ``memory``:
+        bytes of window parts its output channels keep in memory together (0: no bound)."""
         super().__init__(executor, sink)
         self.recorders: dict[tuple[int, int], WindowRecorder] = {}
         self.destination: dict[tuple[int, int], int] = {}      # channel key -> receiving block
@@ -142,10 +171,13 @@ class SegmentSnapshots(AlignedSnapshots):
         self.dropping: dict[Channel, int] = {}
         self.replays: dict[int, tuple[int, int]] = {}           # receiving block -> versions to replay
         self.read_part = read_part
+        self.spilled = 0                # parts the recorders had spilled at the last barrier
         if connector:
-            for position, (block, sender) in enumerate(executor.router.by_destination()):
+            senders = list(executor.router.by_destination())
+            share = memory // max(1, sum(len(sender.outlets) for _, sender in senders))
+            for position, (block, sender) in enumerate(senders):
                 for d, outlet in enumerate(sender.outlets):
-                    recorder = WindowRecorder(outlet, executor.stop)
+                    recorder = WindowRecorder(outlet, executor.stop, share if memory else 0)
                     sender.outlets[d] = recorder
                     self.recorders[(position, d)] = recorder
                     self.destination[(position, d)] = block
@@ -208,7 +240,17 @@ class SegmentSnapshots(AlignedSnapshots):
             if kept:
                 part.channels[key] = kept
                 part.records += records
+        spilled = sum(recorder.spilled for recorder in self.recorders.values())
+        if spilled > self.spilled:
+            ctx = self.executor.ctx
+            event(log, logging.WARNING, "window memory bound reached", block=ctx.block, replica=ctx.index,
+                  version=checkpoint_id, spilled_parts=spilled,
+                  note="checkpoints are not completing; a replay reads the oldest parts from the store")
+        self.spilled = spilled
         return part
+
+    def window_parts_spilled(self) -> int:
+        return self.spilled
 
     def completed(self, checkpoint_id: int) -> None:
         for recorder in self.recorders.values():

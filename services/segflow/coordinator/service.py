@@ -160,7 +160,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name, connectors=connectors,
-                                            lease_owner=s.lease_owner, lease_generation=s.lease_generation),
+                                            lease_owner=s.lease_owner, lease_generation=s.lease_generation,
+                                            window_memory_bytes=int(s.window_memory_mb * 2 ** 20)),
             restore_checkpoint=book.side.restore_id if book else 0, restore_replicas=restore_replicas,
             pinned_replicas=pinned, **recovery_fields(book.side.plan if book else None))
 

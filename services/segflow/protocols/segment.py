@@ -116,4 +116,5 @@ class SegmentReplicas(ReplicaSide):
         catalog = agent.catalog
         return SegmentSnapshots(executor, agent, connector=replica.block in self.settings.connectors,
                                 targets=self.targets.get(replica, {}),
-                                read_part=lambda v: catalog.read_window(replica.block, replica.index, v))
+                                read_part=lambda v: catalog.read_window(replica.block, replica.index, v),
+                                memory=self.settings.window_memory_bytes)

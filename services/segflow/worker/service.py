@@ -535,6 +535,7 @@ class WorkerService:
                 "block": r.block, "operator": load.operator, "replica": r.index,
                 "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds, "inbox": attempt.inbox_depth(r),
                 "barrier_seconds": ex.barrier_seconds,
+                "window_parts_spilled": ex.checkpointing.window_parts_spilled() if ex.checkpointing else 0,
                 "edges": [{"to_block": to_block, "records": s.records_out, "batches": s.batches_out,
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}
                           for to_block, s in ex.router.by_destination()],
