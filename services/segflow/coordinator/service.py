@@ -57,6 +57,7 @@ log = logging.getLogger("segflow.coordinator")
 
 HEARTBEAT_SECONDS = 0.5
 HEARTBEAT_TIMEOUT = 3.0
+STARTUP_TIMEOUT = 10.0      # before a worker's first heartbeat in an attempt (JobState's doc)
 SAVEPOINT_SECONDS = 120.0      # a Savepoint call waits this long for a round to start, and again for it to end
 
 _WORKER, _CLIENT = frozenset({Role.WORKER}), frozenset({Role.CLIENT})
@@ -79,7 +80,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.graph = graph
         self.settings = settings
         self.state = JobState(workers, HEARTBEAT_TIMEOUT, recoverable=settings.enabled,
-                              two_phase=settings.enabled, standby_workers=standby_workers)
+                              two_phase=settings.enabled, standby_workers=standby_workers,
+                              startup_timeout=STARTUP_TIMEOUT)
         self.block_names = {b.id: b.name for b in graph.blocks}
         self.lock = threading.Condition()
         self.results_bytes = 0      # what workers sent for collect(), pickled
