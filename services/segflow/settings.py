@@ -139,7 +139,7 @@ class Config:
     savepoint_max_age: float = 0.0
     standby_workers: int = 0              # idle workers kept ready to take over a lost one's replicas
     placement: str = "spread"             # segment protocol: "segment" gives each segment workers of its own
-    window_memory_mb: float = 0.0         # segment protocol: see CheckpointSettings (0: its default)
+    window_memory_mb: float | None = None  # segment protocol: see CheckpointSettings (None: its default)
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
@@ -164,7 +164,8 @@ class Config:
                                   self.connectors, savepoint_interval=self.savepoint_interval,
                                   savepoint_retain=self.savepoint_retain, savepoint_max_age=self.savepoint_max_age,
                                   placement=self.placement,
-                                  window_memory_mb=self.window_memory_mb or WINDOW_MEMORY_MB)
+                                  window_memory_mb=WINDOW_MEMORY_MB if self.window_memory_mb is None
+                                  else self.window_memory_mb)
 
     @property
     def runs_in_processes(self) -> bool:
