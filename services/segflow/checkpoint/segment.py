@@ -17,14 +17,12 @@ barrier up to it and alignment downstream never waits for a barrier that cannot 
 from __future__ import annotations
 
 import functools
-import logging
 import pickle
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import SegflowError
-from ..observability.logs import event
 from ..runtime.channels import Cancelled, Outlet
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
@@ -35,15 +33,17 @@ if TYPE_CHECKING:
     from ..runtime.executor import ReplicaExecutor
 
 PartReader = Callable[[int], "bytes | None"]       # version -> this replica's stored window part
-log = logging.getLogger("segflow.checkpoint")
 
 
 @dataclass
 class WindowPart:
-    """What a connector replica sent in one version: pickled elements per output channel."""
+    """What a connector replica sent in one version: pickled elements per output channel;
+    ``spilled``: parts of earlier versions its channels dropped from memory at this
+    barrier (the worker logs it: checkpoints are not completing)."""
 
     channels: dict[tuple[int, int], list[bytes]]
     records: int
+    spilled: int = 0
 
 
 def part_bytes(part: list[bytes]) -> int:
@@ -241,12 +241,7 @@ class SegmentSnapshots(AlignedSnapshots):
                 part.channels[key] = kept
                 part.records += records
         spilled = sum(recorder.spilled for recorder in self.recorders.values())
-        if spilled > self.spilled:
-            ctx = self.executor.ctx
-            event(log, logging.WARNING, "window memory bound reached", block=ctx.block, replica=ctx.index,
-                  version=checkpoint_id, spilled_parts=spilled,
-                  note="checkpoints are not completing; a replay reads the oldest parts from the store")
-        self.spilled = spilled
+        part.spilled, self.spilled = spilled - self.spilled, spilled
         return part
 
     def window_parts_spilled(self) -> int:
