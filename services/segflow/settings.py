@@ -16,6 +16,10 @@ RUNTIMES = ("auto", "threads", "processes")
 PLACEMENTS = ("spread", "segment")
 
 
+# Segment backup: MiB of not yet complete window parts a connector replica keeps in memory
+# for a regional recovery's replay; beyond it the oldest go (the store holds them too).
+WINDOW_MEMORY_MB = 64.0
+
 @dataclass(frozen=True)
 class CheckpointSettings:
     """Checkpointing of one job. ``job_name`` is the job's identity in the state store:
@@ -38,9 +42,13 @@ class CheckpointSettings:
     savepoint_retain: int = 0         # savepoints kept, newest first (0: every one)
     savepoint_max_age: float = 0.0    # savepoints older than this many seconds are deleted (0: never)
     placement: str = "spread"         # spread: every block over every worker; segment: each segment's own
+    window_memory_mb: float = WINDOW_MEMORY_MB   # segment protocol: window parts a connector replica keeps in memory
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protocol", CheckpointProtocol.parse(self.protocol))
+        if not self.window_memory_mb > 0:
+            raise SegflowError(f"--window-memory is MiB of window parts a connector replica keeps in memory "
+                               f"(> 0), not {self.window_memory_mb}")
         if self.placement not in PLACEMENTS:
             raise SegflowError(f"--placement is one of {', '.join(PLACEMENTS)}, not {self.placement!r}")
         if self.placement == "segment" and not self.protocol.segment_backup:
@@ -131,6 +139,7 @@ class Config:
     savepoint_max_age: float = 0.0
     standby_workers: int = 0              # idle workers kept ready to take over a lost one's replicas
     placement: str = "spread"             # segment protocol: "segment" gives each segment workers of its own
+    window_memory_mb: float | None = None  # segment protocol: see CheckpointSettings (None: its default)
 
     def __post_init__(self) -> None:
         if not isinstance(self.parallelism, int) or isinstance(self.parallelism, bool) or self.parallelism < 1:
@@ -154,7 +163,9 @@ class Config:
                                   self.state_url, self.s3_endpoint, self.retain, self.job_name, self.restore,
                                   self.connectors, savepoint_interval=self.savepoint_interval,
                                   savepoint_retain=self.savepoint_retain, savepoint_max_age=self.savepoint_max_age,
-                                  placement=self.placement)
+                                  placement=self.placement,
+                                  window_memory_mb=WINDOW_MEMORY_MB if self.window_memory_mb is None
+                                  else self.window_memory_mb)
 
     @property
     def runs_in_processes(self) -> bool:

@@ -50,6 +50,28 @@ def test_silent_worker_is_lost_after_the_timeout_and_named():
     assert "w1" in state.error and "pid 101" in state.error and "127.0.0.3" in state.error
 
 
+def test_a_worker_gets_the_startup_timeout_until_its_first_heartbeat():
+    """Building the job and restoring take a while on a loaded machine: a worker that has
+    not yet spoken in its attempt is lost only after the start-up timeout, one that has
+    after the heartbeat timeout; so is each worker of the next attempt until it speaks."""
+    state = JobState(2, 3.0, recoverable=True, startup_timeout=10.0)
+    for i in range(2):
+        state.register(f"w{i}", f"127.0.0.{2 + i}:5000", "", 1, 100 + i, now=0.0)
+    state.heartbeat("w0", {}, now=1.0)
+    assert state.check(now=4.5) == ("w0", "no heartbeat for 3.5 s")
+    state.heartbeat("w0", {}, now=5.0)
+    assert state.check(now=7.5) is None                   # w1 builds its job: not silent yet
+    state.heartbeat("w0", {}, now=9.0)
+    name, why = state.check(now=10.5)
+    assert (name, why) == ("w1", "no heartbeat for 10.5 s")
+    assert state.lost(name, why, now=10.5)
+    for i in range(2):
+        state.register(f"w{i}", f"127.0.0.{2 + i}:5000", "", 1, 200 + i, now=11.0)
+    assert state.phase is Phase.RUNNING
+    assert state.check(now=15.0) is None                  # neither has spoken in the new attempt
+    assert state.check(now=21.5)[0] in ("w0", "w1")
+
+
 def test_waiting_for_slow_peers_is_not_silence():
     state = JobState(2, 3.0)
     state.register("w0", "a", "", 1, 1, now=0.0)

@@ -9,42 +9,14 @@ never started another attempt, never restored a replica, and were rewired once p
 no recovery restarted the whole job."""
 import collections
 import json
-import os
-import re
-import subprocess
 
 import pytest
 
-from recovery.test_kills import JOBS, run_with_kills
+from recovery.test_kills import run_with_kills
 from recovery.test_segment_backup import EVENTS, RATE, assert_oracle, newest_version
 from recovery.test_standby import standing_by
-from support.processes import ROOT, SEGFLOW, command_words
-
-PLACED = re.compile(r"^(?:source )?block (\d+): \d+ replica\(s\) on (.+?)  \[")
-
-
-def placement(shape: str, workers: int, tmp_path) -> dict[str, set[int]]:
-    """Which blocks each worker (slot) runs, as ``segflow plan`` shows it."""
-    shown = subprocess.run([SEGFLOW, "plan", os.path.join(JOBS, "segment_shapes.py"), "-p", f"output={tmp_path}/x",
-                            "-p", f"shape={shape}", "--parallelism", str(workers), "--placement", "segment"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert "each on workers of its own" in shown.stdout, shown.stdout + shown.stderr
-    blocks: dict[str, set[int]] = collections.defaultdict(set)
-    for line in shown.stdout.splitlines():
-        match = PLACED.match(line)
-        if match:
-            for share in match.group(2).split(", "):
-                blocks[share.split("×")[0]].add(int(match.group(1)))
-    return blocks
-
-
-def slot(process) -> str:
-    """The slot a worker process runs: its name, or the lost worker's it took over."""
-    words = command_words(process)
-    if "took" in words:
-        return words[words.index("over") + 1].rstrip(")")
-    return words[words.index("--name") + 1] if "--name" in words else ""
-
+from support.processes import command_words
+from support.regional import placement, slot
 
 def events(stderr: str, message: str) -> list[dict]:
     return [record for record in (json.loads(line) for line in stderr.splitlines() if line.startswith("{"))

@@ -34,6 +34,7 @@ def test_the_coordinator_command_line_reads_the_serialised_settings():
     ('{"protocol": "aligned"}', "needs a state store"),
     ('{"protocol": "aligned", "state_url": "file:///x", "connectors": "1"}', "needs --checkpoint-protocol segment"),
     ('{"protocol": "cic", "state_url": "file:///x", "savepoint_interval": 60}', "the cic protocol takes no savepoints"),
+    ('{"protocol": "segment", "state_url": "file:///x", "window_memory_mb": 0}', r"--window-memory .* not 0"),
 ])
 def test_bad_serialised_settings_are_refused(text, message):
     with pytest.raises(SegflowError, match=message):
@@ -70,3 +71,8 @@ def test_the_cli_refuses_threads_with_checkpoints_as_the_api_does(tmp_path):
                              "--checkpoint-protocol", "aligned", "--state", f"file://{tmp_path}/s"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "checkpoints need worker processes" in result.stderr, result.stderr
+
+
+def test_window_memory_defaults_unless_given():
+    assert Config().checkpointing.window_memory_mb == CheckpointSettings().window_memory_mb > 0
+    assert Config(window_memory_mb=0.5).checkpointing.window_memory_mb == 0.5

@@ -9,9 +9,12 @@ import urllib.request
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
+from segflow.checkpoint.regional import regional_recovery
 from segflow.checkpoint.segment_plan import WindowSize
+from segflow.checkpoint.segments import Topology
 from segflow.coordinator.checkpoints import BlockDelays
 from segflow.coordinator.job_view import JobView, LiveState
+from segflow.coordinator.recovery_report import recovery_entry
 from segflow.coordinator.state import ReplicaReport
 from segflow.observability.history import CheckpointEntry, JobHistory, RecoveryEntry
 from segflow.observability.http import SECURITY_HEADERS, MetricsPortInUse, ObservabilityServer
@@ -69,7 +72,39 @@ def test_history_lists_the_newest_first_and_keeps_a_bounded_number():
     assert [c["id"] for c in history.checkpoints()] == [5, 4, 3]
     assert history.checkpoints()[1]["complete"] is False
     assert history.recoveries() == [{"at": 2000.0, "lost": "w1", "reason": "its process exited (code -9)",
-                                     "restored": "checkpoint 3"}]
+                                     "restored": "checkpoint 3", "scope": "global", "restarted": [], "kept": [],
+                                     "damaged": ""}]
+
+
+def _chain() -> tuple[JobGraph, Topology]:
+    """source (connector) -> map -> connector -> sink (connector): two segments."""
+    graph = JobGraph()
+    blocks = [graph.new_block(is_source=i == 0, operators=[OperatorSpec(name, dict)])
+              for i, name in enumerate(["generate", "map", "keep", "write_text"])]
+    for a, b in zip(blocks, blocks[1:]):
+        graph.connect(a, b, Strategy.FORWARD)
+    return graph, Topology.of((0, 1, 2, 3), ((0, 1), (1, 2), (2, 3)), {0, 2, 3})
+
+
+def test_a_regional_recovery_names_the_blocks_it_restarted_and_the_view_marks_them():
+    graph, topology = _chain()
+    names = {b.id: b.name for b in graph.blocks}
+    # w1 runs the sink's segment: only the sink restarts, at its newest complete version
+    region = regional_recovery(topology, {0: {"w0"}, 1: {"w0"}, 2: {"w0"}, 3: {"w1"}}, ["w1"],
+                               {0: {1, 2}, 1: {1, 2}, 2: {1, 2}, 3: {1}}, {0: {1, 2}, 2: {1, 2}}, {})
+    history = JobHistory()
+    history.recovery(recovery_entry(5.0, "w1", "it read missing state", "windows", None, names, "b2.r0/v2"))
+    history.recovery(recovery_entry(9.0, "w1", "its process exited (code -9)", "windows", region, names))
+    newest, first = history.recoveries()
+    assert first["scope"] == "global" and [r["block"] for r in first["restarted"]] == [0, 1, 2, 3]
+    assert first["damaged"] == "b2.r0/v2" and newest["damaged"] == ""
+    assert newest["scope"] == "regional" and newest["kept"] == [0, 1, 2]
+    assert newest["restarted"] == [{"block": 3, "name": names[3], "version": 1}]
+    view = JobView(graph, "demo", "segment", 1.0, {0, 2, 3}, {1: 1, 2: 1, 3: 2})
+    shown = view.render(_live({}), history, now=1.0)
+    assert [b["restarted_last"] for b in shown["blocks"]] == [False, False, False, True]
+    assert shown["recovery_log"] == [newest, first]
+    json.dumps(shown)
 
 
 @pytest.fixture

@@ -71,6 +71,10 @@ class ReplicaCheckpointing:
         ``segment.WindowPart``)."""
         return None
 
+    def window_parts_spilled(self) -> int:
+        """Window parts dropped from memory at its bound (segment backup's connectors)."""
+        return 0
+
     def completed(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete everywhere (from the worker's thread)."""
 

@@ -37,10 +37,17 @@ PartReader = Callable[[int], "bytes | None"]       # version -> this replica's s
 
 @dataclass
 class WindowPart:
-    """What a connector replica sent in one version: pickled elements per output channel."""
+    """What a connector replica sent in one version: pickled elements per output channel;
+    ``spilled``: parts of earlier versions its channels dropped from memory at this
+    barrier (the worker logs it: checkpoints are not completing)."""
 
     channels: dict[tuple[int, int], list[bytes]]
     records: int
+    spilled: int = 0
+
+
+def part_bytes(part: list[bytes]) -> int:
+    return sum(map(len, part))
 
 
 class WindowRecorder(Outlet):
@@ -50,11 +57,15 @@ class WindowRecorder(Outlet):
     replica runs on. A send that fails then is dropped, not raised: the window keeps it,
     and :meth:`rewire` replays the window into the restarted receiver's new channel. The
     parts of versions not yet complete everywhere stay in memory (``parts``) beside the
-    store's copy, so a replay never waits for a part still being written."""
+    store's copy, so a replay never waits for a part still being written. While checkpoints
+    do not complete (a restarted region that cannot finish one) they would pile up: past
+    ``limit`` bytes the oldest go (``spilled`` counts them), and a replay reads them back
+    from the store, whose copy a later snapshot vouches for."""
 
-    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached")
+    __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached", "limit", "held", "spilled",
+                 "gone")
 
-    def __init__(self, inner: Outlet, cancel: threading.Event):
+    def __init__(self, inner: Outlet, cancel: threading.Event, limit: int = 0):
         self.inner = inner
         self.kept: list[bytes] = []
         self.records = 0
@@ -62,6 +73,10 @@ class WindowRecorder(Outlet):
         self.lock = threading.Lock()
         self.cancel = cancel                          # its attempt's: a send failing after it raises
         self.detached = False                         # the receiver went; sends are only kept
+        self.limit = limit                            # bytes of ``parts`` kept in memory (0: no bound)
+        self.held = 0                                 # bytes in ``parts`` now
+        self.spilled = 0                              # parts dropped from memory at the bound
+        self.gone: set[int] = set()                   # their versions, until complete everywhere
 
     def send(self, element: Any) -> None:
         data = pickle.dumps(element, protocol=5)
@@ -87,7 +102,18 @@ class WindowRecorder(Outlet):
             kept, records = self.kept, self.records
             self.kept, self.records = [], 0
             self.parts[version] = kept
+            self.held += part_bytes(kept)
+            self._spill()
             return kept, records
+
+    def _spill(self) -> None:
+        """Lock held: past the bound, forget the oldest parts but the newest (its write to
+        the store has only begun); a replay reads the forgotten ones from the store."""
+        while self.limit and self.held > self.limit and len(self.parts) > 1:
+            oldest = min(self.parts)
+            self.held -= part_bytes(self.parts.pop(oldest))
+            self.gone.add(oldest)
+            self.spilled += 1
 
     def forget_through(self, version: int) -> None:
         """Versions up to ``version`` are complete everywhere: a replay reads them from the
@@ -97,7 +123,8 @@ class WindowRecorder(Outlet):
             return
         try:
             for old in [v for v in self.parts if v <= version]:
-                del self.parts[old]
+                self.held -= part_bytes(self.parts.pop(old))
+            self.gone = {v for v in self.gone if v > version}
         finally:
             self.lock.release()
 
@@ -109,7 +136,7 @@ class WindowRecorder(Outlet):
         receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            later = sorted(v for v in self.parts if v > through and v >= first)
+            later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
             for version in [*range(first, through + 1), *later]:
                 for data in self.parts[version] if version in self.parts else stored(version):
                     if not self.detached:
@@ -122,14 +149,21 @@ class WindowRecorder(Outlet):
 
 
 class MissingWindowPart(SegflowError):
-    """A replay needs a window part the state store does not hold."""
+    """A replay needs a window part the state store does not hold. ``part``: its block,
+    replica and version, which the worker reports: the coordinator recovers without it."""
+
+    def __init__(self, message: str, part: tuple[int, int, int]):
+        super().__init__(message)
+        self.part = part
 
 
 class SegmentSnapshots(AlignedSnapshots):
     def __init__(self, executor: "ReplicaExecutor", sink: Any, connector: bool,
-                 targets: Mapping[int, tuple["Edge", int]] | None = None, read_part: PartReader | None = None):
+                 targets: Mapping[int, tuple["Edge", int]] | None = None, read_part: PartReader | None = None,
+                 memory: int = 0):
         """``targets``: ``id(outlet)`` -> the edge and receiving replica it sends to (what a
-        rewire reopens); ``read_part``: this replica's stored window parts."""
+        rewire reopens); ``read_part``: this replica's stored window parts; ``memory``:
+        bytes of window parts its output channels keep in memory together (0: no bound)."""
         super().__init__(executor, sink)
         self.recorders: dict[tuple[int, int], WindowRecorder] = {}
         self.destination: dict[tuple[int, int], int] = {}      # channel key -> receiving block
@@ -137,10 +171,13 @@ class SegmentSnapshots(AlignedSnapshots):
         self.dropping: dict[Channel, int] = {}
         self.replays: dict[int, tuple[int, int]] = {}           # receiving block -> versions to replay
         self.read_part = read_part
+        self.spilled = 0                # parts the recorders had spilled at the last barrier
         if connector:
-            for position, (block, sender) in enumerate(executor.router.by_destination()):
+            senders = list(executor.router.by_destination())
+            share = memory // max(1, sum(len(sender.outlets) for _, sender in senders))
+            for position, (block, sender) in enumerate(senders):
                 for d, outlet in enumerate(sender.outlets):
-                    recorder = WindowRecorder(outlet, executor.stop)
+                    recorder = WindowRecorder(outlet, executor.stop, share if memory else 0)
                     sender.outlets[d] = recorder
                     self.recorders[(position, d)] = recorder
                     self.destination[(position, d)] = block
@@ -181,7 +218,8 @@ class SegmentSnapshots(AlignedSnapshots):
             if blob is None:
                 ctx = self.executor.ctx
                 raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks "
-                                        f"version {version}: the state store lost it; restore an older job state")
+                                        f"version {version}: the state store lost it; restore an older job state",
+                                        (ctx.block, ctx.index, version))
             part = pickle.loads(blob)
             for key in wanted:
                 inner = self.recorders[key].inner
@@ -202,7 +240,12 @@ class SegmentSnapshots(AlignedSnapshots):
             if kept:
                 part.channels[key] = kept
                 part.records += records
+        spilled = sum(recorder.spilled for recorder in self.recorders.values())
+        part.spilled, self.spilled = spilled - self.spilled, spilled
         return part
+
+    def window_parts_spilled(self) -> int:
+        return self.spilled
 
     def completed(self, checkpoint_id: int) -> None:
         for recorder in self.recorders.values():
@@ -233,6 +276,7 @@ class SegmentSnapshots(AlignedSnapshots):
         if blob is None:
             ctx = self.executor.ctx
             raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks version "
-                                    f"{version}, which a regional recovery replays: the state store lost it")
+                                    f"{version}, which a regional recovery replays: the state store lost it",
+                                    (ctx.block, ctx.index, version))
         channels: dict[tuple[int, int], list[bytes]] = pickle.loads(blob)
         return channels.get(key, [])

@@ -136,6 +136,11 @@ class SegmentLedger(Generic[N]):
             if node in self.parts:
                 self.parts[node] = {v: size for v, size in self.parts[node].items() if v <= version}
 
+    def lose_part(self, connector: N, version: int) -> None:
+        """A replay found ``connector``'s part of ``version`` missing or damaged in the
+        store: no plan may count on it (a regional recovery grows around it instead)."""
+        self.parts.get(connector, {}).pop(version, None)
+
     def _forget_below(self, floor: int) -> None:
         """Restorable versions only rise as acks arrive, and no restore goes below the
         least of them: older versions can never be chosen again, so they are dropped and

@@ -73,6 +73,10 @@ def _checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                             "--checkpoint-protocol segment): each segment's blocks on workers of their own, so a "
                             "lost worker restarts fewer blocks; --parallelism is then the number of workers, "
                             "shared out among the segments (`segflow plan` shows the result)")
+    group.add_argument("--window-memory", type=float, default=None, metavar="MIB",
+                       help="with --checkpoint-protocol segment: window parts each connector replica keeps in "
+                            "memory for a regional recovery's replay while checkpoints do not complete; beyond "
+                            "it the oldest are read back from the store instead (default: 64)")
 
 
 def _checkpoint_settings(args: argparse.Namespace) -> dict:
@@ -82,7 +86,7 @@ def _checkpoint_settings(args: argparse.Namespace) -> dict:
              "retain": args.retain, "restore": args.restore, "job_name": args.job_name,
              "connectors": args.connectors, "savepoint_interval": args.savepoint_interval,
              "savepoint_retain": args.savepoint_retain, "savepoint_max_age": args.savepoint_max_age,
-             "placement": args.placement}
+             "placement": args.placement, "window_memory_mb": args.window_memory}
     return {k: v for k, v in given.items() if v is not None}
 
 

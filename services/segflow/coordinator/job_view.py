@@ -76,11 +76,14 @@ class JobView:
         ids = [b["id"] for b in self.blocks]
         rates_in = self.rates_in.add(now, {b: records_in[b] for b in ids})
         rates_out = self.rates_out.add(now, {b: records_out[b] for b in ids})
+        recoveries = history.recoveries()
+        restarted = {r["block"] for r in recoveries[0]["restarted"]} if recoveries else set()
         blocks = []
         for block in self.blocks:
             b = block["id"]
             window = live.windows.get(b)
-            blocks.append({**block, "replicas": replicas[b], "records_in": records_in[b],
+            blocks.append({**block, "replicas": replicas[b], "restarted_last": b in restarted,
+                           "records_in": records_in[b],
                            "records_out": records_out[b], "rate_in": round(rates_in[b], 1),
                            "rate_out": round(rates_out[b], 1), "inbox": inbox[b],
                            "blocked_seconds": round(blocked.get(b, 0), 3),
@@ -98,4 +101,4 @@ class JobView:
                             for n, pid, done, metrics, slot in live.workers],
                 "standby": [{"name": n, "pid": pid} for n, pid in live.standby],
                 "blocks": blocks, "edges": self.edges,
-                "checkpoints": history.checkpoints(), "recovery_log": history.recoveries()}
+                "checkpoints": history.checkpoints(), "recovery_log": recoveries}

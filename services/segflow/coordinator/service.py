@@ -27,7 +27,7 @@ from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
 from ..net.control_codec import counts_of, recovery_fields
 from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
-from ..observability.history import JobHistory, RecoveryEntry
+from ..observability.history import JobHistory
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
 from ..observability.metrics import ServiceMetrics
@@ -49,6 +49,7 @@ from .job_view import JobView, LiveState
 from .lease_wait import HeldCalls, await_lease
 from .standby_view import ShownView, StandbyView
 from .parent import watch_parent
+from .recovery_report import recovery_entry
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
 
@@ -56,6 +57,7 @@ log = logging.getLogger("segflow.coordinator")
 
 HEARTBEAT_SECONDS = 0.5
 HEARTBEAT_TIMEOUT = 3.0
+STARTUP_TIMEOUT = 10.0      # before a worker's first heartbeat in an attempt (JobState's doc)
 SAVEPOINT_SECONDS = 120.0      # a Savepoint call waits this long for a round to start, and again for it to end
 
 _WORKER, _CLIENT = frozenset({Role.WORKER}), frozenset({Role.CLIENT})
@@ -78,7 +80,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.graph = graph
         self.settings = settings
         self.state = JobState(workers, HEARTBEAT_TIMEOUT, recoverable=settings.enabled,
-                              two_phase=settings.enabled, standby_workers=standby_workers)
+                              two_phase=settings.enabled, standby_workers=standby_workers,
+                              startup_timeout=STARTUP_TIMEOUT)
         self.block_names = {b.id: b.name for b in graph.blocks}
         self.lock = threading.Condition()
         self.results_bytes = 0      # what workers sent for collect(), pickled
@@ -159,13 +162,15 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             checkpointing=cpb.Checkpointing(protocol=s.protocol.value, interval_seconds=s.interval,
                                             state_url=s.state_url, s3_endpoint=s.s3_endpoint,
                                             retain=s.retain, job_name=s.job_name, connectors=connectors,
-                                            lease_owner=s.lease_owner, lease_generation=s.lease_generation),
+                                            lease_owner=s.lease_owner, lease_generation=s.lease_generation,
+                                            window_memory_bytes=int(s.window_memory_mb * 2 ** 20)),
             restore_checkpoint=book.side.restore_id if book else 0, restore_replicas=restore_replicas,
             pinned_replicas=pinned, **recovery_fields(book.side.plan if book else None))
 
-    def _lost(self, name: str, why: str) -> None:
+    def _lost(self, name: str, why: str, damaged: str = "") -> None:
         """Lock held. Start a recovery (of the region the loss touches, when the protocol
-        restarts regions: ``checkpoint.regional``), or fail the job."""
+        restarts regions: ``checkpoint.regional``), or fail the job. ``damaged``: the stored
+        key whose loss caused it (the recovery grows past what needed it)."""
         attempt, slot = self.state.attempt, self.state.slot(name)
         region = self._region(slot)
         keep = self._kept(region) if region is not None else frozenset()
@@ -188,8 +193,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         if book.metrics is not None:
             book.metrics.recoveries.inc()
-        self.history.recovery(RecoveryEntry(time.time(), name, why, book.side.restoring()))
+        self.history.recovery(recovery_entry(time.time(), name, why, book.side.restoring(), region, self.block_names,
+                                             damaged))
         event(log, logging.WARNING, "recovering", lost=name, reason=why, attempt=self.state.attempt,
+              **({"damaged": damaged} if damaged else {}),
               restore_checkpoint=book.side.restore_id or "none (from the start)",
               **({"regional": region.describe(self.block_names), "kept": sorted(keep)} if region else {}))
         self._rewire = (region, keep) if region is not None else None
@@ -239,6 +246,8 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
     def _attempt_started(self) -> None:
         """Lock held: every slot has its worker; the attempt's checkpoint rounds begin."""
         if self.checkpoints is not None:
+            if self._rewire is not None:
+                self.checkpoints.side.region_registered()
             self.checkpoints.reset(self._replicas(), time.monotonic(), self.state.attempt)
         self._rewire_kept()
 
@@ -415,10 +424,10 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         earlier recovery line). False when this job cannot recover (the error fails it)."""
         if self.checkpoints is None or not self.state.recoverable or worker not in self.state.workers:
             return False
-        event(log, logging.ERROR, "stored state failed its integrity check", key=key, worker=worker)
-        self.state.events.append(f"{key} failed its integrity check; restoring from older state")
+        event(log, logging.ERROR, "stored state failed its integrity check or is missing", key=key, worker=worker)
+        self.state.events.append(f"{key} failed its integrity check or is missing; restoring without it")
         self.checkpoints.exclude(key)
-        self._lost(worker, f"its restore read tampered state ({key}): {error}")
+        self._lost(worker, f"it read missing or tampered state ({key}): {error}", damaged=key)
         return True
 
     def Acknowledge(self, request, context):

@@ -41,6 +41,7 @@ class WorkerRecord:
     counters: dict = field(default_factory=dict)     # (block, replica) -> records in
     load: dict = field(default_factory=dict)         # (block, replica) -> ReplicaReport
     attempts: set = field(default_factory=set)       # the attempts it runs in (several: kept by a regional recovery)
+    beating: bool = False     # its heartbeat stream has spoken (before: it builds the job and restores)
 
 
 def records_since(before: dict, now: dict) -> dict[int, int]:
@@ -78,7 +79,12 @@ class JobState:
     another, or that says it is a standby, waits in the pool."""
 
     def __init__(self, expected_workers: int, heartbeat_timeout: float, recoverable: bool = False,
-                 two_phase: bool = False, standby_workers: int = 0):
+                 two_phase: bool = False, standby_workers: int = 0, startup_timeout: float = 0.0):
+        """``startup_timeout``: the silence allowed before a worker's first heartbeat in its
+        attempt (it imports and builds the job, restores its replicas from the store; a
+        loaded machine took over 3 s, and the needless recovery that followed restarted
+        every block); ``heartbeat_timeout`` after it. A process that exits is noticed at
+        once all the same (its heartbeat stream breaks, or the launcher sees it)."""
         self.expected = expected_workers
         self.standby_workers = standby_workers
         self.standby: dict[str, WorkerRecord] = {}     # registered and idle, oldest first
@@ -86,6 +92,7 @@ class JobState:
         self.promoted: str | None = None               # the standby the last recovery took
         self.kept: frozenset[str] = frozenset()        # workers a regional recovery keeps, until it starts
         self.heartbeat_timeout = heartbeat_timeout
+        self.startup_timeout = max(startup_timeout, heartbeat_timeout)
         self.recoverable = recoverable
         self.two_phase = two_phase
         self.attempt = 0
@@ -176,6 +183,7 @@ class JobState:
         del self.standby[name]
         self.slot_of[name] = self.slot_of.pop(lost, lost)
         record.last_seen = now
+        record.beating = False           # it restores the lost worker's replicas before its first heartbeat
         record.attempts = {self.attempt}
         self.workers[name] = record
         return name
@@ -189,6 +197,7 @@ class JobState:
             return {}
         grown = records_since(worker.counters, counters)
         worker.last_seen = now
+        worker.beating = True
         worker.counters = counters
         worker.load = load or {}
         return grown
@@ -278,7 +287,7 @@ class JobState:
         if self.over or self.phase is not Phase.RUNNING:
             return None
         for name, worker in self.workers.items():
-            silent = now - worker.last_seen > self.heartbeat_timeout
+            silent = now - worker.last_seen > (self.heartbeat_timeout if worker.beating else self.startup_timeout)
             if silent and not worker.committed and (not worker.finished or self.two_phase):
                 return name, f"no heartbeat for {now - worker.last_seen:.1f} s"
         if self.pending_peer_failure is not None and now - self.pending_peer_failure[0] >= PEER_FAILURE_GRACE:

@@ -24,11 +24,27 @@ class CheckpointEntry:
 
 
 @dataclass(frozen=True)
+class RestartedBlock:
+    """A block a recovery restarted, and the version its state came back from (None: the
+    recovery's restore line, decided when the next attempt starts)."""
+    block: int
+    name: str
+    version: int | None = None
+
+
+@dataclass(frozen=True)
 class RecoveryEntry:
+    """One recovery: ``scope`` "regional" when only ``restarted`` went back and ``kept``
+    ran on (segment backup's regional recovery), "global" when every block restarted;
+    ``damaged``: the stored key found missing or damaged that made it ("": a lost worker)."""
     at: float
     lost: str
     reason: str
     restored: str
+    scope: str = "global"
+    restarted: tuple[RestartedBlock, ...] = ()
+    kept: tuple[int, ...] = ()
+    damaged: str = ""
 
 
 class JobHistory:
@@ -46,4 +62,6 @@ class JobHistory:
         return [asdict(entry) for entry in reversed(self._checkpoints)]
 
     def recoveries(self) -> list[dict]:
-        return [asdict(entry) for entry in reversed(self._recoveries)]
+        """As JSON has them: the restarted and kept blocks in lists."""
+        return [{**asdict(entry), "restarted": [asdict(block) for block in entry.restarted], "kept": list(entry.kept)}
+                for entry in reversed(self._recoveries)]

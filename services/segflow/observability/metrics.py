@@ -37,18 +37,23 @@ class ExecutorCollector:
         barriers = CounterMetricFamily("segflow_barrier_seconds",
                                        "Time a replica spent on checkpoint barriers (snapshots, forwarding, "
                                        "window parts)", labels=labels)
+        spilled = CounterMetricFamily("segflow_window_parts_spilled",
+                                      "Segment backup: window parts a connector replica dropped from memory at "
+                                      "--window-memory while checkpoints did not complete (a replay reads them "
+                                      "from the store)", labels=labels)
         for row in self.snapshot():
             replica = [str(row["block"]), row["operator"], str(row["replica"])]
             records_in.add_metric(replica, row["records_in"])
             queued.add_metric(replica, row["inbox"])
             blocked.add_metric(replica, row["blocked_seconds"])
             barriers.add_metric(replica, row["barrier_seconds"])
+            spilled.add_metric(replica, row.get("window_parts_spilled", 0))
             for edge in row["edges"]:
                 edge_label = replica + [str(edge["to_block"])]
                 records_out.add_metric(edge_label, edge["records"])
                 batches_out.add_metric(edge_label, edge["batches"])
                 bytes_out.add_metric(edge_label, edge["bytes"])
-        yield from (records_in, records_out, batches_out, bytes_out, queued, blocked, barriers)
+        yield from (records_in, records_out, batches_out, bytes_out, queued, blocked, barriers, spilled)
 
 
 class ReplicaLoad:

@@ -126,6 +126,10 @@ class CoordinatorSide(ABC):
         ``through``: the newest version the job has begun."""
         raise SegflowError(f"the {self.context.settings.protocol.value} protocol restarts every replica of a job")
 
+    def region_registered(self) -> None:
+        """Every slot of a regional attempt has registered again: the restarted workers'
+        earlier attempts have ended (their writes to the store with them)."""
+
     def rescaling(self, workers: list[Worker]) -> tuple[dict, dict]:
         """For a restore: ``(replica counts of the snapshot if the plan's differ, pinned
         block counts)``; only complete checkpoints restore at other replica counts."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..checkpoint import layout
 from ..checkpoint.regional import RegionalRecovery
 from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
@@ -63,6 +64,9 @@ class SegmentBackupSide(CoordinatorSide):
     def restart_region(self, attempt: int, region: RegionalRecovery[int], through: int) -> None:
         self.backup.restart_region(attempt, region, through)
 
+    def region_registered(self) -> None:
+        self.backup.delete_region_leftovers()
+
     def acknowledged(self, checkpoint_id: int, ack: cpb.ReplicaAck) -> None:
         if ack.ok:
             self.backup.acknowledged(ack.block, ack.replica, checkpoint_id, ack.window_bytes, ack.window_records)
@@ -75,6 +79,14 @@ class SegmentBackupSide(CoordinatorSide):
 
     def block_segments(self) -> dict[int, int]:
         return segment_numbers(self.backup.topology)
+
+    def excluded(self, key: str) -> None:
+        """A window part a replay needed is missing or damaged: a regional recovery's plan
+        no longer counts on it (its connector joins the region, or everything restarts)."""
+        super().excluded(key)
+        part = layout.window_of(key)
+        if part is not None:
+            self.backup.lose_part(part[0], part[2])
 
     def restoring(self) -> str:
         return "segment backup: each connector's pending window"
@@ -104,4 +116,5 @@ class SegmentReplicas(ReplicaSide):
         catalog = agent.catalog
         return SegmentSnapshots(executor, agent, connector=replica.block in self.settings.connectors,
                                 targets=self.targets.get(replica, {}),
-                                read_part=lambda v: catalog.read_window(replica.block, replica.index, v))
+                                read_part=lambda v: catalog.read_window(replica.block, replica.index, v),
+                                memory=self.settings.window_memory_bytes)

@@ -89,6 +89,7 @@ class SegmentBackup:
         self.cleanup = cleanup
         self.ledger: SegmentLedger[int] | None = None
         self.plans: dict[int, SegmentRestore | None] = {}
+        self.leftovers: dict[int, int] = {}      # a regional attempt's blocks -> versions, until it registers
 
     def has_state(self) -> bool:
         return bool(self.catalog.holdings().snapshots)
@@ -101,6 +102,7 @@ class SegmentBackup:
         if attempt in self.plans:
             return self.plans[attempt]
         self.ledger = ledger = SegmentLedger(self.topology, replicas)
+        self.leftovers = {}             # a restore from the store deletes beyond its own versions
         plan = self._restore(ledger, replicas, restore) if restore else None
         self.plans[attempt] = plan
         return plan
@@ -154,14 +156,11 @@ class SegmentBackup:
 
     def restart_region(self, attempt: int, recovery: RegionalRecovery[int], through: int) -> SegmentRestore:
         """Attempt ``attempt`` restarts ``recovery``'s region only: what the store holds of
-        its blocks beyond their versions goes (they take those versions again, up to
-        ``through``, the newest the job has begun), so does the ledger's record of it."""
+        its blocks beyond their versions goes once the attempt's workers have registered
+        (:meth:`delete_region_leftovers`; they take those versions again, up to ``through``,
+        the newest the job has begun); the ledger's record of it goes now."""
         assert self.ledger is not None, "a regional recovery follows an attempt that planned its restore"
-        held = self.catalog.holdings()
-        region = recovery.region
-        self.catalog.delete_after(recovery.restart, Holdings(
-            {k: v for k, v in held.snapshots.items() if k[0] in region},
-            {k: v for k, v in held.windows.items() if k[0] in region}, held.complete))
+        self.leftovers = dict(recovery.restart)
         self.ledger.rewind(recovery.restart)
         replays = {(r.connector, r.consumer): (r.first, r.through) for r in recovery.replays if not r.live}
         plan = self.plans[attempt] = SegmentRestore(dict(recovery.restart), replays, recovery.kept, through)
@@ -169,6 +168,26 @@ class SegmentBackup:
               replays={f"{r.connector}>{r.consumer}": [r.first, "live" if r.live else r.through]
                        for r in recovery.replays}, through=through)
         return plan
+
+    def delete_region_leftovers(self) -> None:
+        """The regional attempt's workers have all registered: delete what the store holds
+        of the region's blocks beyond their restored versions. Not earlier: a restarted
+        worker that was still running then could finish writing a snapshot of its old
+        attempt after the deletion, and a later restore would take it for the region's
+        (while the restarted sink had removed the output it stands for)."""
+        if not self.leftovers:
+            return
+        held = self.catalog.holdings()
+        versions, self.leftovers = self.leftovers, {}
+        self.catalog.delete_after(versions, Holdings(
+            {k: v for k, v in held.snapshots.items() if k[0] in versions},
+            {k: v for k, v in held.windows.items() if k[0] in versions}, held.complete))
+
+    def lose_part(self, connector: int, version: int) -> None:
+        """The store lost ``connector``'s window part of ``version`` (a replay found it so)."""
+        if self.ledger is not None:
+            self.ledger.lose_part(connector, version)
+        event(log, logging.WARNING, "window part lost", connector=connector, version=version)
 
     def acknowledged(self, block: int, replica: int, version: int, size: int, records: int) -> None:
         """A replica's snapshot of ``version`` is durable: truncate what no restore needs."""

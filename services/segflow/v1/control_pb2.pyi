@@ -98,7 +98,7 @@ class WindowReplay(_message.Message):
     def __init__(self, connector: _Optional[int] = ..., successor: _Optional[int] = ..., first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
 
 class Checkpointing(_message.Message):
-    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors", "lease_owner", "lease_generation")
+    __slots__ = ("protocol", "interval_seconds", "state_url", "s3_endpoint", "retain", "job_name", "connectors", "lease_owner", "lease_generation", "window_memory_bytes")
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
     INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     STATE_URL_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +108,7 @@ class Checkpointing(_message.Message):
     CONNECTORS_FIELD_NUMBER: _ClassVar[int]
     LEASE_OWNER_FIELD_NUMBER: _ClassVar[int]
     LEASE_GENERATION_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     interval_seconds: float
     state_url: str
@@ -117,7 +118,8 @@ class Checkpointing(_message.Message):
     connectors: _containers.RepeatedScalarFieldContainer[int]
     lease_owner: str
     lease_generation: int
-    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ..., connectors: _Optional[_Iterable[int]] = ..., lease_owner: _Optional[str] = ..., lease_generation: _Optional[int] = ...) -> None: ...
+    window_memory_bytes: int
+    def __init__(self, protocol: _Optional[str] = ..., interval_seconds: _Optional[float] = ..., state_url: _Optional[str] = ..., s3_endpoint: _Optional[str] = ..., retain: _Optional[int] = ..., job_name: _Optional[str] = ..., connectors: _Optional[_Iterable[int]] = ..., lease_owner: _Optional[str] = ..., lease_generation: _Optional[int] = ..., window_memory_bytes: _Optional[int] = ...) -> None: ...
 
 class JobModule(_message.Message):
     __slots__ = ("target", "function", "params")

@@ -122,6 +122,10 @@ class CheckpointAgent:
         before the coordinator's ask reaches this one: such a snapshot waits for the ask
         (dropping it left the round open until its timeout)."""
         rid = ReplicaId(block, replica)
+        if window is not None and window.spilled:
+            event(log, logging.WARNING, "window memory bound reached", replica=str(rid), version=checkpoint_id,
+                  spilled_parts=window.spilled,
+                  note="checkpoints are not completing: a replay reads the older window parts from the store")
         snapshot = (rid, state, channels, timing, finished, window)
         with self.lock:
             waiting = self.pending.get(checkpoint_id)

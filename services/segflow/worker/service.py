@@ -23,8 +23,10 @@ import grpc
 from setproctitle import getproctitle, setproctitle
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from ..checkpoint import layout
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
+from ..checkpoint.segment import MissingWindowPart
 from ..coordinator import ADDRESS_FROM_STDIN
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
@@ -102,6 +104,7 @@ class Attempt:
         self.rewires = 0
         self.rewire_order = threading.Lock()       # one rewire at a time, the newest attempt's last
         self.rewired_to = 0
+        self.damaged = ""                          # a stored key a rewire's replay found missing or damaged
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -120,6 +123,16 @@ class Attempt:
         """Elements waiting for ``replica`` (a source has no inbox)."""
         inbox = self.inboxes.get(replica)
         return len(inbox) if inbox is not None else 0
+
+
+def damaged_key(attempt: Attempt, error: SegflowError) -> str:
+    """The stored key a replay or restore found missing or damaged ("": the error is of
+    another kind): the worker reports it, and the coordinator recovers without it."""
+    if isinstance(error, TamperedState):
+        return error.key
+    if isinstance(error, MissingWindowPart):
+        return layout.window_key(attempt.assignment.checkpointing.job_name, *error.part)
+    return ""
 
 
 class WorkerService:
@@ -248,12 +261,16 @@ class WorkerService:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True
         except TamperedState as exc:
             ok, error, tampered = False, str(exc), exc.key
+        except MissingWindowPart as exc:
+            ok, error, tampered = False, str(exc), damaged_key(attempt, exc)
         except SegflowError as exc:
             ok, error = False, str(exc)
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator, then logged
             ok, error = False, f"worker {self.name}: {type(exc).__name__}: {exc}"
             log.exception("worker failed")
-        if attempt.cancel.is_set() and ok:
+        if attempt.damaged:      # a rewire's replay lacked a stored part: the coordinator recovers without it
+            ok, error, tampered, peer_failure = False, attempt.stop_reason, attempt.damaged, False
+        elif attempt.cancel.is_set() and ok:
             ok, error = False, attempt.stop_reason or "stopped"
         if attempt.pool is not None and attempt.pool.errors and \
                 all(isinstance(e, ConnectionError) for e in attempt.pool.errors):
@@ -389,7 +406,8 @@ class WorkerService:
                     self._replay_into(attempt, rewire, addresses)
         except SegflowError as exc:
             attempt.stop_reason = str(exc)
-            event(log, logging.ERROR, "rewire failed", worker=self.name, error=str(exc))
+            attempt.damaged = damaged_key(attempt, exc)
+            event(log, logging.ERROR, "rewire failed", worker=self.name, error=str(exc), damaged=attempt.damaged)
             attempt.cancel.set()
         finally:
             with attempt.rewiring:
@@ -517,6 +535,7 @@ class WorkerService:
                 "block": r.block, "operator": load.operator, "replica": r.index,
                 "records_in": ex.records_in, "blocked_seconds": load.blocked_seconds, "inbox": attempt.inbox_depth(r),
                 "barrier_seconds": ex.barrier_seconds,
+                "window_parts_spilled": ex.checkpointing.window_parts_spilled() if ex.checkpointing else 0,
                 "edges": [{"to_block": to_block, "records": s.records_out, "batches": s.batches_out,
                            "bytes": sum(getattr(o, "bytes_sent", 0) for o in s.outlets)}
                           for to_block, s in ex.router.by_destination()],

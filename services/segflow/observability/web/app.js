@@ -60,12 +60,19 @@ function nodeLabel(block) {
   return "b" + block.id + " " + block.name + "\n×" + block.replicas + "  " + human(block.rate_in) + "/s";
 }
 
+// A recovery's restarted blocks, each at the version its state came back from when known.
+function restartedBlocks(recovery) {
+  return recovery.restarted.map(b => "b" + b.block + " " + b.name + (b.version === null ? "" : "@v" + b.version))
+    .join("; ");
+}
+
 function drawGraph(job) {
   const elements = [];
   for (const block of job.blocks) {
     elements.push({ group: "nodes", data: { id: "b" + block.id, label: nodeLabel(block) },
                     classes: [block.source ? "source" : "", block.connector ? "connector" : "",
-                              block.segment ? "segment" + (block.segment % SEGMENT_COLOURS.length) : ""].join(" ") });
+                              block.segment ? "segment" + (block.segment % SEGMENT_COLOURS.length) : "",
+                              block.restarted_last ? "restarted" : ""].join(" ") });
   }
   job.edges.forEach((edge, index) => {
     elements.push({ group: "edges", data: { id: "e" + index, source: "b" + edge.src, target: "b" + edge.dst,
@@ -88,6 +95,7 @@ function drawGraph(job) {
       { selector: "node.source", style: { "background-color": "#d8f0dd", "border-color": "#2b8a3e" } },
       { selector: "node.connector", style: { "border-width": 4, "border-style": "double" } },
       ...SEGMENT_COLOURS.map((colour, i) => ({ selector: "node.segment" + i, style: { "background-color": colour } })),
+      { selector: "node.restarted", style: { "border-color": "#c8372d", "border-width": 3, "border-style": "dashed" } },
       { selector: "node.pressure", style: { "background-color": "#f8d9d6", "border-color": "#c8372d" } },
       { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 2,
         "line-color": "#9aa3b5", "target-arrow-color": "#9aa3b5", "label": "data(label)", "font-size": 9,
@@ -103,6 +111,7 @@ function updateGraph(job) {
     const node = graph.getElementById("b" + block.id);
     node.data("label", nodeLabel(block));
     node.toggleClass("pressure", underPressure(block));
+    node.toggleClass("restarted", block.restarted_last);
   }
 }
 
@@ -152,20 +161,25 @@ function render(job) {
   error.textContent = job.error;
   if (graph === null) drawGraph(job); else updateGraph(job);
   fill("blocks", job.blocks.map(b => row([
-    "b" + b.id, b.operators, b.replicas, [human(b.rate_in), "rate-in"], [human(b.rate_out), "rate-out"],
+    ["b" + b.id + (b.segment ? " s" + b.segment : ""), "block"], b.operators, b.replicas, [human(b.rate_in), "rate-in"], [human(b.rate_out), "rate-out"],
     [b.records_in.toLocaleString("en-US"), "records-in"], [b.inbox, "inbox"], [b.blocked_seconds.toFixed(2), "blocked"],
     b.latency_ms === null ? "" : b.latency_ms.toFixed(1),
     [b.checkpoint_start_delay_ms === null ? "" : b.checkpoint_start_delay_ms.toFixed(1), "start-delay"],
     [b.checkpoint_ack_delay_ms === null ? "" : b.checkpoint_ack_delay_ms.toFixed(1), "ack-delay"],
     b.window === null ? "" : b.window.versions + " versions, " + human(b.window.records) + " records, "
       + bytes(b.window.bytes),
-  ], { "data-block": b.id, "title": b.operators, "class": underPressure(b) ? "pressure" : "" })));
+  ], { "data-block": b.id, "title": b.operators,
+     "class": [underPressure(b) ? "pressure" : "", b.restarted_last ? "restarted" : ""].join(" ").trim() })));
   fill("checkpoints", job.checkpoints.map(c => row([
     [c.id, "checkpoint-id"], c.complete ? (c.savepoint ? "savepoint" : "complete") : "failed: " + c.error,
     c.seconds.toFixed(3), bytes(c.bytes), c.alignment_seconds.toFixed(3), clock(c.at),
   ], { "class": c.complete ? "" : "failed" })), "no-checkpoints");
-  fill("recoveries-table", job.recovery_log.map(r => row([clock(r.at), r.lost, r.reason, r.restored])),
-       "no-recoveries");
+  fill("recoveries-table", job.recovery_log.map(r => row([
+    clock(r.at), [r.lost, "lost"], r.reason,
+    [r.scope + (r.damaged ? ", grown: a stored part was missing or damaged" : ""), "scope"],
+    [restartedBlocks(r), "restarted"],
+    [r.kept.map(b => "b" + b).join(" ") || "none", "kept"], r.restored,
+  ], { "class": r.scope })), "no-recoveries");
   setText("workers", job.workers.map(w => w.name + (w.slot && w.slot !== w.name ? " as " + w.slot : "") +
                                      " (pid " + w.pid + ")").join(", ") || "none yet");
   setText("standby", job.standby.map(w => w.name + " (pid " + w.pid + ")").join(", ") || "none");
