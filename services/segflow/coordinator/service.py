@@ -579,7 +579,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             return
         for name in self.spawner.exited():
             code = self.spawner.processes[name].returncode
-            if self.state.is_standby(name):
+            if self.state.is_standby(name) or (name in self.spawner.started_standby and name not in self.state.workers):
                 event(log, logging.WARNING, "standby worker exited", worker=name, exit_code=code)
                 self.state.unregister(name)
                 self.spawner.start(name, standby=True)

@@ -149,6 +149,7 @@ class WorkerSpawner:
         self.cores = local_worker_cores(count + standby)
         self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
+        self.started_standby: set[str] = set()     # names whose current process was started as a standby
 
     @staticmethod
     def name(index: int) -> str:
@@ -173,6 +174,8 @@ class WorkerSpawner:
                 standby = i >= self.count          # it may wait for a slot as long as the job runs: no follow
                 _become_worker(name, i, standby, "" if standby else self.follow, read, env, run_command)
             os.close(read)
+            if i >= self.count:
+                self.started_standby.add(name)
             self.processes[name] = worker = ForkedWorker(pid, os.fdopen(write, "wb"))
             self._waiting[name] = worker.stdin
 
@@ -200,6 +203,10 @@ class WorkerSpawner:
         self.processes[name] = subprocess.Popen(
             segflow_command() + worker_command(name, index, self.coordinator, standby),
             stdin=subprocess.DEVNULL, env=self._environment(name))
+        if standby:
+            self.started_standby.add(name)
+        else:
+            self.started_standby.discard(name)
 
     def announce(self, coordinator: str) -> None:
         """The coordinator listens: tell the workers started before (a worker that died
