@@ -78,8 +78,12 @@ by its node's service time), which nodes went back at all, and the output is
 checked exactly once against the oracle (every index once). The model's prediction is
 equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost segment
 and what is downstream, fed by the connector before it, which keeps running and replays
-its window), with the restart (kill to the first replayed tuple) and the tuples' edge delay
-measured, and the slowest restarted node's service time as ``t^n``. The last line:
+its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
+configuration's own: one process under ABS, one per group under segment backup; at one record
+a batch it is also the transmit delay of a replayed tuple) and the checkpoints' duration (the
+coordinator's ``checkpoint complete`` lines before the kill: the restored version is older
+than 4.2's half block, ``segment_cost.restore_lag``) measured, and the slowest restarted
+node's service time as ``t^n``. The last line:
 ``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
 ``exactly_once``; ``configs.segment.nodes_went_back`` shows whether the recovery was regional
@@ -503,16 +507,20 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
             "restart": resumed - run.killed_at, "went_back": sorted(went_back),
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
+            "checkpoint": mean([e["seconds"] for e in run.messages("checkpoint complete") if e["ts"] < run.killed_at]),
             "notes": notes}
 
 
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float) -> float:
+                          edge: float, checkpoint: float) -> float:
     """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
-    the tuples' edge delay measured, and as ``t^n`` the slowest restarted node's service
-    time (4.2's bottleneck: the half block of replayed tuples passes every one of them)."""
+    the tuples' edge delay measured (at one record a batch, also each tuple's transmit
+    delay ``t^tr``: a replay sends its tuples one at a time), the checkpoints' measured
+    duration ``t^ck`` (the restored version is older than 4.2's half block: see
+    ``segment_cost.restore_lag``), and as ``t^n`` the slowest restarted node's service
+    time (4.2's bottleneck: the replayed tuples pass every one of them)."""
     region = range(first, NODES + 1)
     chain = Pipeline(service=tuple(rates.service_at(n) if n > 1 else 1 / rates.arrival for n in region),
                      ratios=(1.0,) * (len(region) - 1),
@@ -520,8 +528,8 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
                      | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
                      barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
     slowest = max(rates.service_at(n) for n in region if n > first)
-    return recovery_delay(chain, Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=slowest, barrier=0.0,
-                                        ack=0.0, recover_response=restart, recover_misc=0.0))
+    return recovery_delay(chain, Delays(edge=edge, transmit=edge, read=0.0, write=0.0, normal=slowest, barrier=0.0,
+                                        ack=0.0, recover_response=restart, recover_misc=0.0, checkpoint=checkpoint))
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
@@ -542,13 +550,14 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
             results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after,
                                                    victim))
-    edge = edge_delay(rates, [r for rounds in results.values() for r in rounds], "hops")
     summary = {}
     for name, rounds in results.items():
         _, _, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
-        model = predicted_worker_loss(rates, first, connectors, restart, edge)
-        summary[name] = {"recovery_s": round(delay, 3),
+        edge, checkpoint = edge_delay(rates, rounds, "hops"), mean([r["checkpoint"] for r in rounds])
+        model = predicted_worker_loss(rates, first, connectors, restart, edge, checkpoint)
+        summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
+                         "checkpoint_s": round(checkpoint, 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "model_recovery_s": round(model, 3),
@@ -572,7 +581,6 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         "reprocessed_work_segment_over_abs": round(summary["segment"]["reprocessed_work_s"]
                                                    / summary["abs"]["reprocessed_work_s"], 3),
         "model_max_rel_error": max(s["model_rel_error"] for s in summary.values()),
-        "edge_delay_ms": round(1000 * edge, 2),
         "exactly_once": all(r["exactly_once"] for rounds in results.values() for r in rounds),
         "configs": summary})
 
