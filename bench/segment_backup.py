@@ -81,9 +81,11 @@ and what is downstream, fed by the connector before it, which keeps running and 
 its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
 configuration's own: one process under ABS, one per group under segment backup; at one record
 a batch it is also the transmit delay of a replayed tuple) and the checkpoints' duration (the
-coordinator's ``checkpoint complete`` lines before the kill: the restored version is older
-than 4.2's half block, ``segment_cost.restore_lag``) measured, and the slowest restarted
-node's service time as ``t^n``. The last line:
+coordinator's ``checkpoint complete`` lines before the kill) and the restored version's age at
+the kill measured (the kill comes a set time after the start, not at a random moment of the
+checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half block;
+``model_expected_recovery_s`` is the mean over a random moment, ``segment_cost.restore_lag``),
+and the slowest restarted node's service time as ``t^n``. The last line:
 ``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
 ``exactly_once``; ``configs.segment.nodes_went_back`` shows whether the recovery was regional
@@ -120,7 +122,8 @@ from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, node_recoveries, pr
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
-    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, versioned_pending_window)
+    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, restore_lag,
+    versioned_pending_window)
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
@@ -508,19 +511,36 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
             "checkpoint": mean([e["seconds"] for e in run.messages("checkpoint complete") if e["ts"] < run.killed_at]),
+            "restored_age": restored_age(run),
             "notes": notes}
 
 
+def restored_age(run) -> float:
+    """Seconds from the cut of the version the recovery restored (ABS: the checkpoint it
+    restored; segment backup: the oldest version of a restarted block) to the kill: the
+    coordinator logs when each checkpoint completed and how long it took from its
+    trigger."""
+    regional = run.messages("regional restore")
+    restored = (min(regional[0]["versions"].values()) if regional
+                else run.messages("recovering")[0]["restore_checkpoint"])
+    done = [e for e in run.messages("checkpoint complete") if e["id"] == restored and e["ts"] < run.killed_at]
+    if not done:
+        raise RuntimeError(f"the recovery restored version {restored!r}, which no checkpoint completed before the kill")
+    return run.killed_at - (done[-1]["time"] - done[-1]["seconds"])
+
+
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float, checkpoint: float) -> float:
+                          edge: float, checkpoint: float, age: float) -> float:
     """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
     the tuples' edge delay measured (at one record a batch, also each tuple's transmit
     delay ``t^tr``: a replay sends its tuples one at a time), the checkpoints' measured
-    duration ``t^ck`` (the restored version is older than 4.2's half block: see
-    ``segment_cost.restore_lag``), and as ``t^n`` the slowest restarted node's service
-    time (4.2's bottleneck: the replayed tuples pass every one of them)."""
+    duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
+    set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
+    mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
+    and as ``t^n`` the slowest restarted node's service time (4.2's bottleneck: the
+    replayed tuples pass every one of them)."""
     region = range(first, NODES + 1)
     chain = Pipeline(service=tuple(rates.service_at(n) if n > 1 else 1 / rates.arrival for n in region),
                      ratios=(1.0,) * (len(region) - 1),
@@ -529,7 +549,8 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
                      barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
     slowest = max(rates.service_at(n) for n in region if n > first)
     return recovery_delay(chain, Delays(edge=edge, transmit=edge, read=0.0, write=0.0, normal=slowest, barrier=0.0,
-                                        ack=0.0, recover_response=restart, recover_misc=0.0, checkpoint=checkpoint))
+                                        ack=0.0, recover_response=restart, recover_misc=0.0, checkpoint=checkpoint,
+                                        restored_age=age))
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
@@ -555,9 +576,14 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         _, _, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
         edge, checkpoint = edge_delay(rates, rounds, "hops"), mean([r["checkpoint"] for r in rounds])
-        model = predicted_worker_loss(rates, first, connectors, restart, edge, checkpoint)
+        model = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, checkpoint,
+                                            r["restored_age"]) for r in rounds])
         summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
                          "checkpoint_s": round(checkpoint, 3),
+                         "restored_age_s": round(mean([r["restored_age"] for r in rounds]), 3),
+                         "model_expected_recovery_s": round(predicted_worker_loss(
+                             rates, first, connectors, restart, edge, checkpoint,
+                             restore_lag(choice["interval"], checkpoint)), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "model_recovery_s": round(model, 3),

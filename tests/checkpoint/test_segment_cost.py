@@ -96,3 +96,10 @@ def test_a_slow_checkpoint_lengthens_the_replay():
     assert replayed_tuples(p, slow, 4) == pytest.approx(25 * (interval / 2 + 0.3) / interval)
     # every connector's catch-up replays 0.3 s more of the spout's output, at 0.01 s a tuple
     assert recovery_delay(p, slow) - recovery_delay(p, DELAYS) == pytest.approx(0.01 * 25 * 0.3)
+
+
+def test_a_known_failure_moment_replays_what_came_since_its_cut():
+    p = pipeline()
+    known = dataclasses.replace(DELAYS, checkpoint=0.2, restored_age=0.1)
+    assert replayed_tuples(p, known, 4) == pytest.approx(25 * 0.1)          # 0.1 s of one block a second
+    assert recovery_delay(p, known) - recovery_delay(p, DELAYS) == pytest.approx(0.01 * 25 * (0.1 - 0.5))

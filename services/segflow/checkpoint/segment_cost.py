@@ -38,6 +38,9 @@ class Delays:
     # t^ck: from a checkpoint's trigger to its completion, when it becomes what a recovery
     # restores (0: at once, as 4.2 assumes; see :func:`restore_lag`)
     checkpoint: float = 0.0
+    # the restored cut's age at the failure, seconds, where the failure's moment is known
+    # (a measured failure); None: a failure at a random moment (:func:`restore_lag`)
+    restored_age: float | None = None
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,12 @@ def restore_lag(interval: float, checkpoint: float) -> float:
 
 def replayed_tuples(p: Pipeline, d: Delays, i: int) -> float:
     """Tuples of connector i-1's output that the nodes up to connector i process again
-    after a failure: 4.2's half block ``l_{i-1}^{ob} / 2`` when ``d.checkpoint`` is 0,
-    otherwise the output since the restored cut (:func:`restore_lag`)."""
+    after a failure: its output since the restored cut, ``d.restored_age`` seconds of it
+    for a failure at a known moment, else the mean age (:func:`restore_lag`; 4.2's half
+    block ``l_{i-1}^{ob} / 2`` when ``d.checkpoint`` is 0)."""
     interval = (p.block - 1) / p.rate
-    return p.output_block(i - 1) * restore_lag(interval, d.checkpoint) / interval
+    age = restore_lag(interval, d.checkpoint) if d.restored_age is None else d.restored_age
+    return p.output_block(i - 1) * age / interval
 
 
 def recovery_delay(p: Pipeline, d: Delays) -> float:
