@@ -118,7 +118,7 @@ import psutil
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
 from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
-                    report, segflow_run)
+                    report, restored_age, segflow_run)
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
@@ -513,20 +513,6 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
             "checkpoint": mean([e["seconds"] for e in run.messages("checkpoint complete") if e["ts"] < run.killed_at]),
             "restored_age": restored_age(run),
             "notes": notes}
-
-
-def restored_age(run) -> float:
-    """Seconds from the cut of the version the recovery restored (ABS: the checkpoint it
-    restored; segment backup: the oldest version of a restarted block) to the kill: the
-    coordinator logs when each checkpoint completed and how long it took from its
-    trigger."""
-    regional = run.messages("regional restore")
-    restored = (min(regional[0]["versions"].values()) if regional
-                else run.messages("recovering")[0]["restore_checkpoint"])
-    done = [e for e in run.messages("checkpoint complete") if e["id"] == restored and e["ts"] < run.killed_at]
-    if not done:
-        raise RuntimeError(f"the recovery restored version {restored!r}, which no checkpoint completed before the kill")
-    return run.killed_at - (done[-1]["time"] - done[-1]["seconds"])
 
 
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
