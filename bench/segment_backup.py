@@ -80,7 +80,8 @@ equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost
 and what is downstream, fed by the connector before it, which keeps running and replays
 its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
 configuration's own: one process under ABS, one per group under segment backup; at one record
-a batch it is also the transmit delay of a replayed tuple) and the checkpoints' duration (the
+a batch it is also the transmit delay of a replayed tuple between processes, 0 within the one
+process of ABS) and the checkpoints' duration (the
 coordinator's ``checkpoint complete`` lines before the kill) and the restored version's age at
 the kill measured (the kill comes a set time after the start, not at a random moment of the
 checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half block;
@@ -88,7 +89,9 @@ checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half
 and the slowest restarted node's service time as ``t^n``. The last line:
 ``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
-``exactly_once``; ``configs.segment.nodes_went_back`` shows whether the recovery was regional
+``exactly_once``, ``plan_predicted_recovery_s`` (what ``segflow plan --segment-backup`` itself
+predicted, with its default restart time and no checkpoint duration);
+``configs.segment.nodes_went_back`` shows whether the recovery was regional
 (until the runtime restarts only the lost segments, every node goes back under both).
 
     .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
@@ -516,12 +519,13 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
 
 
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float, checkpoint: float, age: float) -> float:
+                          edge: float, checkpoint: float, age: float, shared_process: bool) -> float:
     """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
     the tuples' edge delay measured (at one record a batch, also each tuple's transmit
-    delay ``t^tr``: a replay sends its tuples one at a time), the checkpoints' measured
+    delay ``t^tr`` between processes: a replay sends its tuples one at a time; 0 where
+    every block runs in one process, ``shared_process``), the checkpoints' measured
     duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
     set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
     mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
@@ -534,9 +538,9 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
                      | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
                      barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
     slowest = max(rates.service_at(n) for n in region if n > first)
-    return recovery_delay(chain, Delays(edge=edge, transmit=edge, read=0.0, write=0.0, normal=slowest, barrier=0.0,
-                                        ack=0.0, recover_response=restart, recover_misc=0.0, checkpoint=checkpoint,
-                                        restored_age=age))
+    return recovery_delay(chain, Delays(edge=edge, transmit=0.0 if shared_process else edge, read=0.0, write=0.0,
+                                        normal=slowest, barrier=0.0, ack=0.0, recover_response=restart,
+                                        recover_misc=0.0, checkpoint=checkpoint, restored_age=age))
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
@@ -559,17 +563,17 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
                                                    victim))
     summary = {}
     for name, rounds in results.items():
-        _, _, first, connectors = setups[name]
+        _, workers, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
         edge, checkpoint = edge_delay(rates, rounds, "hops"), mean([r["checkpoint"] for r in rounds])
         model = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, checkpoint,
-                                            r["restored_age"]) for r in rounds])
+                                            r["restored_age"], workers == 1) for r in rounds])
         summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
                          "checkpoint_s": round(checkpoint, 3),
                          "restored_age_s": round(mean([r["restored_age"] for r in rounds]), 3),
                          "model_expected_recovery_s": round(predicted_worker_loss(
                              rates, first, connectors, restart, edge, checkpoint,
-                             restore_lag(choice["interval"], checkpoint)), 3),
+                             restore_lag(choice["interval"], checkpoint), workers == 1), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "model_recovery_s": round(model, 3),
@@ -587,6 +591,7 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         "dear_node": rates.dear, "dear_factor": rates.dear_factor, "batch_size": rates.batch_size,
         "connectors": connector_nodes, "interval_s": choice["interval"], "killed_node": victim,
         "connectors_chosen_by": results["segment"][0]["notes"],
+        "plan_predicted_recovery_s": round(choice["predicted_recovery_delay_s"], 3),
         "worker_loss_recovery_s": {name: s["recovery_s"] for name, s in summary.items()},
         "worker_loss_segment_over_abs": round(summary["segment"]["recovery_s"] / summary["abs"]["recovery_s"], 3),
         "reprocessed_segment_over_abs": round(summary["segment"]["reprocessed"] / summary["abs"]["reprocessed"], 3),
