@@ -79,9 +79,9 @@ checked exactly once against the oracle (every index once). The model's predicti
 equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost segment
 and what is downstream, fed by the connector before it, which keeps running and replays
 its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
-configuration's own: one process under ABS, one per group under segment backup; at one record
-a batch it is also the transmit delay of a replayed tuple between processes, 0 within the one
-process of ABS) and the checkpoints' duration (the
+configuration's own: one process under ABS, one per group under segment backup), the transmit
+delay of a replayed tuple (the median hop less the service time: a replay's pace, which the
+machine's bursts of other load do not set) and the checkpoints' duration (the
 coordinator's ``checkpoint complete`` lines before the kill) and the restored version's age at
 the kill measured (the kill comes a set time after the start, not at a random moment of the
 checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half block;
@@ -120,8 +120,8 @@ import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
-                    report, restored_age, segflow_run)
+from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, median, node_recoveries, processed_again,  # noqa: E402
+                    relative_error, report, restored_age, segflow_run)
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
@@ -513,19 +513,28 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
             "restart": resumed - run.killed_at, "went_back": sorted(went_back),
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
+            "transmit": transmit_delay(rates, hop_delays([x for x in lines if x[2] < run.killed_at])),
             "checkpoint": mean([e["seconds"] for e in run.messages("checkpoint complete") if e["ts"] < run.killed_at]),
             "restored_age": restored_age(run),
             "notes": notes}
 
 
+def transmit_delay(rates: Rates, hops: dict[int, list[float]]) -> float | None:
+    """t^tr measured: the median of every hop's time less the receiving node's service
+    time. At one record a batch and a low load, most tuples find no queue, so this is what
+    passing one tuple on costs (the channel, and in one process the other blocks' turns);
+    the median, as a burst of the machine's other load lengthens a few hops by tens of
+    milliseconds (the mean, the edge delay, with them) but not a replay's steady pace."""
+    return median([hop - rates.service_at(node) for node, times in hops.items() for hop in times])
+
+
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float, checkpoint: float, age: float, shared_process: bool) -> float:
+                          edge: float, transmit: float, checkpoint: float, age: float) -> float:
     """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
-    the tuples' edge delay measured (at one record a batch, also each tuple's transmit
-    delay ``t^tr`` between processes: a replay sends its tuples one at a time; 0 where
-    every block runs in one process, ``shared_process``), the checkpoints' measured
+    the tuples' edge delay and transmit delay ``t^tr`` measured (:func:`transmit_delay`:
+    a replay sends its tuples one at a time), the checkpoints' measured
     duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
     set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
     mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
@@ -538,7 +547,7 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
                      | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
                      barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
     slowest = max(rates.service_at(n) for n in region if n > first)
-    return recovery_delay(chain, Delays(edge=edge, transmit=0.0 if shared_process else edge, read=0.0, write=0.0,
+    return recovery_delay(chain, Delays(edge=edge, transmit=max(0.0, transmit), read=0.0, write=0.0,
                                         normal=slowest, barrier=0.0, ack=0.0, recover_response=restart,
                                         recover_misc=0.0, checkpoint=checkpoint, restored_age=age))
 
@@ -563,17 +572,21 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
                                                    victim))
     summary = {}
     for name, rounds in results.items():
-        _, workers, first, connectors = setups[name]
+        _, _, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
         edge, checkpoint = edge_delay(rates, rounds, "hops"), mean([r["checkpoint"] for r in rounds])
-        model = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, checkpoint,
-                                            r["restored_age"], workers == 1) for r in rounds])
+        transmit = mean([r["transmit"] for r in rounds])
+        if transmit is None:
+            raise RuntimeError(f"{name}: no hops were measured before the kills: give the runs more time (--run)")
+        model = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, checkpoint,
+                                            r["restored_age"]) for r in rounds])
         summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
+                         "transmit_delay_ms": round(1000 * transmit, 2),
                          "checkpoint_s": round(checkpoint, 3),
                          "restored_age_s": round(mean([r["restored_age"] for r in rounds]), 3),
                          "model_expected_recovery_s": round(predicted_worker_loss(
-                             rates, first, connectors, restart, edge, checkpoint,
-                             restore_lag(choice["interval"], checkpoint), workers == 1), 3),
+                             rates, first, connectors, restart, edge, transmit, checkpoint,
+                             restore_lag(choice["interval"], checkpoint)), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "model_recovery_s": round(model, 3),
