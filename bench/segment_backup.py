@@ -534,7 +534,8 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
     the tuples' edge delay and transmit delay ``t^tr`` measured (:func:`transmit_delay`:
-    a replay sends its tuples one at a time), the checkpoints' measured
+    a replay sends its tuples one at a time, each after processing it: ``serial_send``),
+    the checkpoints' measured
     duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
     set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
     mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
@@ -549,7 +550,8 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
     slowest = max(rates.service_at(n) for n in region if n > first)
     return recovery_delay(chain, Delays(edge=edge, transmit=max(0.0, transmit), read=0.0, write=0.0,
                                         normal=slowest, barrier=0.0, ack=0.0, recover_response=restart,
-                                        recover_misc=0.0, checkpoint=checkpoint, restored_age=age))
+                                        recover_misc=0.0, checkpoint=checkpoint, restored_age=age,
+                                        serial_send=True))
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:

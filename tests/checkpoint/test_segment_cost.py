@@ -103,3 +103,10 @@ def test_a_known_failure_moment_replays_what_came_since_its_cut():
     known = dataclasses.replace(DELAYS, checkpoint=0.2, restored_age=0.1)
     assert replayed_tuples(p, known, 4) == pytest.approx(25 * 0.1)          # 0.1 s of one block a second
     assert recovery_delay(p, known) - recovery_delay(p, DELAYS) == pytest.approx(0.01 * 25 * (0.1 - 0.5))
+
+
+def test_a_node_that_sends_from_its_processing_thread_pays_both_per_replayed_tuple():
+    p = pipeline()
+    serial = dataclasses.replace(DELAYS, serial_send=True)
+    # 4.2 overlaps transmit (0.0005) and processing (0.01); in series each of the 12.5 replayed tuples costs both
+    assert recovery_delay(p, serial) - recovery_delay(p, DELAYS) == pytest.approx(0.0005 * 25 / 2)

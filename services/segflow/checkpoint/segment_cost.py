@@ -41,6 +41,10 @@ class Delays:
     # the restored cut's age at the failure, seconds, where the failure's moment is known
     # (a measured failure); None: a failure at a random moment (:func:`restore_lag`)
     restored_age: float | None = None
+    # a node passes each tuple on from the thread that processed it (segflow's replicas
+    # encode and queue every send themselves): a replayed tuple costs t^n + t^tr, where
+    # 4.2 overlaps them (the larger one)
+    serial_send: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,10 @@ def replayed_tuples(p: Pipeline, d: Delays, i: int) -> float:
 
 def recovery_delay(p: Pipeline, d: Delays) -> float:
     """t^r (equation 4.2): until the last connector processes new tuples."""
+    per_tuple = max(d.read, d.transmit + d.normal) if d.serial_send else max(d.read, d.transmit, d.normal)
+
     def catch_up(i: int) -> float:
-        return (d.edge + d.normal) * p.upstream_length(i) + \
-            max(d.read, d.transmit, d.normal) * replayed_tuples(p, d, i)
+        return (d.edge + d.normal) * p.upstream_length(i) + per_tuple * replayed_tuples(p, d, i)
     return d.recover_response + d.recover_misc + max(catch_up(i) for i in p.connectors if i != 1)
 
 

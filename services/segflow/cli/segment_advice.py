@@ -92,7 +92,7 @@ def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoin
     write, read = _store_seconds_per_tuple(state_url, s3_endpoint)
     delays = Delays(edge=NETWORK_PER_TUPLE, transmit=NETWORK_PER_TUPLE, read=read, write=write,
                     normal=sum(dag.service.values()) / len(dag.service), barrier=BARRIER_SECONDS, ack=ACK_SECONDS,
-                    recover_response=args.restart_seconds, recover_misc=0.1)
+                    recover_response=args.restart_seconds, recover_misc=0.1, serial_send=True)
     try:
         choice = choose(dag, delays, _prices(args.prices), args.max_recovery_delay)
     except UnstableQueue as exc:
