@@ -580,8 +580,9 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         transmit = mean([r["transmit"] for r in rounds])
         if transmit is None:
             raise RuntimeError(f"{name}: no hops were measured before the kills: give the runs more time (--run)")
-        model = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, checkpoint,
-                                            r["restored_age"]) for r in rounds])
+        models = [predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, checkpoint,
+                                        r["restored_age"]) for r in rounds]
+        model = mean(models)
         summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
                          "transmit_delay_ms": round(1000 * transmit, 2),
                          "checkpoint_s": round(checkpoint, 3),
@@ -591,6 +592,9 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
                              restore_lag(choice["interval"], checkpoint)), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
+                         "rounds_model_s": [round(m, 3) for m in models],
+                         "rounds_restart_s": [round(r["restart"], 3) for r in rounds],
+                         "rounds_restored_age_s": [round(r["restored_age"], 3) for r in rounds],
                          "model_recovery_s": round(model, 3),
                          "model_rel_error": round(relative_error(model, delay), 3), "restart_s": round(restart, 3),
                          "reprocessed": mean([sum(r["again"].values()) for r in rounds]),
