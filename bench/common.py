@@ -203,6 +203,20 @@ class Run:
         return [e for e in self.logs if e.get("msg") == msg]
 
 
+def restored_age(run: Run) -> float:
+    """Seconds from the cut of the version ``run``'s recovery restored (a global restore:
+    the checkpoint it restored; a regional one: the oldest version of a restarted block)
+    to the kill: the coordinator logs when each checkpoint completed (``time``) and how
+    long it took from its trigger (``seconds``), and a version is cut at its trigger."""
+    regional = run.messages("regional restore")
+    restored = (min(regional[0]["versions"].values()) if regional
+                else run.messages("recovering")[0]["restore_checkpoint"])
+    done = [e for e in run.messages("checkpoint complete") if e["id"] == restored and e["ts"] < run.killed_at]
+    if not done:
+        raise RuntimeError(f"the recovery restored version {restored!r}, which no checkpoint completed before the kill")
+    return run.killed_at - (done[-1]["time"] - done[-1]["seconds"])
+
+
 def segflow_run(job: str, params: dict, parallelism: int = 2, function: str | None = None,
                 protocol: str = "none", interval: float = 1.0, state: str | None = None,
                 kill: Kill | None = None, timeout: float = 600.0,

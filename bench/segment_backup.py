@@ -78,11 +78,20 @@ by its node's service time), which nodes went back at all, and the output is
 checked exactly once against the oracle (every index once). The model's prediction is
 equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost segment
 and what is downstream, fed by the connector before it, which keeps running and replays
-its window), with the restart (kill to the first replayed tuple) and the tuples' edge delay
-measured, and the slowest restarted node's service time as ``t^n``. The last line:
+its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
+configuration's own: one process under ABS, one per group under segment backup), the transmit
+delay of a replayed tuple (the median hop less the service time: a replay's pace, which the
+machine's bursts of other load do not set) and the checkpoints' duration (the
+coordinator's ``checkpoint complete`` lines before the kill) and the restored version's age at
+the kill measured (the kill comes a set time after the start, not at a random moment of the
+checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half block;
+``model_expected_recovery_s`` is the mean over a random moment, ``segment_cost.restore_lag``),
+and the slowest restarted node's service time as ``t^n``. The last line:
 ``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
-``exactly_once``; ``configs.segment.nodes_went_back`` shows whether the recovery was regional
+``exactly_once``, ``plan_predicted_recovery_s`` (what ``segflow plan --segment-backup`` itself
+predicted, with its default restart time and no checkpoint duration);
+``configs.segment.nodes_went_back`` shows whether the recovery was regional
 (until the runtime restarts only the lost segments, every node goes back under both).
 
     .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
@@ -111,12 +120,13 @@ import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, node_recoveries, processed_again, relative_error,  # noqa: E402
-                    report, segflow_run)
+from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, median, node_recoveries, processed_again,  # noqa: E402
+                    relative_error, report, restored_age, segflow_run)
 
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
-    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, versioned_pending_window)
+    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, restore_lag,
+    versioned_pending_window)
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
@@ -503,16 +513,34 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
             "restart": resumed - run.killed_at, "went_back": sorted(went_back),
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
+            "transmit": transmit_delay(rates, hop_delays([x for x in lines if x[2] < run.killed_at])),
+            "checkpoint": mean([e["seconds"] for e in run.messages("checkpoint complete") if e["ts"] < run.killed_at]),
+            "restored_age": restored_age(run),
             "notes": notes}
 
 
+def transmit_delay(rates: Rates, hops: dict[int, list[float]]) -> float | None:
+    """t^tr measured: the median of every hop's time less the receiving node's service
+    time. At one record a batch and a low load, most tuples find no queue, so this is what
+    passing one tuple on costs (the channel, and in one process the other blocks' turns);
+    the median, as a burst of the machine's other load lengthens a few hops by tens of
+    milliseconds (the mean, the edge delay, with them) but not a replay's steady pace."""
+    return median([hop - rates.service_at(node) for node, times in hops.items() for hop in times])
+
+
 def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float) -> float:
+                          edge: float, transmit: float, checkpoint: float, age: float) -> float:
     """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
     ABS; under segment backup the lost segment and what is downstream of it, fed by the
     connector ``first`` that keeps running and replays its window): the restart measured,
-    the tuples' edge delay measured, and as ``t^n`` the slowest restarted node's service
-    time (4.2's bottleneck: the half block of replayed tuples passes every one of them)."""
+    the tuples' edge delay and transmit delay ``t^tr`` measured (:func:`transmit_delay`:
+    a replay sends its tuples one at a time, each after processing it: ``serial_send``),
+    the checkpoints' measured
+    duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
+    set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
+    mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
+    and as ``t^n`` the slowest restarted node's service time (4.2's bottleneck: the
+    replayed tuples pass every one of them)."""
     region = range(first, NODES + 1)
     chain = Pipeline(service=tuple(rates.service_at(n) if n > 1 else 1 / rates.arrival for n in region),
                      ratios=(1.0,) * (len(region) - 1),
@@ -520,8 +548,10 @@ def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], 
                      | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
                      barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
     slowest = max(rates.service_at(n) for n in region if n > first)
-    return recovery_delay(chain, Delays(edge=edge, transmit=0.0, read=0.0, write=0.0, normal=slowest, barrier=0.0,
-                                        ack=0.0, recover_response=restart, recover_misc=0.0))
+    return recovery_delay(chain, Delays(edge=edge, transmit=max(0.0, transmit), read=0.0, write=0.0,
+                                        normal=slowest, barrier=0.0, ack=0.0, recover_response=restart,
+                                        recover_misc=0.0, checkpoint=checkpoint, restored_age=age,
+                                        serial_send=True))
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
@@ -542,15 +572,29 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
             print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
             results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after,
                                                    victim))
-    edge = edge_delay(rates, [r for rounds in results.values() for r in rounds], "hops")
     summary = {}
     for name, rounds in results.items():
         _, _, first, connectors = setups[name]
         restart, delay = mean([r["restart"] for r in rounds]), mean([r["sink_delay"] for r in rounds])
-        model = predicted_worker_loss(rates, first, connectors, restart, edge)
-        summary[name] = {"recovery_s": round(delay, 3),
+        edge, checkpoint = edge_delay(rates, rounds, "hops"), mean([r["checkpoint"] for r in rounds])
+        transmit = mean([r["transmit"] for r in rounds])
+        if transmit is None:
+            raise RuntimeError(f"{name}: no hops were measured before the kills: give the runs more time (--run)")
+        models = [predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, checkpoint,
+                                        r["restored_age"]) for r in rounds]
+        model = mean(models)
+        summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
+                         "transmit_delay_ms": round(1000 * transmit, 2),
+                         "checkpoint_s": round(checkpoint, 3),
+                         "restored_age_s": round(mean([r["restored_age"] for r in rounds]), 3),
+                         "model_expected_recovery_s": round(predicted_worker_loss(
+                             rates, first, connectors, restart, edge, transmit, checkpoint,
+                             restore_lag(choice["interval"], checkpoint)), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
+                         "rounds_model_s": [round(m, 3) for m in models],
+                         "rounds_restart_s": [round(r["restart"], 3) for r in rounds],
+                         "rounds_restored_age_s": [round(r["restored_age"], 3) for r in rounds],
                          "model_recovery_s": round(model, 3),
                          "model_rel_error": round(relative_error(model, delay), 3), "restart_s": round(restart, 3),
                          "reprocessed": mean([sum(r["again"].values()) for r in rounds]),
@@ -566,13 +610,13 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         "dear_node": rates.dear, "dear_factor": rates.dear_factor, "batch_size": rates.batch_size,
         "connectors": connector_nodes, "interval_s": choice["interval"], "killed_node": victim,
         "connectors_chosen_by": results["segment"][0]["notes"],
+        "plan_predicted_recovery_s": round(choice["predicted_recovery_delay_s"], 3),
         "worker_loss_recovery_s": {name: s["recovery_s"] for name, s in summary.items()},
         "worker_loss_segment_over_abs": round(summary["segment"]["recovery_s"] / summary["abs"]["recovery_s"], 3),
         "reprocessed_segment_over_abs": round(summary["segment"]["reprocessed"] / summary["abs"]["reprocessed"], 3),
         "reprocessed_work_segment_over_abs": round(summary["segment"]["reprocessed_work_s"]
                                                    / summary["abs"]["reprocessed_work_s"], 3),
         "model_max_rel_error": max(s["model_rel_error"] for s in summary.values()),
-        "edge_delay_ms": round(1000 * edge, 2),
         "exactly_once": all(r["exactly_once"] for rounds in results.values() for r in rounds),
         "configs": summary})
 

@@ -73,6 +73,26 @@ def test_plan_calibrates_a_linear_job_and_prints_the_choice(tmp_path):
     assert "run with: --checkpoint-protocol segment --connectors " in result.stdout
 
 
+def test_plan_records_the_inputs_it_was_given_beside_those_it_measured(tmp_path):
+    state = f"file://{tmp_path}/state"
+    result = run_plan("tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out", "-p", "shape=linear",
+                      "-p", "events=100000", "-p", "rate=20000", "--segment-backup", "--calibrate", "1",
+                      "--restart-seconds", "0.05", "--checkpoint-seconds", "0.4", "--state", state)
+    assert result.returncode == 0, result.stderr
+    record = Catalog(open_backend(state), "segment_shapes").segment_choice()
+    assert record["given"]["restart_s"] == 0.05 and record["given"]["checkpoint_s"] == 0.4
+    # the restart, and a replay of half an interval and 1.5 checkpoints of input (4.2 alone: half an
+    # interval), each tuple at the mean service time and the transmit delay, at no less than the slowest
+    # channel's rate
+    measured = record["measured"]
+    per_tuple = sum(measured["service_s"].values()) / len(measured["service_s"]) + record["given"]["edge_s"]
+    replay = per_tuple * min(measured["flows"].values()) * (record["interval"] / 2 + 1.5 * 0.4)
+    assert record["predicted_recovery_delay_s"] >= 0.05 + 0.1 + replay
+    refused = run_plan("tests/recovery/jobs/segment_shapes.py", "-p", f"output={tmp_path}/out2", "-p", "shape=linear",
+                       "-p", "events=1000", "--segment-backup", "--calibrate", "0.5", "--checkpoint-seconds", "-1")
+    assert refused.returncode != 0 and "a checkpoint's duration >= 0" in refused.stderr
+
+
 @pytest.mark.parametrize("shape, paths", [("split", 2), ("merge", 2)])
 def test_plan_covers_jobs_that_split_and_merge_path_by_path(tmp_path, shape, paths):
     """The model runs per source-to-sink path: the calibration sees every path, and the

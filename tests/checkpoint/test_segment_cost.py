@@ -6,8 +6,8 @@ import pytest
 
 from segflow.checkpoint.segment_cost import (Delays, Pipeline, Prices, UnstableQueue, money_per_second,
                                              overhead_communication, overhead_storage, overhead_time,
-                                             pending_window, queue_wait, recovery_delay, response_time,
-                                             versioned_pending_window)
+                                             pending_window, queue_wait, recovery_delay, replayed_tuples, response_time,
+                                             restore_lag, versioned_pending_window)
 from segflow.errors import SegflowError
 
 DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.003, normal=0.01, barrier=0.05, ack=0.004,
@@ -78,3 +78,35 @@ def test_a_connector_replays_half_a_block_of_its_input():
                  block=25, rate=24, tuple_bytes=100, barrier_bytes=10, checkpoint_bytes=1000, ack_bytes=8)
     assert recovery_delay(p, DELAYS) == pytest.approx(0.75 + max(0.011 * 2 + 0.01 * 25 / 2,
                                                                  0.011 * 4 + 0.01 * 12.5 / 2))
+
+
+def test_restore_lag_is_half_an_interval_when_checkpoints_are_instant():
+    assert restore_lag(0.5, 0.0) == pytest.approx(0.25)
+    # completions every 0.5 + 0.2 s; the newest is 0.2 s old just after one, 0.9 s just before the next
+    assert restore_lag(0.5, 0.2) == pytest.approx((0.2 + 0.9) / 2)
+    with pytest.raises(SegflowError, match="interval must be > 0"):
+        restore_lag(0.0, 0.1)
+
+
+def test_a_slow_checkpoint_lengthens_the_replay():
+    p = pipeline()
+    assert replayed_tuples(p, DELAYS, 4) == pytest.approx(25 / 2)          # 4.2's half block
+    slow = dataclasses.replace(DELAYS, checkpoint=0.2)
+    interval = 24 / 24                                                      # (block - 1) / rate
+    assert replayed_tuples(p, slow, 4) == pytest.approx(25 * (interval / 2 + 0.3) / interval)
+    # every connector's catch-up replays 0.3 s more of the spout's output, at 0.01 s a tuple
+    assert recovery_delay(p, slow) - recovery_delay(p, DELAYS) == pytest.approx(0.01 * 25 * 0.3)
+
+
+def test_a_known_failure_moment_replays_what_came_since_its_cut():
+    p = pipeline()
+    known = dataclasses.replace(DELAYS, checkpoint=0.2, restored_age=0.1)
+    assert replayed_tuples(p, known, 4) == pytest.approx(25 * 0.1)          # 0.1 s of one block a second
+    assert recovery_delay(p, known) - recovery_delay(p, DELAYS) == pytest.approx(0.01 * 25 * (0.1 - 0.5))
+
+
+def test_a_node_that_sends_from_its_processing_thread_pays_both_per_replayed_tuple():
+    p = pipeline()
+    serial = dataclasses.replace(DELAYS, serial_send=True)
+    # 4.2 overlaps transmit (0.0005) and processing (0.01); in series each of the 12.5 replayed tuples costs both
+    assert recovery_delay(p, serial) - recovery_delay(p, DELAYS) == pytest.approx(0.0005 * 25 / 2)

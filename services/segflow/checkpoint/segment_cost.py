@@ -35,6 +35,16 @@ class Delays:
     ack: float                  # t^a: a version ack, sender and receiver
     recover_response: float     # t^rr: from a failure to the restart request
     recover_misc: float         # t^rm: adjusting states before nodes restart
+    # t^ck: from a checkpoint's trigger to its completion, when it becomes what a recovery
+    # restores (0: at once, as 4.2 assumes; see :func:`restore_lag`)
+    checkpoint: float = 0.0
+    # the restored cut's age at the failure, seconds, where the failure's moment is known
+    # (a measured failure); None: a failure at a random moment (:func:`restore_lag`)
+    restored_age: float | None = None
+    # a node passes each tuple on from the thread that processed it (segflow's replicas
+    # encode and queue every send themselves): a replayed tuple costs t^n + t^tr, where
+    # 4.2 overlaps them (the larger one)
+    serial_send: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,11 +111,35 @@ class Prices:
     per_stored_byte_second: float = 0.023 / 1e9 / (30 * 24 * 3600)
 
 
+def restore_lag(interval: float, checkpoint: float) -> float:
+    """Mean seconds from the cut of the newest restorable checkpoint to a failure at a
+    random moment. 4.2 charges half a block (``interval / 2``): a version is restorable the
+    moment it is cut. In segflow a checkpoint is triggered ``interval`` seconds after the
+    previous one ended and is restorable ``checkpoint`` seconds after its cut, so
+    completions come every ``interval + checkpoint`` seconds and the age of the newest one
+    runs from ``checkpoint`` to ``2 * checkpoint + interval`` between them."""
+    if interval <= 0 or checkpoint < 0:
+        raise SegflowError(f"a checkpoint interval must be > 0 and a checkpoint's duration >= 0, got {interval} "
+                           f"and {checkpoint}")
+    return 1.5 * checkpoint + interval / 2
+
+
+def replayed_tuples(p: Pipeline, d: Delays, i: int) -> float:
+    """Tuples of connector i-1's output that the nodes up to connector i process again
+    after a failure: its output since the restored cut, ``d.restored_age`` seconds of it
+    for a failure at a known moment, else the mean age (:func:`restore_lag`; 4.2's half
+    block ``l_{i-1}^{ob} / 2`` when ``d.checkpoint`` is 0)."""
+    interval = (p.block - 1) / p.rate
+    age = restore_lag(interval, d.checkpoint) if d.restored_age is None else d.restored_age
+    return p.output_block(i - 1) * age / interval
+
+
 def recovery_delay(p: Pipeline, d: Delays) -> float:
     """t^r (equation 4.2): until the last connector processes new tuples."""
+    per_tuple = max(d.read, d.transmit + d.normal) if d.serial_send else max(d.read, d.transmit, d.normal)
+
     def catch_up(i: int) -> float:
-        return (d.edge + d.normal) * p.upstream_length(i) + \
-            max(d.read, d.transmit, d.normal) * p.output_block(i - 1) / 2
+        return (d.edge + d.normal) * p.upstream_length(i) + per_tuple * replayed_tuples(p, d, i)
     return d.recover_response + d.recover_misc + max(catch_up(i) for i in p.connectors if i != 1)
 
 

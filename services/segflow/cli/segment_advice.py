@@ -5,8 +5,9 @@ The calibration runs the job in this process for ``--calibrate`` seconds and mea
 per block, the CPU seconds per tuple (its service time), its output ratio, and the
 spout's rate; the state store's write and read time per tuple is timed on a sample blob
 (in ``--state`` if given, else a temporary directory). What cannot be observed in one
-process (network delay, restart time, sizes) takes the documented defaults below, each
-overridable. The model is chapter 4's, per source-to-sink path for a job that splits or
+process (network delay, restart time, a checkpoint's duration, sizes) takes the documented
+defaults below, each overridable; the record keeps them (``given``) apart from what was
+measured. The model is chapter 4's, per source-to-sink path for a job that splits or
 merges (:mod:`segflow.checkpoint.segment_cost_dag` says how the paths combine).
 """
 from __future__ import annotations
@@ -92,7 +93,8 @@ def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoin
     write, read = _store_seconds_per_tuple(state_url, s3_endpoint)
     delays = Delays(edge=NETWORK_PER_TUPLE, transmit=NETWORK_PER_TUPLE, read=read, write=write,
                     normal=sum(dag.service.values()) / len(dag.service), barrier=BARRIER_SECONDS, ack=ACK_SECONDS,
-                    recover_response=args.restart_seconds, recover_misc=0.1)
+                    recover_response=args.restart_seconds, recover_misc=0.1, checkpoint=args.checkpoint_seconds,
+                    serial_send=True)
     try:
         choice = choose(dag, delays, _prices(args.prices), args.max_recovery_delay)
     except UnstableQueue as exc:
@@ -118,7 +120,10 @@ def advise(graph: JobGraph, args: argparse.Namespace, state_url: str, s3_endpoin
                   "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "measured": {"rate": dag.rate, "service_s": {str(b): t for b, t in sorted(dag.service.items())},
                                "flows": {f"{u}>{v}": f for (u, v), f in sorted(dag.flows.items())},
-                               "write_s_per_tuple": write, "read_s_per_tuple": read}}
+                               "write_s_per_tuple": write, "read_s_per_tuple": read},
+                  "given": {"restart_s": delays.recover_response, "recover_misc_s": delays.recover_misc,
+                            "checkpoint_s": delays.checkpoint, "edge_s": delays.edge, "barrier_s": delays.barrier,
+                            "ack_s": delays.ack}}
         Catalog(open_backend(state_url, s3_endpoint), job_name).write_segment_choice(record)
         print(f"recorded beside job {job_name!r} in {redact_url(state_url)}: segflow run --checkpoint-protocol "
               "segment --connectors auto (the default) uses this choice while the pipeline keeps this layout")

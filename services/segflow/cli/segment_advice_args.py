@@ -24,4 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="with --state: record the measurements and the choice for this job (default: the "
                             "module's name), where segflow run --connectors auto finds them")
     group.add_argument("--restart-seconds", type=float, default=RESTART_SECONDS,
-                       help=f"time until restored processes run (default: {RESTART_SECONDS})")
+                       help=f"time until restored processes run (default: {RESTART_SECONDS}; with standby workers "
+                            "a restart takes tens of milliseconds)")
+    group.add_argument("--checkpoint-seconds", type=float, default=0.0, metavar="SECONDS",
+                       help="a checkpoint's time from its trigger to its completion, as the web view shows it: a "
+                            "recovery replays that much more input (default: 0, the thesis's model)")
