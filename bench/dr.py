@@ -18,8 +18,8 @@ too) and west takes over with ``failoverAfterSeconds: 2``. Configurations: ``<mo
   west's S3 requests (all of them, and those under the job's keys, without the operator's
   lease reads);
 * where the RTO goes: from the fault to west taking the lease (``fault_to_takeover_s``:
-  the namespace's deletion reaching east's operator, which then stops renewing, plus
-  ``failoverAfterSeconds``), and from the takeover to the first commit
+  east's operator seeing its namespace's ``deletionTimestamp`` on a watch, which then
+  stops renewing, plus ``failoverAfterSeconds``), and from the takeover to the first commit
   (``takeover_to_commit_s``: what the standby mode changes: pods, restore, first
   checkpoint);
 * rounds that could not be timed (``failed_rounds``: say a loaded machine let east's
