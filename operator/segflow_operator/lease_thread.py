@@ -31,6 +31,7 @@ class LeaseThread:
         self.lock = threading.Lock()
         self.wanted: tuple[bool, int, str] = (False, 0, "")
         self.latest: LeaseDecision | None = None
+        self.abandoned = ""                  # why this cluster can no longer run the job ("" while it can)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"lease {keeper.store.key}", daemon=True)
         self.thread.start()
@@ -39,6 +40,8 @@ class LeaseThread:
         """The latest decision, stepped now if there is none yet or the loop wants
         something else (a release is written at once, not a step later)."""
         with self.lock:
+            if self.abandoned:
+                return LeaseDecision(Move.LOST, self.abandoned)
             wanted = (release, adopt_generation, adopt_role)
             if self.latest is None or wanted != self.wanted:
                 self.wanted = wanted
@@ -58,12 +61,22 @@ class LeaseThread:
     def _run(self) -> None:
         while not self.stopped.wait(step_seconds(self.keeper.dr.failover_after)):
             with self.lock:
-                if self.latest is None:           # the loop has not said what it wants yet
+                if self.latest is None or self.abandoned:    # nothing wanted yet, or never again
                     continue
                 try:
                     self._step()
                 except Exception:                  # noqa: BLE001 - one failed step must not end the lease's thread
                     log.exception("lease step of %s failed; trying again", self.keeper.store.key)
+
+    def abandon(self, reason: str) -> None:
+        """The job can no longer run in this cluster (``reason``: its namespace is being
+        deleted): no step writes the lease again, so it goes stale now rather than when the
+        operator lets the StreamJob go. A step writing now finishes first (the lock); the
+        job's processes are fenced at the deadline of the last renewal, as if this operator
+        had died."""
+        with self.lock:
+            self.abandoned = reason
+            self.stopped.set()
 
     def stop(self) -> None:
         """No more steps (this operator lets the job go): the lease is no longer renewed."""

@@ -22,6 +22,7 @@ from . import failpoints, job_tls, manifests, metrics
 from .kube import Kube, now
 from .lease_keeper import LeaseKeeper
 from .lease_thread import LeaseThread
+from .namespace_watch import NamespaceWatch
 from .follow_probe import probe
 from .observe import pod_view
 from .reconcile import CreateWorkers, Decision, DeletePods, Deploy, Event, Observed, Savepoint, decide
@@ -53,6 +54,8 @@ class JobLoop:
         self.backoff = Backoff()
         self.progress_store: tuple | None = None     # ((output, endpoint), store) of the batch stage
         self.lease: LeaseThread | None = None
+        self.namespace_watch: NamespaceWatch | None = None
+        self.terminating = ""                # why the job's namespace can no longer run it ("" while it can)
         self.woken = threading.Event()       # the lease's thread changed whether this cluster runs the job
 
     @property
@@ -61,6 +64,8 @@ class JobLoop:
 
     def close(self) -> None:
         self.watcher.close()
+        if self.namespace_watch is not None:
+            self.namespace_watch.stop()
         if self.lease is not None:
             self.lease.close()
 
@@ -70,7 +75,7 @@ class JobLoop:
         self.woken.clear()
 
     def step(self) -> None:
-        if self.backoff.waiting:
+        if self.backoff.waiting or self.terminating:       # a deleting namespace takes the job's objects
             return
         body = self.kube.get_job(self.namespace, self.name)
         if body is None or body["metadata"].get("deletionTimestamp"):
@@ -121,6 +126,8 @@ class JobLoop:
                 self.lease.close()
             keeper = LeaseKeeper(dr, manifests.state_job_name(self.namespace, self.name))
             self.lease = LeaseThread(keeper, self.woken.set, self._took_over)
+        if self.namespace_watch is None:
+            self.namespace_watch = NamespaceWatch(self.kube.core, self.namespace, self._namespace_terminating)
         assert self.lease is not None
         keeper.dr = dr                               # a new role or failover time applies at once
         previous = status.disaster_recovery or DisasterRecoveryStatus()
@@ -142,6 +149,14 @@ class JobLoop:
         self.watcher.follow("")
         self._apply(body, spec, status, decision)
         return None
+
+    def _namespace_terminating(self, reason: str) -> None:
+        """Called by the namespace's watch once the namespace is going: the job's coordinator
+        cannot come back here, so the lease goes stale now and the standby takes over."""
+        self.terminating = reason
+        if self.lease is not None:
+            self.lease.abandon(reason)
+        self.woken.set()
 
     def _took_over(self, decision: LeaseDecision) -> None:
         """Called by the lease's thread once per takeover."""

@@ -24,11 +24,15 @@ def test_the_primary_creates_the_first_generation_and_the_standby_waits():
     assert decide("west", "standby", TTL, None, Observation(None), 100.0).move is Move.STAND_BY
 
 
-def test_the_holder_renews_after_a_quarter_of_the_ttl_and_holds_in_between():
-    held = lease()
+def test_the_holder_renews_at_the_last_step_before_a_quarter_of_the_ttl_and_holds_in_between():
+    held = lease()       # TTL 10: a step a second, a quarter 2.5 s
     assert decide("east", "primary", TTL, held, Observation(held), 101.0).move is Move.HOLD
-    renew = decide("east", "primary", TTL, held, Observation(held), 102.5)
-    assert renew.move is Move.RENEW and renew.write.renewed_at == 102.5 and renew.write.generation == 1
+    assert decide("east", "primary", TTL, held, Observation(held), 101.4).move is Move.HOLD
+    renew = decide("east", "primary", TTL, held, Observation(held), 101.5)
+    assert renew.move is Move.RENEW and renew.write.renewed_at == 101.5 and renew.write.generation == 1
+    short = Lease("east", 1, 100.0, 2.0)       # a step a quarter second, a quarter 0.5 s: renewed every step
+    assert decide("east", "primary", 2.0, short, Observation(short), 100.2).move is Move.HOLD
+    assert decide("east", "primary", 2.0, short, Observation(short), 100.25).move is Move.RENEW
 
 
 def test_a_standby_takes_over_only_after_seeing_the_same_lease_for_the_ttl():

@@ -110,3 +110,28 @@ def test_the_lease_is_kept_on_a_thread_of_its_own_however_long_a_reconcile_takes
     finally:
         east_lease.stop()
         west_lease.stop()
+
+
+def test_an_abandoned_lease_is_never_written_again_whatever_the_loop_asks(clusters):
+    """Once the job's namespace goes, the holder abandons the lease: its thread writes no
+    renewal, a loop still asking (even for a release or another generation) gets LOST and
+    writes nothing either, and the standby takes over a TTL after the last renewal."""
+    east, west = clusters("east", "primary"), clusters("west", "standby")
+    east_lease = LeaseThread(east, lambda: None, lambda _: None)
+    west_lease = LeaseThread(west, lambda: None, lambda _: None)
+    try:
+        assert east_lease.decision(False, 0, "").move is Move.CREATE
+        assert west_lease.decision(False, 0, "").move is Move.STAND_BY
+        time.sleep(TTL)
+        east_lease.abandon("namespace dr is being deleted")
+        last, _ = east.store.read()
+        for wanted in [(False, 0, ""), (True, 0, ""), (False, 1, "primary")]:
+            refused = east_lease.decision(*wanted)
+            assert refused.move is Move.LOST and not refused.active and "namespace dr" in refused.reason
+        time.sleep(TTL / 2)
+        assert east.store.read()[0] == last, "the lease was written after it was abandoned"
+        wait_for(lambda: west.held is not None, timeout=TTL + 4 * step_seconds(TTL) + 2, every=0.1)
+        assert west.held.generation == 2 and west.held.previous_renewed_at == last.renewed_at
+    finally:
+        east_lease.stop()
+        west_lease.stop()

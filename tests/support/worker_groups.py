@@ -5,6 +5,7 @@ from __future__ import annotations
 GROUP_OF_FIXTURE = {"cluster": "kubernetes", "sites": "kubernetes", "helm": "kubernetes", "spark": "spark",
                     "images": "images"}
 GROUP_OF_PATH = {"tests/k8s/": "kubernetes", "tests/disaster/test_failover.py": "kubernetes",
+                 "tests/disaster/test_namespace_detection.py": "kubernetes",
                  "tests/images/test_cluster_pods.py": "kubernetes",     # before tests/images/: first match wins
                  "tests/spark/": "spark", "tests/images/": "images"}
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from ..errors import SegflowError
 
 GUARD_SECONDS = 2.0
-RENEW_FRACTION = 0.25        # renew after a quarter of the ttl
+RENEW_FRACTION = 0.25        # renew by a quarter of the ttl (at the last step before it)
 LONGEST_STEP = 1.0
 
 
@@ -76,6 +76,16 @@ def step_seconds(ttl: float) -> float:
     return min(LONGEST_STEP, ttl * RENEW_FRACTION / 2)
 
 
+def renewal_due(elapsed: float, ttl: float) -> bool:
+    """Whether a holder that renewed ``elapsed`` seconds ago renews at this step: at the
+    last step before ``ttl * RENEW_FRACTION`` has passed, not the first one after it, so
+    the write starts by then even when steps come on time (every step at a 2 s ttl). The
+    step that :func:`shortest_safe_ttl` still counts is then margin for an operator
+    thread or a store write that comes late, which fences the holder's job if it is late
+    past the deadline."""
+    return elapsed + step_seconds(ttl) >= ttl * RENEW_FRACTION
+
+
 def shortest_safe_ttl(store_seconds: float, publish_seconds: float, clock_rate_error: float,
                       step: float | None = None) -> float:
     """The shortest ``ttl`` that keeps both promises of the lease, to 0.01 s:
@@ -88,8 +98,9 @@ def shortest_safe_ttl(store_seconds: float, publish_seconds: float, clock_rate_e
       ``clock_rate_error`` (0.001 is 86 s a day): ``(ttl - guard) / (1 - e) +
       publish_seconds < ttl / (1 + e)``;
     - *liveness*: a holder that can reach the store renews before its deadline, or its
-      job stops though nothing failed: it renews once ``ttl * RENEW_FRACTION`` has passed,
-      at its next step (``step``, default :func:`step_seconds`), and the write takes up
+      job stops though nothing failed: it renews by ``ttl * RENEW_FRACTION``
+      (:func:`renewal_due`), counted here one step (``step``, default
+      :func:`step_seconds`) later as margin for a late thread, and the write takes up
       to ``store_seconds``: ``ttl * RENEW_FRACTION + step + store_seconds < ttl - guard``.
 
     Both sides grow with ``ttl`` between the guard's bends, so the least ``ttl`` meeting
@@ -159,7 +170,7 @@ def decide(me: str, role: str, ttl: float, held: Lease | None, seen: Observation
         if release:
             return LeaseDecision(Move.RELEASE, "handing the job over to the primary",
                                  replace(lease, renewed_at=now, released=True))
-        if now - lease.renewed_at >= ttl * RENEW_FRACTION or lease.ttl != ttl:
+        if renewal_due(now - lease.renewed_at, ttl) or lease.ttl != ttl:
             return LeaseDecision(Move.RENEW, "renewing the lease", replace(lease, renewed_at=now, ttl=ttl))
         return LeaseDecision(Move.HOLD, "holding the lease")
     if held is not None:
