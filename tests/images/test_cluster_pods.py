@@ -9,12 +9,15 @@ import ipaddress
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from nexmark.oracle import nexmark_lines
 from support.clusters import TEST_CLUSTER, Cluster, ensure_built, installed_operator, wait_for
 from support.containers import BUILD_TIMEOUT, build_images
+from support.podfiles import innermost
+from support.processes import ROOT
 
 NAME = f"{TEST_CLUSTER}-pods"
 EVENTS = 2000
@@ -173,3 +176,38 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
                           .get("phase") in ("Completed", "Failed") and s, 120, "the unwritable StreamJob to end")
         assert status["phase"] == "Failed"
         assert "PermissionError: [Errno 13] Permission denied: '/app/out'" in status["message"], status
+
+
+def test_a_job_pod_sees_only_its_image_and_finds_the_coordinator_by_its_service_at_a_pod_ip(sandbox_cluster):
+    """While a StreamJob runs, one of its worker containers, seen through its own root and
+    environment: the image's filesystem (its /app, its Python), none of the host's (no
+    checkout, no virtualenv); the coordinator's headless Service name resolves in the pod
+    to the coordinator's pod IP, which is where the worker was told to reach it, in the
+    cluster's pod network and not a loopback address."""
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    with installed_operator(cluster, "isolated"):
+        job = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob",
+               "metadata": {"name": "slow", "namespace": "isolated"},
+               "spec": {"image": "segflow/engine:0.1.0", "parallelism": 1, "checkpointing": {"protocol": "none"},
+                        "job": {"module": "examples.nexmark_q0",
+                                "parameters": {"output": "/tmp/out", "events": "100000", "rate": "1000"}}}}
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        worker = wait_for(lambda: next((p["metadata"]["name"] for p in cluster.get("pods", "-n", "isolated")["items"]
+                                        if "worker" in p["metadata"]["name"] and
+                                        p["status"].get("phase") == "Running"), None), 120, "a running worker pod")
+        pid = wait_for(lambda: innermost(cluster, worker, "worker", "isolated"), 30, "the worker's process")
+        root = f"/proc/{pid}/root"
+        assert os.readlink(root) != "/", "the worker runs in a root of its own"
+        assert os.path.isdir(f"{root}/app/examples"), "the engine image's /app"
+        for host_path in (ROOT, os.path.join(ROOT, ".venv"), sys.prefix):
+            assert not os.path.exists(root + host_path), f"{host_path} of the host is visible in the pod"
+        with open(f"/proc/{pid}/cmdline") as f:
+            argv = f.read().split("\0")
+        coordinator = argv[argv.index("--coordinator") + 1].rsplit(":", 1)[0]
+        assert ipaddress.ip_address(coordinator) in network and not ipaddress.ip_address(coordinator).is_loopback
+        with open(f"{root}/etc/hosts") as f:
+            names = {name: line.split()[0] for line in f if not line.startswith("#") for name in line.split()[1:]}
+        assert names["slow-coordinator"] == coordinator, "the Service name resolves to the coordinator's pod IP"
+        assert names["slow-coordinator.isolated.svc.cluster.local"] == coordinator
+        cluster.kubectl("delete", "sj", "slow", "-n", "isolated", "--wait=true", timeout=120)

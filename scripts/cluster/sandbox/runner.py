@@ -2,8 +2,17 @@
 namespace, ``unshare`` new mount, pid, UTS and IPC namespaces, and there a short setup
 script (host tools, by absolute path) that mounts the image's root filesystem under a
 writable overlay layer of the container's own, ``/proc``, ``/sys`` and a minimal ``/dev``,
-sets the hostname, and ``exec``s ``unshare --root`` into it as the image's user. Nothing
+sets the hostname, and runs ``unshare --root`` into it as the image's user. Nothing
 of the host's filesystem is mounted inside unless a caller's volume puts it there.
+
+The setup script stays as the pid namespace's init and waits for the container's process,
+exiting with its status (128 + the signal's number for a killed one, as a kubelet reports
+it): were the container's process that init itself, the outer ``unshare --fork`` would
+report a SIGKILLed container as exit 1 ("sigprocmask unblock failed: Invalid argument",
+util-linux 2.38 re-raising SIGKILL). Started in the background, it gets SIGINT and SIGQUIT
+back to their defaults (``env --default-signal``), which a shell ignores for background
+commands. The init ignores SIGTERM (no handler), so a SIGTERM to the container's process
+group reaches the container's process alone.
 
 crun from Debian would do the same from the bundle's config.json, but refuses here:
 "cgroups in hybrid mode not supported" with ``--cgroup-manager=disabled``
@@ -57,7 +66,11 @@ done
 /usr/bin/ln -s /proc/self/fd/1 "$merged/dev/stdout"
 /usr/bin/ln -s /proc/self/fd/2 "$merged/dev/stderr"
 /usr/bin/hostname "$name"
-exec /usr/bin/unshare --root="$merged" --wd="$cwd" --setgid="$gid" --setuid="$uid" -- "$@"
+/usr/bin/env --default-signal=INT,QUIT \
+    /usr/bin/unshare --root="$merged" --wd="$cwd" --setgid="$gid" --setuid="$uid" -- "$@" &
+code=0
+wait $! || code=$?
+exit $code
 """
 
 
