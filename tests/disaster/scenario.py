@@ -4,6 +4,7 @@ output, the oracle's answer)."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import glob
 import json
 import os
@@ -13,7 +14,7 @@ import signal
 import redis
 
 from segflow.coordinator.checkpoints import REVISION_IDS
-from support.clusters import Cluster, local_chart_values, wait_for
+from support.clusters import Cluster, local_chart_values, reachable_from_pods, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
 
@@ -25,18 +26,25 @@ S3_SECRET = "s3-secret-2b8e1d44"
 
 
 class Site:
-    """One cluster of the pair, with the operator installed and the job namespace ready."""
+    """One cluster of the pair, with the operator installed and the job namespace ready.
+    Its pods have network namespaces of their own (netns mode) and reach the S3 and Redis
+    servers on the host's loopback through relays in its node namespace
+    (support.clusters.reachable_from_pods), so a partition can cut them off for real
+    (partition.py). Their containers still run from the host's filesystem, not the engine
+    image: the job file (jobs/) reaches pods from images only by a configMap volume, which
+    the node agent does not mount yet."""
 
     def __init__(self, name: str, s3_endpoint: str):
         self.name = name
-        # loopback pod network: the operator and job pods reach S3 (through the proxy the
-        # partition test cuts) and Redis on the host's loopback; in netns mode they would need
-        # support.clusters.reachable_from_pods, and the cut could become a real one.
-        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="loopback")
-        self.s3_endpoint = s3_endpoint
+        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="netns")
+        self.host_s3_endpoint = s3_endpoint
+        self.s3_endpoint = s3_endpoint        # as the pods reach it, once up
+        self.relays = contextlib.ExitStack()
+        self.pod_urls: dict[str, str] = {}
 
     def up(self) -> None:
         self.cluster.up()
+        self.s3_endpoint = self.pod_url(self.host_s3_endpoint)
         # the operator keeps the lease in S3: its credentials from a Secret, as a site would
         self.cluster.kubectl("create", "namespace", "segflow-system")
         self.s3_secret("segflow-system")
@@ -44,6 +52,13 @@ class Site:
                           "--namespace", "segflow-system", "--wait", "--timeout", "90s",
                           "--set", "envFrom[0].secretRef.name=segflow-s3", *local_chart_values((self.s3_endpoint,)))
         self.namespace()
+
+    def pod_url(self, url: str) -> str:
+        """``url`` of a server on the host's loopback as this site's pods reach it (a relay
+        kept until the site goes down)."""
+        if url not in self.pod_urls:
+            self.pod_urls[url] = self.relays.enter_context(reachable_from_pods(self.cluster, url))
+        return self.pod_urls[url]
 
     def s3_secret(self, namespace: str) -> None:
         self.cluster.kubectl("create", "secret", "generic", "segflow-s3", "-n", namespace,
@@ -70,6 +85,8 @@ class Site:
             self.namespace()
 
     def down(self) -> None:
+        self.relays.close()
+        self.pod_urls.clear()
         self.cluster.down()
 
     def kill(self) -> list[int]:
@@ -126,8 +143,8 @@ class Scenario:
         pipe.execute()
 
     def manifest(self, site, role: str) -> dict:
-        parameters = {"redis": self.redis_url, "source": self.source, "sink": self.sink, "events": self.events,
-                      "rate": self.rate, **self.extra}
+        parameters = {"redis": site.pod_url(self.redis_url), "source": self.source, "sink": self.sink,
+                      "events": self.events, "rate": self.rate, **self.extra}
         checkpointing = {"protocol": self.protocol, "intervalSeconds": 1,
                          **({"connectors": self.connectors} if self.connectors else {})}
         return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
