@@ -138,7 +138,7 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
     """helm install of the chart: the operator runs from its image (Ready by its probes at
     its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
-    image; the job's output, written inside the workers' own layers, equals the DuckDB
+    image; the job's output, written to the workers' emptyDir at /tmp, equals the DuckDB
     oracle's. A job told to write where the image's user may not fails, and says why."""
     cluster = sandbox_cluster
     network = ipaddress.ip_network(cluster.info()["podNetwork"])
@@ -159,8 +159,8 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
         lines = []
         for pod in workers:
             meta = pod["metadata"]
-            output = os.path.join(cluster.pods_dir(), f"jobs_{meta['name']}_{meta['uid'][:8]}", "containers",
-                                  "worker", "upper", "tmp", "q0-out")
+            output = os.path.join(cluster.pods_dir(), f"jobs_{meta['name']}_{meta['uid'][:8]}", "volumes",
+                                  "kubernetes.io~empty-dir", "tmp", "q0-out")     # the pod's emptyDir at /tmp
             for part in os.listdir(output):
                 with open(os.path.join(output, part)) as f:
                     lines += f.read().splitlines()

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO
 
 from .bundle import Bundle
@@ -78,18 +78,37 @@ class VolumeError(ValueError):
     """A volume's target cannot be mounted safely."""
 
 
-def check_target(rootfs: str, target: str) -> None:
-    """Refuse a volume target under a symbolic link of the image: the setup script's
-    ``mkdir -p`` and ``mount`` would follow an absolute link out of the container's root
-    into the host's (runtimes resolve such links inside the root; this one does not)."""
+MAX_LINKS = 40      # as the kernel's path walk
+
+
+def resolve_target(rootfs: str, target: str) -> str:
+    """``target`` with the image's symbolic links on its way resolved inside the image's
+    root, as runtimes do (``/var/run/secrets`` is ``/run/secrets`` when /var/run links to
+    /run): the setup script's ``mkdir -p`` and ``mount`` would otherwise follow an absolute
+    link out of the container's root into the host's."""
     if not target.startswith("/") or ".." in target.split("/"):
         raise VolumeError(f"volume target {target!r} must be an absolute path without '..'")
-    path = rootfs
-    for part in target.strip("/").split("/"):
-        path = os.path.join(path, part)
-        if os.path.islink(path):
-            raise VolumeError(f"volume target {target!r} lies under the image's symbolic link "
-                              f"{path[len(rootfs):]!r}: mount it at the link's destination instead")
+    pending, links = [p for p in target.split("/") if p], 0
+    resolved: list[str] = []
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            resolved = resolved[:-1]
+            continue
+        path = os.path.join(rootfs, *resolved, part)
+        if not os.path.islink(path):
+            resolved.append(part)
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            raise VolumeError(f"volume target {target!r}: too many symbolic links in the image on its way")
+        link = os.readlink(path)
+        if link.startswith("/"):
+            resolved = []
+        pending = [p for p in link.split("/") if p] + pending
+    return "/" + "/".join(resolved)
 
 
 @dataclass(frozen=True)
@@ -122,22 +141,23 @@ def command_line(rootfs: str, process: Process, netns: str, layout: Layout, host
             process.cwd, str(len(volumes)), *mounts, *process.argv]
 
 
-def prepare(bundle: Bundle, directory: str, volumes: Sequence[Volume] = ()) -> Layout:
-    """Check the volumes' targets and make the container's writable layer's directories."""
-    for volume in volumes:
-        check_target(bundle.rootfs, volume.target)
+def prepare(bundle: Bundle, directory: str, volumes: Sequence[Volume] = ()) -> tuple[Layout, list[Volume]]:
+    """Make the container's writable layer's directories; the volumes with their targets
+    resolved inside the image's root (:func:`resolve_target`), parents before what lies
+    under them (mounted in that order, a parent would otherwise hide its children)."""
     layout = Layout(directory)
     for path in (layout.upper, layout.work, layout.merged):
         os.makedirs(path, exist_ok=True)
-    return layout
+    resolved = [replace(v, target=resolve_target(bundle.rootfs, v.target)) for v in volumes]
+    return layout, sorted(resolved, key=lambda v: v.target.count("/"))
 
 
 def start(bundle: Bundle, process: Process, netns: str, directory: str, hostname: str,
           output: IO[bytes] | int | None = None, volumes: Sequence[Volume] = ()) -> subprocess.Popen[bytes]:
     """Start the container (its writable layer under ``directory``, which must be new or
     empty); stdout and stderr go to ``output``. Stop it with :func:`kill`."""
-    layout = prepare(bundle, directory, volumes)
-    return subprocess.Popen(command_line(bundle.rootfs, process, netns, layout, hostname, volumes), env=process.env,
+    layout, resolved = prepare(bundle, directory, volumes)
+    return subprocess.Popen(command_line(bundle.rootfs, process, netns, layout, hostname, resolved), env=process.env,
                             stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT if output else None,
                             start_new_session=True)
 
