@@ -79,6 +79,24 @@ def test_nothing_of_the_host_is_visible_inside(images, tmp_path):
     assert seen["pids"] == [1], "the container's process is pid 1 of a pid namespace of its own"
 
 
+def test_the_process_has_the_pods_groups_and_a_missing_command_exits_127(images, tmp_path):
+    """The fsGroup and supplementalGroups are the process's supplementary groups (util-linux's
+    unshare cannot set them; the runner's last step does); a command the image lacks ends
+    the container with 127 and says so."""
+    engine = images["engine"]
+    process = process_of(engine.image(), {"command": ["id", "-G"]}, {}, engine.read("/etc/passwd"),
+                         engine.read("/etc/group"), {"fsGroup": 4242, "supplementalGroups": [5000]})
+    name = f"segflow-test-{os.getpid()}-groups"
+    with isolated(str(tmp_path / "netns"), name):
+        started = runner.start(engine, process, name, str(tmp_path / "container"), "test-pod", subprocess.PIPE)
+        output, _ = started.communicate(timeout=60)
+        assert runner.kill(started) == 0
+        assert sorted(output.split()) == [b"10001", b"4242", b"5000"]      # the kernel keeps them sorted
+    missing = run_container(engine, {"command": ["no-such-command"]}, str(tmp_path / "missing"))
+    assert missing.exit_code == 127
+    assert "cannot run 'no-such-command' in the container: No such file or directory" in missing.output
+
+
 def test_each_container_writes_to_a_layer_of_its_own(images, tmp_path):
     """A file one container writes is neither in the next container of the same image nor
     in the image's unpacked root filesystem."""

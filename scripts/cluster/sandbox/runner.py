@@ -2,8 +2,8 @@
 namespace, ``unshare`` new mount, pid, UTS and IPC namespaces, and there a short setup
 script (host tools, by absolute path) that mounts the image's root filesystem under a
 writable overlay layer of the container's own, ``/proc``, ``/sys`` and a minimal ``/dev``,
-sets the hostname, and ``exec``s ``unshare --root`` into it as the image's user. Nothing
-of the host's filesystem is mounted inside unless a caller's volume puts it there.
+sets the hostname, and ``exec``s into it (chroot) as the image's user with the pod's
+groups. Nothing of the host's filesystem is mounted inside unless a caller's volume puts it there.
 
 crun from Debian would do the same from the bundle's config.json, but refuses here:
 "cgroups in hybrid mode not supported" with ``--cgroup-manager=disabled``
@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -22,13 +23,15 @@ from typing import IO
 from .bundle import Bundle
 from .process import Process
 
-# $1.. = lower upper work merged hostname uid gid cwd, the number of volumes and for each its
-# source, target and mode (rw or ro), then the container's argv. PATH is the container's (for
-# execvp inside the root), so host tools are named by absolute path.
+# $1.. = lower upper work merged hostname uid gid groups (comma-separated) cwd, the host's
+# Python and ENTER (below), the number of volumes and for each its source, target and mode (rw or ro), then
+# the container's argv. PATH is the container's (for execvp inside the root), so host tools
+# are named by absolute path.
 SETUP = r"""
 set -eu
-lower=$1 upper=$2 work=$3 merged=$4 name=$5 uid=$6 gid=$7 cwd=$8 volumes=$9
-shift 9
+lower=$1 upper=$2 work=$3 merged=$4 name=$5 uid=$6 gid=$7 groups=$8 cwd=$9 python=${10} enter=${11}
+volumes=${12}
+shift 12
 /usr/bin/mount -t overlay overlay -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$merged"
 while [ "$volumes" -gt 0 ]; do
     source=$1 target=$merged$2 mode=$3
@@ -57,7 +60,24 @@ done
 /usr/bin/ln -s /proc/self/fd/1 "$merged/dev/stdout"
 /usr/bin/ln -s /proc/self/fd/2 "$merged/dev/stderr"
 /usr/bin/hostname "$name"
-exec /usr/bin/unshare --root="$merged" --wd="$cwd" --setgid="$gid" --setuid="$uid" -- "$@"
+exec "$python" -I -S -c "$enter" "$merged" "$cwd" "$uid" "$gid" "$groups" "$@"
+"""
+# The last step, in the host's Python (given its path: it runs before the root changes):
+# util-linux's ``unshare --setuid`` clears the supplementary groups and cannot set them, but
+# a pod's fsGroup must be one. A command that cannot be run exits 127, as from a shell.
+ENTER = r"""
+import os, sys, warnings    # execvp imports warnings: after the chroot the host's modules are gone
+root, cwd, uid, gid, groups, *argv = sys.argv[1:]
+os.chroot(root)
+os.chdir(cwd)
+os.setgroups([int(g) for g in groups.split(",") if g])
+os.setgid(int(gid))
+os.setuid(int(uid))
+try:
+    os.execvp(argv[0], argv)
+except OSError as exc:
+    print(f"segflow sandbox: cannot run {argv[0]!r} in the container: {exc.strerror}", file=sys.stderr)
+    sys.exit(127)
 """
 
 
@@ -138,7 +158,8 @@ def command_line(rootfs: str, process: Process, netns: str, layout: Layout, host
             "unshare", "--mount", "--pid", "--uts", "--ipc", "--fork", "--kill-child", "--propagation", "private",
             "--", "/bin/sh", "-c", SETUP, "sandbox-setup",
             rootfs, layout.upper, layout.work, layout.merged, hostname, str(process.uid), str(process.gid),
-            process.cwd, str(len(volumes)), *mounts, *process.argv]
+            ",".join(map(str, process.groups)), process.cwd, sys.executable, ENTER, str(len(volumes)), *mounts,
+            *process.argv]
 
 
 def prepare(bundle: Bundle, directory: str, volumes: Sequence[Volume] = ()) -> tuple[Layout, list[Volume]]:
