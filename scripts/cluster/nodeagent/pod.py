@@ -15,6 +15,7 @@ from sandbox.process import ImageConfigError
 from sandbox.runner import Volume, VolumeError
 
 from .container import Container
+from .events import Recorder
 from .kube import Kube
 from . import volumedirs, volumes
 from .podspec import ContainerConfigError, Lookup, UnknownImage, command_line, environment, expand, repository
@@ -106,7 +107,7 @@ class Pod:
         return None
 
     # ------------------------------------------------------------ lifecycle
-    def tick(self, kube: Kube) -> None:
+    def tick(self, kube: Kube, recorder: Recorder) -> None:
         if not self.deleting and self.failure is None:
             for c in self.containers:
                 if c.due():
@@ -114,6 +115,10 @@ class Pod:
         for c in self.containers:
             c.tick(self.deleting)
         self.report(kube)
+        for c in self.containers:
+            for event in c.events:
+                recorder.record(kube, self.body, event)
+            c.events.clear()
 
     def delete(self, grace: float) -> None:
         """The pod is being deleted: stop its containers within ``grace`` seconds."""
