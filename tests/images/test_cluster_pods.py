@@ -139,10 +139,79 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
 
 
+# Reads what the kubelet would have mounted, as the image's user, and says what it found.
+READ_VOLUMES = """
+import json, os
+def write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        return "written"
+    except OSError as exc:
+        return exc.strerror
+while not os.path.exists("/shared/from-writer"):
+    pass
+print(json.dumps({
+    "ids": [os.getuid(), os.getgid()], "groups": os.getgroups(), "shared": open("/shared/from-writer").read(),
+    "shared_gid": os.stat("/shared").st_gid, "app": open("/etc/app.yaml").read(),
+    "token": open("/var/run/creds/token").read(), "token_mode": oct(os.stat("/var/run/creds/token").st_mode & 0o777),
+    "name": open("/podinfo/name").read(), "labels": open("/podinfo/labels").read(),
+    "projected": sorted(os.listdir("/projected")), "config": write("/config/x"),
+    "scratch_ro": write("/scratch-ro/x"), "tmp": write("/tmp/x")}))
+"""
+
+
+def test_volumes_are_mounted_as_a_kubelet_mounts_them(sandbox_cluster):
+    """A pod with every supported kind of volume: a second container writes the emptyDir
+    the first reads, config map keys and secret items appear at their mount paths (subPath,
+    a mount under the image's /var/run link), read-only but for the emptyDir, owned by the
+    pod's fsGroup, which the image's user (10001) is a member of; a 0400 secret is readable
+    through it."""
+    cluster = sandbox_cluster
+    cluster.kubectl("create", "configmap", "settings", "--from-literal=app.yaml=a: 1")
+    cluster.kubectl("create", "secret", "generic", "creds", "--from-literal=token=s3cret")
+    engine = {"image": "segflow/engine:0.1.0"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "volumes", "namespace": "default",
+                                                           "labels": {"app": "volumes"}},
+           "spec": {"restartPolicy": "Never", "securityContext": {"fsGroup": 4242},
+                    "volumes": [{"name": "shared", "emptyDir": {"medium": "Memory"}},
+                                {"name": "config", "configMap": {"name": "settings"}},
+                                {"name": "creds", "secret": {"secretName": "creds", "defaultMode": 0o400}},
+                                {"name": "podinfo", "downwardAPI": {"items": [
+                                    {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
+                                    {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                                {"name": "projected", "projected": {"sources": [
+                                    {"configMap": {"name": "settings"}}, {"secret": {"name": "creds"}}]}}],
+                    "containers": [
+                        {**engine, "name": "main", "command": ["python3", "-c", READ_VOLUMES],
+                         "volumeMounts": [{"name": "shared", "mountPath": "/shared"},
+                                          {"name": "shared", "mountPath": "/scratch-ro", "readOnly": True},
+                                          {"name": "config", "mountPath": "/config"},
+                                          {"name": "config", "mountPath": "/etc/app.yaml", "subPath": "app.yaml"},
+                                          {"name": "creds", "mountPath": "/var/run/creds"},
+                                          {"name": "podinfo", "mountPath": "/podinfo"},
+                                          {"name": "projected", "mountPath": "/projected"}]},
+                        {**engine, "name": "writer", "command": ["sh", "-c", "echo hello > /out/from-writer"],
+                         "volumeMounts": [{"name": "shared", "mountPath": "/out"}]}]}}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(pod))
+    ended = wait_for(lambda: (p := cluster.get("pod", "volumes"))["status"].get("phase") in ("Succeeded", "Failed")
+                     and p, 90, "the volumes pod to end")
+    log = _log(cluster, ended)
+    assert ended["status"]["phase"] == "Succeeded", (log, ended["status"])
+    seen = json.loads(log)
+    assert seen == {"ids": [10001, 10001], "groups": [4242], "shared": "hello\n", "shared_gid": 4242, "app": "a: 1",
+                    "token": "s3cret", "token_mode": "0o440", "name": "volumes", "labels": 'app="volumes"',
+                    "projected": ["app.yaml", "token"], "config": "Read-only file system",
+                    "scratch_ro": "Read-only file system", "tmp": "written"}
+    cluster.kubectl("delete", "pod", "volumes", "--wait=true", timeout=120)
+    cluster.kubectl("delete", "configmap", "settings")
+    cluster.kubectl("delete", "secret", "creds")
+
+
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
     """helm install of the chart: the operator runs from its image (Ready by its probes at
     its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
-    image; the job's output, written inside the workers' own layers, equals the DuckDB
+    image; the job's output, written to the workers' emptyDir at /tmp, equals the DuckDB
     oracle's. A job told to write where the image's user may not fails, and says why."""
     cluster = sandbox_cluster
     network = ipaddress.ip_network(cluster.info()["podNetwork"])
@@ -165,7 +234,7 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
         workers = glob.glob(os.path.join(cluster.pods_dir(), "jobs_q0-1-worker-*"))
         lines = []
         for pod in workers:
-            output = os.path.join(pod, "containers", "worker", "upper", "tmp", "q0-out")
+            output = os.path.join(pod, "volumes", "kubernetes.io~empty-dir", "tmp", "q0-out")  # its emptyDir at /tmp
             for part in os.listdir(output):
                 with open(os.path.join(output, part)) as f:
                     lines += f.read().splitlines()
