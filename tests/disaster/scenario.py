@@ -14,29 +14,30 @@ import signal
 import redis
 
 from segflow.coordinator.checkpoints import REVISION_IDS
-from support.clusters import Cluster, local_chart_values, reachable_from_pods, wait_for
+from support.clusters import Cluster, local_chart_values, pods_from_images, reachable_from_pods, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "dr_counts.py")
 PREFIX = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")
 NAMESPACE = "dr"
+JOB_MOUNT = "/jobs"          # where pods from images find the job file (a configMap volume)
 REDIS_PASSWORD = "redis-pw-7f3a9c51"        # values a test searches for everywhere the operator writes
 S3_SECRET = "s3-secret-2b8e1d44"
 
 
 class Site:
     """One cluster of the pair, with the operator installed and the job namespace ready.
-    Its pods have network namespaces of their own (netns mode) and reach the S3 and Redis
-    servers on the host's loopback through relays in its node namespace
+    Its pods run from the images (SEGFLOW_TEST_PODS; the job file reaches them by a
+    configMap volume, see Scenario.apply) or, in the fast mode, from the host's filesystem;
+    in both, each has a network namespace of its own (netns mode) and reaches the S3 and
+    Redis servers on the host's loopback through relays in the site's node namespace
     (support.clusters.reachable_from_pods), so a partition can cut them off for real
-    (partition.py). Their containers still run from the host's filesystem, not the engine
-    image: the job file (jobs/) reaches pods from images only by a configMap volume, which
-    the node agent does not mount yet."""
+    (partition.py)."""
 
     def __init__(self, name: str, s3_endpoint: str):
         self.name = name
-        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="netns")
+        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="" if pods_from_images() else "netns")
         self.host_s3_endpoint = s3_endpoint
         self.s3_endpoint = s3_endpoint        # as the pods reach it, once up
         self.relays = contextlib.ExitStack()
@@ -149,14 +150,26 @@ class Scenario:
                          **({"connectors": self.connectors} if self.connectors else {})}
         return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
                 "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
-                         "job": {"module": self.job, "parameters": {k: str(v) for k, v in parameters.items()}},
+                         "job": {"module": self.module(site),
+                                 "parameters": {k: str(v) for k, v in parameters.items()}},
                          "checkpointing": checkpointing,
                          "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
                                               "failoverAfterSeconds": self.failover_after,
                                               "standby": self.standby,
                                               "s3Endpoint": site.s3_endpoint},
                          "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
-                                                     {"secretRef": {"name": "segflow-redis"}}]}}}
+                                                     {"secretRef": {"name": "segflow-redis"}}],
+                                         **(self.job_volume() if site.cluster.info()["images"] else {})}}}
+
+    def module(self, site) -> str:
+        """The job file as the site's pods see it: in the configMap volume at JOB_MOUNT for
+        pods from images, else its path in this checkout."""
+        return os.path.join(JOB_MOUNT, os.path.basename(self.job)) if site.cluster.info()["images"] else self.job
+
+    def job_volume(self) -> dict:
+        """The podTemplate's part that mounts the job's configMap (made by ``apply``)."""
+        return {"volumes": [{"name": "job", "configMap": {"name": f"{self.name}-job"}}],
+                "volumeMounts": [{"name": "job", "mountPath": JOB_MOUNT, "readOnly": True}]}
 
     def start(self, primary, standby, checkpoints: int = 3) -> None:
         """The job applied to both sites, running in the primary until it has taken
@@ -170,6 +183,8 @@ class Scenario:
         every cluster, so a failover can restore what the other cluster stored."""
         site.cluster.kubectl("create", "secret", "generic", f"{self.name}-state-key", "-n", NAMESPACE,
                              f"--from-literal=key={self.state_key}", check=False)
+        site.cluster.kubectl("create", "configmap", f"{self.name}-job", "-n", NAMESPACE,
+                             f"--from-file={self.job}", check=False)
         site.cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(self.manifest(site, role)))
 
     def status(self, site) -> dict:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from kubernetes import client, config
 
+from support.containers import BUILD_TIMEOUT as IMAGES_BUILD_TIMEOUT
 from support.containers import build_images
 from support.processes import ROOT
 
@@ -39,14 +40,17 @@ UP_TIMEOUT = 180
 
 
 def give_build_time(items, fixtures: set[str]) -> None:
-    """The first test that needs the build (one of ``fixtures``) may have to wait for it:
-    give it the time (a pytest_collection_modifyitems hook's body)."""
+    """The first test that needs the build (one of ``fixtures``) may have to wait for it,
+    and, with pods from images, for the images' (rebuilt whenever their inputs changed, and
+    behind the build lock of another checkout's build): give it the time (a
+    pytest_collection_modifyitems hook's body)."""
     import pytest
-    if built():
+    needed = (0 if built() else BUILD_TIMEOUT) + (IMAGES_BUILD_TIMEOUT if pods_from_images() else 0)
+    if not needed:
         return
     for item in items:
         if fixtures & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT + UP_TIMEOUT + 300))
+            item.add_marker(pytest.mark.timeout(needed + UP_TIMEOUT + 300))
             return
 
 
