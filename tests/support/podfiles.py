@@ -48,11 +48,13 @@ def _root(pid: int) -> str:
 
 def innermost(cluster: Cluster, pod: str, container: str = "main", namespace: str = "default") -> int:
     """The host PID of the container's own first process: in a pod from an image the first
-    one whose root is the image's (the setup around it runs in the host's root), in loopback
-    mode the group leader. 0 while the container is not (yet) running."""
+    one whose root is the image's (the setup around it runs in the host's root, so until
+    it has entered the image's there is none), else the group leader. 0 while the
+    container is not (yet) running."""
     processes = container_processes(cluster, pod, container, namespace)
-    rooted = [pid for pid in processes if _root(pid) not in ("", "/")]
-    return (rooted or processes or [0])[0]
+    if not cluster.info()["images"]:
+        return (processes or [0])[0]
+    return next((pid for pid in processes if _root(pid) not in ("", "/")), 0)
 
 
 def container_path(cluster: Cluster, pod: str, path: str, container: str = "main", namespace: str = "default") -> str:
