@@ -31,9 +31,11 @@ lint: setup
 
 # The suite runs on TEST_WORKERS pytest-xdist workers: the tests that need Kubernetes (clusters,
 # helm) and those that need the Spark session each stay on one worker (tests/conftest.py).
-# Lint runs first: a style or type error fails the suite before its half hour starts.
+# Lint runs first: a style or type error fails the suite before its half hour starts. The
+# images come next (a second when cached): the Kubernetes tests run their pods from them
+# unless SEGFLOW_TEST_PODS=loopback (tests/README.md).
 TEST_WORKERS ?= 2
-test: bytecode test-deps lint
+test: bytecode test-deps lint images
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadgroup
 
 # System packages the tests need (redis-server); idempotent.

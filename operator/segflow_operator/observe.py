@@ -7,14 +7,29 @@ from segflow.v1 import control_pb2 as cpb
 
 from .manifests import INDEX_LABEL, REVISION_LABEL, ROLE_LABEL
 from .reconcile import CoordinatorPhase, CoordinatorView, PodPhase, PodView
+from .reconcile.views import Stuck
 
+
+# Waiting reasons that say the container failed (not ContainerCreating or PodInitializing).
+STUCK_REASONS = ("CrashLoopBackOff", "CreateContainerConfigError", "CreateContainerError", "ImagePullBackOff",
+                 "ErrImagePull", "InvalidImageName", "RunContainerError", "UnknownImage")
+
+
+def _stuck(container: dict) -> Stuck | None:
+    waiting = (container.get("state") or {}).get("waiting") or {}
+    if waiting.get("reason") not in STUCK_REASONS:
+        return None
+    last = (container.get("lastState") or {}).get("terminated") or {}
+    return Stuck(reason=waiting["reason"], message=waiting.get("message") or "",
+                 restarts=int(container.get("restartCount") or 0), last_exit_code=last.get("exitCode"),
+                 last_message=last.get("message") or "")
 
 
 def pod_view(pod: dict) -> PodView:
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
     labels = meta.get("labels") or {}
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    exit_code, message = None, ""
+    exit_code, message, stuck = None, "", None
     role = labels.get(ROLE_LABEL, "")
     for container in status.get("containerStatuses") or []:
         if container.get("name") != role:      # a sidecar's exit is not the pod's outcome
@@ -23,10 +38,12 @@ def pod_view(pod: dict) -> PodView:
         if terminated:
             exit_code = terminated.get("exitCode")
             message = terminated.get("message") or terminated.get("reason") or ""
+        stuck = _stuck(container) or stuck
     return PodView(name=meta.get("name", ""), role=role,
                    revision=int(labels.get(REVISION_LABEL, "0") or 0), index=int(labels.get(INDEX_LABEL, "0") or 0),
                    phase=PodPhase(status.get("phase") or PodPhase.PENDING), ip=status.get("podIP") or "", ready=ready,
-                   deleting=bool(meta.get("deletionTimestamp")), exit_code=exit_code, message=message)
+                   deleting=bool(meta.get("deletionTimestamp")), exit_code=exit_code, message=message,
+                   stuck=stuck)
 
 
 def coordinator_view(update) -> CoordinatorView:

@@ -1,15 +1,16 @@
 """The servers of the disaster tests, all on loopback, started only when a test needs them
 and stopped by PID at the end: one S3 server (moto), which the lease and fence tests use
 alone, and for the failover tests two Kubernetes clusters side by side (dr-east, dr-west),
-each with the chart's operator, and a password-protected Redis outside both. East reaches
-S3 through a proxy the partition test cuts."""
+each with the chart's operator, joined by a link between their node namespaces, and a
+password-protected Redis outside both. The partition test cuts east off from west and from
+S3 with filter rules in east's node namespace (partition.py)."""
 from __future__ import annotations
 
 import pytest
 
+from partition import Partition, SiteLink
 from scenario import REDIS_PASSWORD, Site
 from support.clusters import ensure_built, give_build_time
-from support.proxy import TcpProxy
 from support.servers import server_fixture, start_redis, start_s3
 
 
@@ -25,26 +26,33 @@ redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS
 
 
 @pytest.fixture(scope="session")
-def s3_proxy(s3_server):
-    proxy = TcpProxy("127.0.0.1", s3_server.port)
-    try:
-        yield proxy
-    finally:
-        proxy.close()
-
-
-@pytest.fixture(scope="session")
-def sites(s3_server, s3_proxy):
-    """East reaches S3 through the proxy, west directly."""
+def sites(s3_server):
+    """Both reach S3 through relays in their node namespaces; their pods reach each other's
+    over the link."""
     ensure_built()
-    pair = {"east": Site("east", s3_proxy.endpoint), "west": Site("west", s3_server.endpoint)}
+    pair = {"east": Site("east", s3_server.endpoint), "west": Site("west", s3_server.endpoint)}
+    link = SiteLink(("east", pair["east"].cluster), ("west", pair["west"].cluster))
     try:
         for site in pair.values():
             site.up()
+        link.add()
         yield pair
     finally:
+        link.remove()
         for site in pair.values():
             site.down()
+
+
+@pytest.fixture
+def east_partition(sites):
+    """Cuts east off from west and from S3 when the test says; healed (its rules deleted)
+    at the end whatever happened."""
+    east, west = sites["east"], sites["west"]
+    partition = Partition(east.cluster, west.cluster, east.s3_endpoint)
+    try:
+        yield partition
+    finally:
+        partition.heal()
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ output, the oracle's answer)."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import glob
 import json
 import os
@@ -13,30 +14,38 @@ import signal
 import redis
 
 from segflow.coordinator.checkpoints import REVISION_IDS
-from support.clusters import Cluster, local_chart_values, wait_for
+from support.clusters import Cluster, local_chart_values, pods_from_images, reachable_from_pods, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "dr_counts.py")
 PREFIX = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")
 NAMESPACE = "dr"
+JOB_MOUNT = "/jobs"          # where pods from images find the job file (a configMap volume)
 REDIS_PASSWORD = "redis-pw-7f3a9c51"        # values a test searches for everywhere the operator writes
 S3_SECRET = "s3-secret-2b8e1d44"
 
 
 class Site:
-    """One cluster of the pair, with the operator installed and the job namespace ready."""
+    """One cluster of the pair, with the operator installed and the job namespace ready.
+    Its pods run from the images (SEGFLOW_TEST_PODS; the job file reaches them by a
+    configMap volume, see Scenario.apply) or, in the fast mode, from the host's filesystem;
+    in both, each has a network namespace of its own (netns mode) and reaches the S3 and
+    Redis servers on the host's loopback through relays in the site's node namespace
+    (support.clusters.reachable_from_pods), so a partition can cut them off for real
+    (partition.py)."""
 
     def __init__(self, name: str, s3_endpoint: str):
         self.name = name
-        # loopback pod network: the operator and job pods reach S3 (through the proxy the
-        # partition test cuts) and Redis on the host's loopback; in netns mode they would need
-        # support.clusters.reachable_from_pods, and the cut could become a real one.
-        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="loopback")
-        self.s3_endpoint = s3_endpoint
+        self.cluster = Cluster(f"{PREFIX}-dr-{name}", pod_network="" if pods_from_images() else "netns")
+        self.host_s3_endpoint = s3_endpoint
+        self.s3_endpoint = s3_endpoint        # as the pods reach it, once up
+        self.relays = contextlib.ExitStack()
+        self.pod_urls: dict[str, str] = {}
 
     def up(self) -> None:
         self.cluster.up()
+        self.s3_endpoint = self.pod_url(self.host_s3_endpoint)
         # the operator keeps the lease in S3: its credentials from a Secret, as a site would
         self.cluster.kubectl("create", "namespace", "segflow-system")
         self.s3_secret("segflow-system")
@@ -44,6 +53,13 @@ class Site:
                           "--namespace", "segflow-system", "--wait", "--timeout", "90s",
                           "--set", "envFrom[0].secretRef.name=segflow-s3", *local_chart_values((self.s3_endpoint,)))
         self.namespace()
+
+    def pod_url(self, url: str) -> str:
+        """``url`` of a server on the host's loopback as this site's pods reach it (a relay
+        kept until the site goes down)."""
+        if url not in self.pod_urls:
+            self.pod_urls[url] = self.relays.enter_context(reachable_from_pods(self.cluster, url))
+        return self.pod_urls[url]
 
     def s3_secret(self, namespace: str) -> None:
         self.cluster.kubectl("create", "secret", "generic", "segflow-s3", "-n", namespace,
@@ -70,6 +86,8 @@ class Site:
             self.namespace()
 
     def down(self) -> None:
+        self.relays.close()
+        self.pod_urls.clear()
         self.cluster.down()
 
     def kill(self) -> list[int]:
@@ -126,20 +144,32 @@ class Scenario:
         pipe.execute()
 
     def manifest(self, site, role: str) -> dict:
-        parameters = {"redis": self.redis_url, "source": self.source, "sink": self.sink, "events": self.events,
-                      "rate": self.rate, **self.extra}
+        parameters = {"redis": site.pod_url(self.redis_url), "source": self.source, "sink": self.sink,
+                      "events": self.events, "rate": self.rate, **self.extra}
         checkpointing = {"protocol": self.protocol, "intervalSeconds": 1,
                          **({"connectors": self.connectors} if self.connectors else {})}
         return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
                 "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
-                         "job": {"module": self.job, "parameters": {k: str(v) for k, v in parameters.items()}},
+                         "job": {"module": self.module(site),
+                                 "parameters": {k: str(v) for k, v in parameters.items()}},
                          "checkpointing": checkpointing,
                          "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
                                               "failoverAfterSeconds": self.failover_after,
                                               "standby": self.standby,
                                               "s3Endpoint": site.s3_endpoint},
                          "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
-                                                     {"secretRef": {"name": "segflow-redis"}}]}}}
+                                                     {"secretRef": {"name": "segflow-redis"}}],
+                                         **(self.job_volume() if site.cluster.info()["images"] else {})}}}
+
+    def module(self, site) -> str:
+        """The job file as the site's pods see it: in the configMap volume at JOB_MOUNT for
+        pods from images, else its path in this checkout."""
+        return os.path.join(JOB_MOUNT, os.path.basename(self.job)) if site.cluster.info()["images"] else self.job
+
+    def job_volume(self) -> dict:
+        """The podTemplate's part that mounts the job's configMap (made by ``apply``)."""
+        return {"volumes": [{"name": "job", "configMap": {"name": f"{self.name}-job"}}],
+                "volumeMounts": [{"name": "job", "mountPath": JOB_MOUNT, "readOnly": True}]}
 
     def start(self, primary, standby, checkpoints: int = 3) -> None:
         """The job applied to both sites, running in the primary until it has taken
@@ -153,6 +183,8 @@ class Scenario:
         every cluster, so a failover can restore what the other cluster stored."""
         site.cluster.kubectl("create", "secret", "generic", f"{self.name}-state-key", "-n", NAMESPACE,
                              f"--from-literal=key={self.state_key}", check=False)
+        site.cluster.kubectl("create", "configmap", f"{self.name}-job", "-n", NAMESPACE,
+                             f"--from-file={self.job}", check=False)
         site.cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(self.manifest(site, role)))
 
     def status(self, site) -> dict:

@@ -3,11 +3,13 @@ backup in S3 and finishes it; the output equals a plain-Python oracle exactly.""
 import glob
 import os
 import time
+import urllib.parse
 
 import pytest
 
 from segflow_operator.reconcile.times import seconds_between
 
+from partition import connection_error, operator_endpoint
 from scenario import NAMESPACE, REDIS_PASSWORD, S3_SECRET, Scenario, wait_namespace_gone
 from support.clusters import wait_for
 
@@ -113,20 +115,32 @@ def test_a_job_that_completed_before_the_disaster_is_not_run_again_by_the_standb
 
 @pytest.mark.parametrize("standby", ["warm", "hot"])
 def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_the_lease(sites, redis_server,
-                                                                                         s3_proxy, standby):
+                                                                                         east_partition, standby):
+    """East is cut off from west and from S3 by filter rules in its node namespace: a pod of
+    east then reaches neither west's operator pod nor the S3 relay, and both again after
+    the heal, which leaves none of the partition's rules behind."""
     east, west = sites["east"], sites["west"]
+    east_pod, _, _ = operator_endpoint(east.cluster)
+    _, west_ip, west_port = operator_endpoint(west.cluster)
+    store = urllib.parse.urlsplit(east.s3_endpoint)
+    paths = {"west's operator pod": (west_ip, west_port), "S3": (store.hostname, store.port)}
+    assert {what: connection_error(east_pod, *to) for what, to in paths.items()} == {what: "" for what in paths}
     run = Scenario(f"cut-{standby}", redis_server.url, REDIS_PASSWORD, standby=standby)
     try:
         run.start(east, west)
         assert_no_secret_anywhere(east)
         ran_with = run.status(east)["revision"]
-        s3_proxy.cut()
+        east_partition.cut()
+        refused = {what: connection_error(east_pod, *to) for what, to in paths.items()}
+        assert all("ConnectionRefusedError" in error or "unreachable" in error for error in refused.values()), refused
         fenced = run.wait_phase(east, "Standby", timeout=30)
         assert "lease" in fenced["message"]
         wait_for(lambda: not run.running_pods(east, ran_with), 30, "the cut-off primary's pods to end")
         final = run.wait_phase(west, "Completed", "Failed", timeout=150)
         assert final["phase"] == "Completed", final
-        s3_proxy.heal()
+        east_partition.heal()
+        assert east_partition.rules_left() == ""
+        assert {what: connection_error(east_pod, *to) for what, to in paths.items()} == {what: "" for what in paths}
         healed = wait_for(lambda: (s := run.status(east)).get("disasterRecovery", {}).get("activeCluster") == "west"
                           and s, 30, "the healed primary to see the standby's lease")
         assert healed["phase"] == "Standby" and not run.running_pods(east, ran_with)
@@ -135,7 +149,7 @@ def test_a_partitioned_primary_stops_and_commits_nothing_once_the_standby_holds_
         assert run.output() == run.expected()
         assert final["disasterRecovery"]["generation"] == 2
     finally:
-        s3_proxy.heal()
+        east_partition.heal()
         run.delete(east, west)
 
 

@@ -5,16 +5,20 @@ netns mode); probes reach the pod IP; a pod reaches another by its pod IP and by
 name; a container that
 cannot start crash-loops as under a kubelet; every namespace goes with its pod and the
 cluster; and the chart's operator runs a StreamJob from the engine image."""
+import glob
 import ipaddress
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from nexmark.oracle import nexmark_lines
 from support.clusters import TEST_CLUSTER, Cluster, ensure_built, installed_operator, wait_for
 from support.containers import BUILD_TIMEOUT, build_images
+from support.podfiles import innermost
+from support.processes import ROOT
 
 NAME = f"{TEST_CLUSTER}-pods"
 EVENTS = 2000
@@ -135,10 +139,79 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
 
 
+# Reads what the kubelet would have mounted, as the image's user, and says what it found.
+READ_VOLUMES = """
+import json, os
+def write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        return "written"
+    except OSError as exc:
+        return exc.strerror
+while not os.path.exists("/shared/from-writer"):
+    pass
+print(json.dumps({
+    "ids": [os.getuid(), os.getgid()], "groups": os.getgroups(), "shared": open("/shared/from-writer").read(),
+    "shared_gid": os.stat("/shared").st_gid, "app": open("/etc/app.yaml").read(),
+    "token": open("/var/run/creds/token").read(), "token_mode": oct(os.stat("/var/run/creds/token").st_mode & 0o777),
+    "name": open("/podinfo/name").read(), "labels": open("/podinfo/labels").read(),
+    "projected": sorted(os.listdir("/projected")), "config": write("/config/x"),
+    "scratch_ro": write("/scratch-ro/x"), "tmp": write("/tmp/x")}))
+"""
+
+
+def test_volumes_are_mounted_as_a_kubelet_mounts_them(sandbox_cluster):
+    """A pod with every supported kind of volume: a second container writes the emptyDir
+    the first reads, config map keys and secret items appear at their mount paths (subPath,
+    a mount under the image's /var/run link), read-only but for the emptyDir, owned by the
+    pod's fsGroup, which the image's user (10001) is a member of; a 0400 secret is readable
+    through it."""
+    cluster = sandbox_cluster
+    cluster.kubectl("create", "configmap", "settings", "--from-literal=app.yaml=a: 1")
+    cluster.kubectl("create", "secret", "generic", "creds", "--from-literal=token=s3cret")
+    engine = {"image": "segflow/engine:0.1.0"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "volumes", "namespace": "default",
+                                                           "labels": {"app": "volumes"}},
+           "spec": {"restartPolicy": "Never", "securityContext": {"fsGroup": 4242},
+                    "volumes": [{"name": "shared", "emptyDir": {"medium": "Memory"}},
+                                {"name": "config", "configMap": {"name": "settings"}},
+                                {"name": "creds", "secret": {"secretName": "creds", "defaultMode": 0o400}},
+                                {"name": "podinfo", "downwardAPI": {"items": [
+                                    {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
+                                    {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                                {"name": "projected", "projected": {"sources": [
+                                    {"configMap": {"name": "settings"}}, {"secret": {"name": "creds"}}]}}],
+                    "containers": [
+                        {**engine, "name": "main", "command": ["python3", "-c", READ_VOLUMES],
+                         "volumeMounts": [{"name": "shared", "mountPath": "/shared"},
+                                          {"name": "shared", "mountPath": "/scratch-ro", "readOnly": True},
+                                          {"name": "config", "mountPath": "/config"},
+                                          {"name": "config", "mountPath": "/etc/app.yaml", "subPath": "app.yaml"},
+                                          {"name": "creds", "mountPath": "/var/run/creds"},
+                                          {"name": "podinfo", "mountPath": "/podinfo"},
+                                          {"name": "projected", "mountPath": "/projected"}]},
+                        {**engine, "name": "writer", "command": ["sh", "-c", "echo hello > /out/from-writer"],
+                         "volumeMounts": [{"name": "shared", "mountPath": "/out"}]}]}}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(pod))
+    ended = wait_for(lambda: (p := cluster.get("pod", "volumes"))["status"].get("phase") in ("Succeeded", "Failed")
+                     and p, 90, "the volumes pod to end")
+    log = _log(cluster, ended)
+    assert ended["status"]["phase"] == "Succeeded", (log, ended["status"])
+    seen = json.loads(log)
+    assert seen == {"ids": [10001, 10001], "groups": [4242], "shared": "hello\n", "shared_gid": 4242, "app": "a: 1",
+                    "token": "s3cret", "token_mode": "0o440", "name": "volumes", "labels": 'app="volumes"',
+                    "projected": ["app.yaml", "token"], "config": "Read-only file system",
+                    "scratch_ro": "Read-only file system", "tmp": "written"}
+    cluster.kubectl("delete", "pod", "volumes", "--wait=true", timeout=120)
+    cluster.kubectl("delete", "configmap", "settings")
+    cluster.kubectl("delete", "secret", "creds")
+
+
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
     """helm install of the chart: the operator runs from its image (Ready by its probes at
     its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine
-    image; the job's output, written inside the workers' own layers, equals the DuckDB
+    image; the job's output, written to the workers' emptyDir at /tmp, equals the DuckDB
     oracle's. A job told to write where the image's user may not fails, and says why."""
     cluster = sandbox_cluster
     network = ipaddress.ip_network(cluster.info()["podNetwork"])
@@ -155,12 +228,13 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
                           .get("phase") in ("Completed", "Failed") and s, 120, "the StreamJob to finish")
         assert status["phase"] == "Completed", status
         assert ipaddress.ip_address(status["coordinatorIP"]) in network
-        workers = [p for p in cluster.get("pods", "-n", "jobs")["items"] if "worker" in p["metadata"]["name"]]
+        # The pods' directories, not the API's pods: the operator deletes a worker pod that
+        # ended before the coordinator reported the job's end (steady.workers), which a
+        # loaded machine sees; the node agent keeps a deleted pod's directory.
+        workers = glob.glob(os.path.join(cluster.pods_dir(), "jobs_q0-1-worker-*"))
         lines = []
         for pod in workers:
-            meta = pod["metadata"]
-            output = os.path.join(cluster.pods_dir(), f"jobs_{meta['name']}_{meta['uid'][:8]}", "containers",
-                                  "worker", "upper", "tmp", "q0-out")
+            output = os.path.join(pod, "volumes", "kubernetes.io~empty-dir", "tmp", "q0-out")  # its emptyDir at /tmp
             for part in os.listdir(output):
                 with open(os.path.join(output, part)) as f:
                     lines += f.read().splitlines()
@@ -173,3 +247,38 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
                           .get("phase") in ("Completed", "Failed") and s, 120, "the unwritable StreamJob to end")
         assert status["phase"] == "Failed"
         assert "PermissionError: [Errno 13] Permission denied: '/app/out'" in status["message"], status
+
+
+def test_a_job_pod_sees_only_its_image_and_finds_the_coordinator_by_its_service_at_a_pod_ip(sandbox_cluster):
+    """While a StreamJob runs, one of its worker containers, seen through its own root and
+    environment: the image's filesystem (its /app, its Python), none of the host's (no
+    checkout, no virtualenv); the coordinator's headless Service name resolves in the pod
+    to the coordinator's pod IP, which is where the worker was told to reach it, in the
+    cluster's pod network and not a loopback address."""
+    cluster = sandbox_cluster
+    network = ipaddress.ip_network(cluster.info()["podNetwork"])
+    with installed_operator(cluster, "isolated"):
+        job = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob",
+               "metadata": {"name": "slow", "namespace": "isolated"},
+               "spec": {"image": "segflow/engine:0.1.0", "parallelism": 1, "checkpointing": {"protocol": "none"},
+                        "job": {"module": "examples.nexmark_q0",
+                                "parameters": {"output": "/tmp/out", "events": "100000", "rate": "1000"}}}}
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        worker = wait_for(lambda: next((p["metadata"]["name"] for p in cluster.get("pods", "-n", "isolated")["items"]
+                                        if "worker" in p["metadata"]["name"] and
+                                        p["status"].get("phase") == "Running"), None), 120, "a running worker pod")
+        pid = wait_for(lambda: innermost(cluster, worker, "worker", "isolated"), 30, "the worker's process")
+        root = f"/proc/{pid}/root"
+        assert os.readlink(root) != "/", "the worker runs in a root of its own"
+        assert os.path.isdir(f"{root}/app/examples"), "the engine image's /app"
+        for host_path in (ROOT, os.path.join(ROOT, ".venv"), sys.prefix):
+            assert not os.path.exists(root + host_path), f"{host_path} of the host is visible in the pod"
+        with open(f"/proc/{pid}/cmdline") as f:
+            argv = f.read().split("\0")
+        coordinator = argv[argv.index("--coordinator") + 1].rsplit(":", 1)[0]
+        assert ipaddress.ip_address(coordinator) in network and not ipaddress.ip_address(coordinator).is_loopback
+        with open(f"{root}/etc/hosts") as f:
+            names = {name: line.split()[0] for line in f if not line.startswith("#") for name in line.split()[1:]}
+        assert names["slow-coordinator"] == coordinator, "the Service name resolves to the coordinator's pod IP"
+        assert names["slow-coordinator.isolated.svc.cluster.local"] == coordinator
+        cluster.kubectl("delete", "sj", "slow", "-n", "isolated", "--wait=true", timeout=120)

@@ -8,7 +8,7 @@ import pytest
 from support.processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
-from sandbox.process import ImageConfigError, image_env, process_of, user_of  # noqa: E402
+from sandbox.process import ImageConfigError, groups_of, image_env, process_of, user_of  # noqa: E402
 
 ENGINE = {"User": "10001:10001", "Env": ["PATH=/usr/local/bin:/usr/bin", "PYTHONUNBUFFERED=1"],
           "Entrypoint": ["segflow"], "Cmd": ["--help"], "WorkingDir": "/app"}
@@ -68,3 +68,15 @@ def test_the_working_directory_is_the_specs_else_the_images_else_root():
     assert process_of(ENGINE, {}, {}, PASSWD, GROUP).cwd == "/app"
     assert process_of(ENGINE, {"workingDir": "/data"}, {}, PASSWD, GROUP).cwd == "/data"
     assert process_of({"Cmd": ["sh"]}, {}, {}).cwd == "/"
+
+
+def test_supplementary_groups_are_the_images_then_the_pods():
+    """The user's groups in the image's /etc/group, the pod's supplementalGroups and its
+    fsGroup (the group its volumes are given to); the primary group is not repeated."""
+    passwd = "root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n"
+    group = "root:x:0:\napp:x:1000:\nstaff:x:50:app,other\nwheel:x:10:other\n"
+    assert groups_of(1000, 1000, {"supplementalGroups": [7, 50], "fsGroup": 4242}, passwd, group) == (50, 7, 4242)
+    assert groups_of(1000, 1000, {"fsGroup": 1000}, passwd, group) == (50,)
+    assert groups_of(2000, 2000, {}, passwd, group) == ()
+    process = process_of({"Entrypoint": ["x"], "User": "app"}, {}, {}, passwd, group, {"fsGroup": 4242})
+    assert (process.uid, process.gid, process.groups) == (1000, 1000, (50, 4242))

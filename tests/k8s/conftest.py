@@ -17,23 +17,43 @@ def pytest_collection_modifyitems(config, items):
     give_build_time(items, {"cluster", "helm"})
 
 
-@pytest.fixture(scope="session")
-def cluster():
+def _started(cluster: Cluster):
     ensure_built()
-    c = Cluster(TEST_CLUSTER)
     try:
-        c.up()
-        yield c
+        cluster.up()
+        yield cluster
     finally:
-        c.down()
+        cluster.down()
 
 
 @pytest.fixture(scope="session")
+def image_cluster():
+    """The session's cluster whose pods run as SEGFLOW_TEST_PODS says (from the images by default)."""
+    yield from _started(Cluster(TEST_CLUSTER))
+
+
+@pytest.fixture(scope="session")
+def host_files_cluster():
+    """A cluster whose pods run from the host's filesystem (loopback mode), for the modules
+    whose jobs are files of this checkout and write their output to the test's directories:
+    pods from images would need volumes the node agent does not mount yet."""
+    yield from _started(Cluster(f"{TEST_CLUSTER}-host", pod_network="loopback"))
+
+
+@pytest.fixture(scope="module")
+def cluster(request) -> Cluster:
+    """``host_files_cluster`` for a module that sets ``JOBS_FROM_HOST_FILES = True``, else
+    ``image_cluster``."""
+    host_files = getattr(request.module, "JOBS_FROM_HOST_FILES", False)
+    return request.getfixturevalue("host_files_cluster" if host_files else "image_cluster")
+
+
+@pytest.fixture(scope="module")
 def kubeconfig(cluster) -> str:
     return cluster.kubeconfig
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def api_client(cluster) -> client.ApiClient:
     return cluster.api
 

@@ -12,6 +12,9 @@ from support.clusters import installed_operator, wait_for
 from support.lambda_oracle import DAILY, STREAM, daily_oracle, parquet_totals
 from support.servers import TEST_S3_CREDENTIALS, new_bucket, server_fixture, start_s3
 
+# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
+JOBS_FROM_HOST_FILES = True
+
 NAMESPACE = "batch-e2e"
 EVENTS = 40000      # 67 s at 600/s: the sidecar's Spark starts first even on a loaded machine
 

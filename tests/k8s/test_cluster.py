@@ -1,6 +1,6 @@
-"""The local control plane and its node agent: pods really run as processes on their own
-address (loopback, or a pod IP in a network namespace of their own with SEGFLOW_POD_NETWORK=netns)
-with their resolved environment, restart, follow their readiness probe,
+"""The local control plane and its node agent: pods really run, from their images in a
+network namespace of their own with a pod IP (or, with SEGFLOW_TEST_PODS=loopback, as host
+processes on a 127.x address of their own), with their resolved environment, restart, follow their readiness probe,
 die when deleted, act as their service account under RBAC, and a second cluster runs
 beside the first."""
 import fcntl
@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 
@@ -18,7 +19,11 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from support.clusters import Cluster, wait_for
+from support.podfiles import container_log, container_path, container_processes, innermost
 from support.processes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
+from sandbox.bundle import Bundle  # noqa: E402
 
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 
@@ -52,11 +57,6 @@ def pod_uid(cluster, name: str) -> str:
     return client.CoreV1Api(cluster.api).read_namespaced_pod(name, "default").metadata.uid
 
 
-def read_pid(path) -> int:
-    return wait_for(lambda: path.exists() and path.read_text().strip() and int(path.read_text()), 30,
-                    f"a PID in {path}")
-
-
 def delete_and_wait(cluster, name: str, namespace: str = "default") -> None:
     cluster.kubectl("delete", "pod", name, "-n", namespace, "--wait=true", timeout=60)
 
@@ -65,10 +65,23 @@ def pod_network(cluster) -> ipaddress.IPv4Network:
     return ipaddress.ip_network(cluster.info()["podNetwork"])
 
 
-def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
+def expected_start(cluster) -> tuple[str, str]:
+    """The first directory of a container's PATH and its working directory: the engine
+    image's (its Env and WorkingDir) for pods from images, else the host's virtualenv and
+    the checkout (loopback mode)."""
+    images = cluster.info()["images"]
+    if not images:
+        return VENV_BIN, ROOT
+    with open(images) as f:
+        image = Bundle(json.load(f)["engine"]["bundle"]).image()
+    path = next(v for v in image["Env"] if v.startswith("PATH="))[len("PATH="):]
+    return path.split(":")[0], image["WorkingDir"]
+
+
+def test_a_pod_runs_on_its_own_address_with_its_environment(cluster):
     cluster.kubectl("create", "configmap", "settings", "--from-literal=color=blue")
     cluster.kubectl("create", "secret", "generic", "password", "--from-literal=word=s3cret")
-    out, release = tmp_path / "env.json", tmp_path / "release"
+    out, release = f"/tmp/env-{os.getpid()}.json", f"/tmp/release-{os.getpid()}"
     script = ("import json, os, socket, time; s = socket.socket(); s.bind((os.environ['SEGFLOW_POD_IP'], 0)); "
               f"json.dump({{'env': dict(os.environ), 'cwd': os.getcwd(), 'bound': s.getsockname()[0]}}, "
               f"open('{out}.tmp', 'w')); os.rename('{out}.tmp', '{out}'); "
@@ -97,7 +110,8 @@ def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
             - {{name: GREETING, value: "$(NAME) in $(COLOR)"}}
         """)
     running = wait_for(lambda: (s := pod_status(cluster, "envpod"))["phase"] == "Running" and s, 30, "Running")
-    seen = json.loads(wait_for(lambda: out.exists() and out.read_text(), 30, "the pod's report"))
+    report = container_path(cluster, "envpod", out)
+    seen = json.loads(wait_for(lambda: os.path.exists(report) and open(report).read(), 30, "the pod's report"))
     env, ip = seen["env"], running["pod_ip"]
     assert ipaddress.ip_address(ip) in pod_network(cluster) and seen["bound"] == ip == env["SEGFLOW_POD_IP"]
     uid = client.CoreV1Api(cluster.api).read_namespaced_pod("envpod", "default").metadata.uid
@@ -106,28 +120,28 @@ def test_a_pod_runs_on_its_own_address_with_its_environment(cluster, tmp_path):
         "POD_IP": ip, "NAME": "envpod", "NAMESPACE": "default", "UID": uid, "TIER": "demo", "NOTE": "hello",
         "NODE": f"{cluster.name}-node", "ACCOUNT": "default", "COLOR": "blue", "WORD": "s3cret",
         "GREETING": "envpod in blue"}
-    assert env["PATH"].split(":")[0] == VENV_BIN and seen["cwd"] == ROOT
+    assert (env["PATH"].split(":")[0], seen["cwd"]) == expected_start(cluster)
     in_cluster = f"https://{env['KUBERNETES_SERVICE_HOST']}:{env['KUBERNETES_SERVICE_PORT']}"
-    assert os.path.exists(env["KUBECONFIG"]) and in_cluster == cluster.info()["podApiServer"]
+    assert os.path.exists(container_path(cluster, "envpod", env["KUBECONFIG"]))
+    assert in_cluster == cluster.info()["podApiServer"]
     assert condition(running, "Ready") == "True"
-    release.write_text("")
+    with open(container_path(cluster, "envpod", release), "w"):
+        pass
     done = wait_for(lambda: (s := pod_status(cluster, "envpod"))["phase"] != "Running" and s, 30, "the pod to end")
     assert done["phase"] == "Succeeded"
     assert container(done)["state"]["terminated"]["exit_code"] == 0
     assert condition(done, "Ready") == "False"
 
 
-def test_a_killed_container_is_restarted(cluster, tmp_path):
-    """(``$$$$`` in a command is the shell's ``$$``: Kubernetes turns ``$$`` into ``$``.)"""
-    pid_file = tmp_path / "pid"
-    apply_shell_pod(cluster, "phoenix", f"echo $$$$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && exec sleep 300",
-                    {"restartPolicy": "Always"})
-    first = read_pid(pid_file)
+def test_a_killed_container_is_restarted(cluster):
+    """The container's own process (the image's pid 1 for pods from images) is killed."""
+    apply_shell_pod(cluster, "phoenix", "exec sleep 300", {"restartPolicy": "Always"})
     wait_for(lambda: container(pod_status(cluster, "phoenix")).get("state", {}).get("running"), 30, "running")
-    pid_file.unlink()
+    first = wait_for(lambda: innermost(cluster, "phoenix"), 30, "the container's process")
     os.kill(first, signal.SIGKILL)
-    second = read_pid(pid_file)
-    assert second != first and psutil.pid_exists(second)
+    second = wait_for(lambda: (pid := innermost(cluster, "phoenix")) not in (0, first) and pid, 30,
+                      "the restarted container's process")
+    assert psutil.pid_exists(second)
     restarted = wait_for(lambda: (c := container(pod_status(cluster, "phoenix")))["restart_count"] == 1
                          and c["state"]["running"] and c, 30, "the restart to be reported")
     assert restarted["last_state"]["terminated"]["exit_code"] == 137
@@ -135,11 +149,11 @@ def test_a_killed_container_is_restarted(cluster, tmp_path):
     delete_and_wait(cluster, "phoenix")
 
 
-def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
-    pids = tmp_path / "pids"
-    apply_shell_pod(cluster, "doomed", f'sleep 300 & echo "$$$$ $!" > {pids}.tmp && mv {pids}.tmp {pids} && wait')
-    wait_for(lambda: pids.exists(), 30, "the pod's processes")
-    processes = [psutil.Process(int(pid)) for pid in pids.read_text().split()]
+def test_deleting_a_pod_stops_its_processes(cluster):
+    apply_shell_pod(cluster, "doomed", "sleep 300 & wait")
+    pids = wait_for(lambda: (found := container_processes(cluster, "doomed")) and
+                    any(psutil.Process(p).name() == "sleep" for p in found) and found, 30, "the pod's processes")
+    processes = [psutil.Process(pid) for pid in pids]
     assert all(p.is_running() for p in processes)
     delete_and_wait(cluster, "doomed")
     for p in processes:                    # the main process and its child: the whole group
@@ -149,8 +163,8 @@ def test_deleting_a_pod_stops_its_processes(cluster, tmp_path):
     assert gone.value.status == 404
 
 
-def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
-    flag = tmp_path / "open"
+def test_readiness_follows_a_tcp_probe(cluster):
+    flag = f"/tmp/open-{os.getpid()}"
     apply_shell_pod(cluster, "prober",
                     f"while [ ! -e {flag} ]; do sleep 0.1; done; "
                     "exec python -m http.server 8099 --bind $SEGFLOW_POD_IP",
@@ -162,7 +176,8 @@ def test_readiness_follows_a_tcp_probe(cluster, tmp_path):
         status = pod_status(cluster, "prober")
         assert condition(status, "Ready") == "False" and not container(status)["ready"]
         time.sleep(0.7)
-    flag.write_text("")
+    with open(container_path(cluster, "prober", flag), "w"):
+        pass
     ready = wait_for(lambda: (s := pod_status(cluster, "prober")) and condition(s, "Ready") == "True" and s, 30,
                      "Ready")
     assert cluster.http_get(f"http://{ready['pod_ip']}:8099/")[0] == 200
@@ -186,8 +201,23 @@ def test_an_unknown_image_fails_the_pod(cluster):
     delete_and_wait(cluster, "stranger")
 
 
-def test_a_pod_acts_as_its_service_account_under_rbac(cluster, tmp_path):
-    out = tmp_path / "rbac.txt"
+# Python's Kubernetes client (in the operator's image): the engine's has no kubectl.
+RBAC_CHECKS = """
+from kubernetes import client, config
+config.load_kube_config()
+api, authz = client.CoreV1Api(), client.AuthorizationV1Api()
+for verb, resource in (("list", "pods"), ("delete", "pods"), ("list", "secrets")):
+    review = {"spec": {"resourceAttributes": {"namespace": "default", "verb": verb, "resource": resource}}}
+    print("yes" if authz.create_self_subject_access_review(review).status.allowed else "no")
+print("pod/" + api.read_namespaced_pod("rbac", "default").metadata.name, "get-pod-ok")
+try:
+    api.list_namespaced_secret("default")
+except client.ApiException as exc:
+    print("secrets-forbidden" if exc.status == 403 else exc.status)
+"""
+
+
+def test_a_pod_acts_as_its_service_account_under_rbac(cluster):
     cluster.kubectl("create", "serviceaccount", "reader")
     cluster.kubectl("create", "role", "pod-reader", "--verb=get,list", "--resource=pods")
     cluster.kubectl("create", "rolebinding", "reader-pods", "--role=pod-reader", "--serviceaccount=default:reader")
@@ -200,18 +230,12 @@ def test_a_pod_acts_as_its_service_account_under_rbac(cluster, tmp_path):
           serviceAccountName: reader
           containers:
           - name: main
-            image: segflow/engine
-            command:
-            - sh
-            - -c
-            - |
-              {{ kubectl auth can-i list pods; kubectl auth can-i delete pods; kubectl auth can-i list secrets
-                kubectl get pod rbac -o name && echo get-pod-ok
-                kubectl get secrets -o name 2>&1 | grep -q Forbidden && echo secrets-forbidden
-              }} > {out}.tmp 2>/dev/null; mv {out}.tmp {out}
+            image: segflow/operator
+            command: [python, -c, {json.dumps(RBAC_CHECKS)}]
         """)
-    wait_for(lambda: pod_status(cluster, "rbac")["phase"] == "Succeeded", 30, "the pod to finish")
-    assert out.read_text().split() == ["yes", "no", "no", "pod/rbac", "get-pod-ok", "secrets-forbidden"]
+    wait_for(lambda: pod_status(cluster, "rbac")["phase"] in ("Succeeded", "Failed"), 30, "the pod to finish")
+    assert container_log(cluster, "rbac").split() == ["yes", "no", "no", "pod/rbac", "get-pod-ok",
+                                                      "secrets-forbidden"]
 
 
 @pytest.mark.slow
@@ -221,7 +245,7 @@ def host_routes_to(address) -> bool:
     return subprocess.run(["ip", "route", "get", str(address)], capture_output=True).returncode == 0
 
 
-def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
+def test_a_second_cluster_runs_beside_the_first(cluster):
     other = Cluster(f"{cluster.name}-b")
     recorded = {}
     try:
@@ -234,17 +258,17 @@ def test_a_second_cluster_runs_beside_the_first(cluster, tmp_path):
         assert [n.metadata.name for n in ours.list_node().items] == [f"{cluster.name}-node"]
         theirs.create_namespaced_config_map("default", {"metadata": {"name": "only-there"}})
         assert "only-there" not in {m.metadata.name for m in ours.list_namespaced_config_map("default").items}
-        apply(other, f"""
+        apply(other, """
             apiVersion: v1
             kind: Pod
-            metadata: {{name: there}}
+            metadata: {name: there}
             spec:
               restartPolicy: Never
               containers:
-              - {{name: main, image: segflow/engine, command: [sh, -c, 'echo $SEGFLOW_POD_IP > {tmp_path}/ip']}}
+              - {name: main, image: segflow/engine, command: [sh, -c, 'echo $SEGFLOW_POD_IP']}
             """)
-        wait_for(lambda: (tmp_path / "ip").exists() and (tmp_path / "ip").read_text().strip(), 30, "the pod")
-        ip = ipaddress.ip_address((tmp_path / "ip").read_text().strip())
+        wait_for(lambda: pod_status(other, "there")["phase"] == "Succeeded", 30, "the pod")
+        ip = ipaddress.ip_address(container_log(other, "there").strip())
         assert ip in pod_network(other) and ip not in pod_network(cluster)
         recorded = other.pids()
         assert set(recorded) == {"etcd", "kube-apiserver", "kube-controller-manager", "node-agent"}

@@ -16,6 +16,9 @@ from segflow_operator.election import LEASE_NAME, Elector, Seen, may_take
 from support.clusters import installed_operator, wait_for
 from test_streamjobs import WINDOWED
 
+# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
+JOBS_FROM_HOST_FILES = True
+
 NAMESPACE = "default"
 
 

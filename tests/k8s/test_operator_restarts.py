@@ -26,6 +26,9 @@ from support.processes import ROOT
 from support.servers import free_port
 from test_streamjobs import WINDOWED, read_lines, windowed_oracle
 
+# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
+JOBS_FROM_HOST_FILES = True
+
 NAMESPACE = "restarts-e2e"
 SEGFLOW_OPERATOR = os.path.join(ROOT, ".venv", "bin", "segflow-operator")
 MIN_KILLS = 20

@@ -22,6 +22,9 @@ from support.clusters import installed_operator, wait_for
 from support.processes import ROOT
 from support.servers import new_bucket, server_fixture, start_redis, start_s3
 
+# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
+JOBS_FROM_HOST_FILES = True
+
 NAMESPACE = "jobs-e2e"
 WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
 

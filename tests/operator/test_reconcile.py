@@ -6,7 +6,9 @@ import pytest
 from segflow.errors import EXIT_STORE_UNREACHABLE
 from segflow_operator.reconcile import (CoordinatorView, CreateWorkers, DeletePods, Deploy, JobStatus, Observed,
                                         Phase, PodView, Savepoint, SavepointView, decide)
+from segflow_operator.observe import pod_view
 from segflow_operator.reconcile.deployment import revision_spec
+from segflow_operator.reconcile.views import Stuck
 from segflow_operator.spec import InvalidSpec, parse
 
 BASE = {"image": "segflow/engine:0.1.0", "job": {"module": "examples.wordcount", "parameters": {"input": "/in"}},
@@ -101,6 +103,41 @@ def test_a_failed_job_reports_the_coordinators_message_and_stops_its_workers():
     assert d.status.phase == "Failed" and "'nope' not found" in d.status.message
     again = decide(s, d.status, Observed(ended))
     assert again.actions == [DeletePods(("j-1-worker-0", "j-1-worker-1"))]
+
+
+def test_a_crash_looping_pod_is_named_in_the_status_with_its_exit_code_and_log_once_as_an_event():
+    s = spec()
+    log = "\n".join(f"line {i}" for i in range(15)) + "\nPermissionError: [Errno 13] Permission denied: '/state'"
+    looping = Stuck("CrashLoopBackOff", "back-off 4s restarting failed container=worker", restarts=3,
+                    last_exit_code=1, last_message=log)
+    observed = Observed((*pods()[:2], replace(pods()[2], ready=False, stuck=looping)), CoordinatorView("RUNNING"))
+    d = decide(s, deployed(s), observed)
+    assert d.status.phase == "Running", "the pod is retried, as Kubernetes retries it: the job has not failed"
+    expected = ("pod j-1-worker-1: CrashLoopBackOff, restarted 3 times, last exit code 1; its log ends:\n"
+                + "\n".join(f"line {i}" for i in range(6, 15))
+                + "\nPermissionError: [Errno 13] Permission denied: '/state'")
+    assert d.status.message == d.status.last_error == expected
+    assert [(e.reason, e.message, e.warning) for e in d.events] == [("PodFailing", expected, True)]
+    assert decide(s, d.status, observed).events == [], "said once"
+    config = Stuck("CreateContainerConfigError", "secret 'creds' not found")
+    both = Observed((replace(pods()[0], stuck=config), *observed.pods[1:]), CoordinatorView("RUNNING"))
+    assert decide(s, d.status, both).status.message == ("pod j-1-coordinator: CreateContainerConfigError: secret "
+                                                         "'creds' not found (and 1 more pods)")
+    healthy = decide(s, d.status, Observed(pods(), CoordinatorView("RUNNING")))
+    assert healthy.status.message == "running" and healthy.events == []
+
+
+def test_a_pods_waiting_container_is_observed_as_stuck_only_when_it_failed():
+    def pod(waiting, last=None):
+        container = {"name": "worker", "restartCount": 2, "state": {"waiting": waiting}}
+        if last:
+            container["lastState"] = {"terminated": last}
+        return {"metadata": {"name": "w", "labels": {"segflow.io/role": "worker"}},
+                "status": {"phase": "Running", "containerStatuses": [container]}}
+    assert pod_view(pod({"reason": "ContainerCreating"})).stuck is None
+    view = pod_view(pod({"reason": "CrashLoopBackOff", "message": "back-off"},
+                        {"exitCode": 2, "reason": "Error", "message": "no such file"}))
+    assert view.stuck == Stuck("CrashLoopBackOff", "back-off", 2, 2, "no such file")
 
 
 def test_a_lost_coordinator_redeploys_from_the_last_checkpoint_and_counts_a_recovery():

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 from kubernetes import client, config
 
+from support.containers import BUILD_TIMEOUT as IMAGES_BUILD_TIMEOUT
+from support.containers import build_images
 from support.processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
@@ -27,24 +29,54 @@ CACHE = os.path.join(os.path.expanduser("~"), ".cache", "segflow")
 BINARIES = os.path.join(CACHE, "k8s", "1.20.2", "bin")
 HELM = os.path.join(ROOT, ".venv", "bin", "helm")
 TEST_CLUSTER = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")   # another name: a second checkout's own cluster
+# Where the test clusters' pods come from: ``images`` (the default, and CI's) runs them from
+# the images of images/ in network namespaces of their own, as a user's cluster would;
+# ``loopback`` (a fast mode for local development) runs their commands as host processes
+# with the host's virtualenv, each on a 127.x address. tests/README.md says when to use which.
+POD_SOURCES = ("images", "loopback")
+TEST_PODS = os.environ.get("SEGFLOW_TEST_PODS", "images")
 BUILD_TIMEOUT = 3600          # the first build compiles Kubernetes: about 10 minutes on 2 cores
 UP_TIMEOUT = 180
 
 
 def give_build_time(items, fixtures: set[str]) -> None:
-    """The first test that needs the build (one of ``fixtures``) may have to wait for it:
-    give it the time (a pytest_collection_modifyitems hook's body)."""
+    """The first test that needs the build (one of ``fixtures``) may have to wait for it,
+    and, with pods from images, for the images' (rebuilt whenever their inputs changed, and
+    behind the build lock of another checkout's build): give it the time (a
+    pytest_collection_modifyitems hook's body)."""
     import pytest
-    if built():
+    needed = (0 if built() else BUILD_TIMEOUT) + (IMAGES_BUILD_TIMEOUT if pods_from_images() else 0)
+    if not needed:
         return
     for item in items:
         if fixtures & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT + UP_TIMEOUT + 300))
+            item.add_marker(pytest.mark.timeout(needed + UP_TIMEOUT + 300))
             return
 
 
 class ClusterFailed(RuntimeError):
     """up.sh or down.sh failed; the message carries their output."""
+
+
+class UnknownPodSource(ValueError):
+    """SEGFLOW_TEST_PODS names neither of POD_SOURCES."""
+
+
+def pods_from_images() -> bool:
+    """Whether the test clusters run their pods from the images (SEGFLOW_TEST_PODS)."""
+    if TEST_PODS not in POD_SOURCES:
+        raise UnknownPodSource(f"SEGFLOW_TEST_PODS={TEST_PODS!r}: use one of {', '.join(POD_SOURCES)} "
+                               f"(images: pods from images/, as CI runs them; loopback: host processes, faster)")
+    return TEST_PODS == "images"
+
+
+def images_manifest() -> str:
+    """The images' manifest for ``up.sh --images``, built or found in scripts/images/build.sh's
+    cache (about a second when nothing changed)."""
+    path = os.path.join(CACHE, "clusters", f"{TEST_CLUSTER}-images.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    build_images(path)
+    return path
 
 
 def built() -> bool:
@@ -60,7 +92,8 @@ def ensure_built() -> None:
 
 class Cluster:
     """One named cluster started by scripts/cluster/up.sh; ``pod_network`` ("loopback" or
-    "netns") overrides SEGFLOW_POD_NETWORK for it."""
+    "netns") overrides SEGFLOW_POD_NETWORK for it. Unless told ``pod_network``, its pods run
+    from the images when SEGFLOW_TEST_PODS says so (``pods_from_images``)."""
 
     def __init__(self, name: str, pod_network: str = ""):
         self.name, self.pod_network = name, pod_network
@@ -83,6 +116,8 @@ class Cluster:
         """Start the cluster with a clean state (stopping first what an interrupted session
         left); ``options`` go to up.sh (``--images MANIFEST``)."""
         self.down()
+        if not self.pod_network and "--images" not in options and pods_from_images():
+            options = (*options, "--images", images_manifest())
         result = self._script("up.sh", "--fresh", *options, timeout=BUILD_TIMEOUT + UP_TIMEOUT)
         self.kubeconfig = result.stdout.strip().splitlines()[-1]
         self.api = config.new_client_from_config(self.kubeconfig)

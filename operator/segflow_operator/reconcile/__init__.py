@@ -41,5 +41,6 @@ def decide(spec: StreamJobSpec, status: JobStatus, observed: Observed) -> Decisi
         return d
     steady.workers(s, d)
     steady.phase(s, d)
+    steady.stuck_pods(s, d)
     return d
 

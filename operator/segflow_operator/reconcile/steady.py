@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from segflow.checkpoint.segment_plan import WindowSize
 
-from .actions import CreateWorkers, DeletePods, Decision
+from .actions import CreateWorkers, Decision, DeletePods, Event
 from .savepoints import record
 from .situation import Situation
 from .status import Checkpoint, Phase
-from .views import CoordinatorPhase
+from .views import CoordinatorPhase, Stuck
 
 _COORDINATOR_PHASES = {CoordinatorPhase.WAITING_FOR_WORKERS: Phase.DEPLOYING, CoordinatorPhase.RUNNING: Phase.RUNNING,
                        CoordinatorPhase.RECOVERING: Phase.RECOVERING}
@@ -68,3 +68,36 @@ def phase(s: Situation, d: Decision) -> None:
     if s.update is not None:
         now = _COORDINATOR_PHASES.get(s.update.phase, s.current or Phase.DEPLOYING)
         d.phase(now, _MESSAGES[now], warning=now == Phase.RECOVERING)
+
+
+def stuck_pods(s: Situation, d: Decision) -> None:
+    """A pod of the revision whose container crash-loops or cannot start: the status says
+    which and why (the phase stays; the pod is retried as Kubernetes retries it), and an
+    event says it once. The first such pod in name order speaks for the others."""
+    stuck = sorted(((p.name, p.stuck) for p in s.mine if p.stuck is not None and not p.deleting),
+                   key=lambda pair: pair[0])
+    if not stuck:
+        return
+    message = stuck_message(*stuck[0]) + (f" (and {len(stuck) - 1} more pods)" if len(stuck) > 1 else "")
+    d.status.message = message
+    d.status.last_error = message
+    if s.status.last_error != message:
+        d.events.append(Event("PodFailing", message, warning=True))
+
+
+STUCK_LOG_LINES = 10
+
+
+def stuck_message(pod: str, stuck: Stuck) -> str:
+    """``pod X: CrashLoopBackOff, restarted N times, last exit code C; its log ends: ...``,
+    or for a container that cannot start, ``pod X: REASON: why``."""
+    parts = [f"pod {pod}: {stuck.reason}"]
+    if stuck.restarts:
+        parts.append(f"restarted {stuck.restarts} time{'s' if stuck.restarts != 1 else ''}")
+    if stuck.last_exit_code is not None:
+        parts.append(f"last exit code {stuck.last_exit_code}")
+    text = ", ".join(parts)
+    if stuck.last_message.strip():
+        lines = stuck.last_message.strip().splitlines()[-STUCK_LOG_LINES:]
+        return text + "; its log ends:\n" + "\n".join(lines)
+    return text + (f": {stuck.message}" if stuck.message and stuck.reason != "CrashLoopBackOff" else "")

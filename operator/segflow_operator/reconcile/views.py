@@ -27,6 +27,19 @@ class CoordinatorPhase(StrEnum):
 
 
 @dataclass(frozen=True)
+class Stuck:
+    """The pod's segflow container waits (``state.waiting``) after failing: crash-looping
+    (``CrashLoopBackOff``, with the last run's exit code and termination message, which
+    under ``FallbackToLogsOnError`` is the end of its log) or unable to start
+    (``CreateContainerConfigError``, ``ImagePullBackOff``, ...: the waiting message says why)."""
+    reason: str
+    message: str = ""
+    restarts: int = 0
+    last_exit_code: int | None = None
+    last_message: str = ""
+
+
+@dataclass(frozen=True)
 class PodView:
     name: str
     role: str                  # coordinator | worker
@@ -38,6 +51,7 @@ class PodView:
     deleting: bool = False
     exit_code: int | None = None
     message: str = ""
+    stuck: Stuck | None = None       # its container waits to run again, or cannot be made
 
     @property
     def ended(self) -> bool:

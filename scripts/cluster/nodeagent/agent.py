@@ -17,6 +17,7 @@ from urllib3.exceptions import HTTPError
 
 from . import probes
 from .addresses import AddressPool, AddressesExhausted
+from .events import Recorder
 from .kube import Kube
 from .netns import NetworkSetupError
 from .pod import Node, Pod
@@ -46,6 +47,7 @@ class NodeAgent:
         self.stopping = threading.Event()
         self.next_heartbeat = 0.0
         self.ready_since = now()
+        self.recorder = Recorder(node.name)
 
     # ------------------------------------------------------------------ node
     def _node_status(self) -> dict:
@@ -184,6 +186,7 @@ class NodeAgent:
         pod = self.pods.pop(uid, None)
         if pod is not None:
             pod.kill_now()
+            self.recorder.forget(uid)
             self.network.release(uid)
             self.addresses.release(pod.ip)
             log.info("pod removed", extra={"fields": {"pod": pod.key}})
@@ -196,7 +199,7 @@ class NodeAgent:
             del self.unstarted[uid]
         for uid, pod in list(self.pods.items()):
             try:
-                pod.tick(self.kube)
+                pod.tick(self.kube, self.recorder)
                 if pod.stopped:
                     self.network.release(uid)        # the sandbox goes before the API object, as with a kubelet
                     self.kube.delete_pod_now(pod.namespace, pod.name, uid)

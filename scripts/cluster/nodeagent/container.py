@@ -14,6 +14,7 @@ import time
 
 from controlplane.processes import start_time
 
+from . import events
 from .probes import Prober
 from .sandbox import Sandbox
 from .status import ContainerState, now, restarts, terminated
@@ -54,6 +55,7 @@ class Container:
         self.kill_at: float | None = None
         self.readiness: Prober | None = None
         self.liveness: Prober | None = None
+        self.events: list[events.ContainerEvent] = []     # for the pod to record, oldest first
 
     @property
     def ports(self) -> dict[str, int]:
@@ -77,6 +79,7 @@ class Container:
             except OSError as exc:
                 message = f"cannot run {command[0]!r}: {exc.strerror}"
                 out.write(f"segflow node agent: {message}\n".encode())
+                self.events.append(events.failed(self.state.name, message))
                 self._ended(terminated(128, now(), message, "StartError"), restarts(self.policy, 128))
                 return
         with open(self.pid_path, "w") as f:        # for down.sh, should this agent die without stopping it
@@ -88,6 +91,7 @@ class Container:
         self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox) \
             if self.spec.get("livenessProbe") else None
         self.state.ready = self.readiness is None
+        self.events += [events.created(self.state.name), events.started(self.state.name)]
         log.info("container started", extra={"fields": {"pod": self.pod, "container": self.state.name,
                                                         "pid": self.process.pid}})
 
@@ -95,6 +99,7 @@ class Container:
         """The process cannot be started yet: wait and retry (the kubelet's behaviour)."""
         self.state.waiting = (reason, message)
         self.next_start = time.monotonic() + 2.0
+        self.events.append(events.failed(self.state.name, message))
 
     def tick(self, terminating: bool) -> None:
         """Notice an exit, apply the restart policy, and advance the probes."""
@@ -151,10 +156,12 @@ class Container:
         self.state.last = state
         self.state.waiting = ("CrashLoopBackOff",
                               f"back-off {backoff:g}s restarting failed container={self.state.name}")
+        self.events.append(events.back_off(self.state.name))
 
     def stop(self, grace: float) -> None:
         """SIGTERM the process group now, SIGKILL it after ``grace`` seconds (see ``tick``)."""
         if self.process is not None and self.kill_at is None:
+            self.events.append(events.killing(self.state.name))
             _signal_group(self.process.pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
             self.kill_at = time.monotonic() + grace
 

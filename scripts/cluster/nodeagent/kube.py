@@ -95,6 +95,14 @@ class Kube:
                                                                   _request_timeout=REQUEST_TIMEOUT)
         return json.loads(reply.data)["status"]["token"]
 
+    # ---------------------------------------------------------------- events
+    def create_event(self, namespace: str, body: dict) -> None:
+        self.core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+
+    def patch_event(self, namespace: str, name: str, fields: dict) -> None:
+        self.core.patch_namespaced_event(name, namespace, fields, _preload_content=False,
+                                         _request_timeout=REQUEST_TIMEOUT)
+
     # ------------------------------------------------------------------ node
     def register_node(self, name: str, labels: dict[str, str]) -> None:
         body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}

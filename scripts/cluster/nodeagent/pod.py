@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -14,8 +15,10 @@ from sandbox.process import ImageConfigError
 from sandbox.runner import Volume, VolumeError
 
 from .container import Container
+from .events import Recorder
 from .kube import Kube
-from .podspec import ContainerConfigError, UnknownImage, command_line, environment, expand, repository
+from . import volumedirs, volumes
+from .podspec import ContainerConfigError, Lookup, UnknownImage, command_line, environment, expand, repository
 from .sandbox import Sandbox, sandboxed
 from .sandboxed import image_command
 from .status import now, pod_status
@@ -104,7 +107,7 @@ class Pod:
         return None
 
     # ------------------------------------------------------------ lifecycle
-    def tick(self, kube: Kube) -> None:
+    def tick(self, kube: Kube, recorder: Recorder) -> None:
         if not self.deleting and self.failure is None:
             for c in self.containers:
                 if c.due():
@@ -112,6 +115,10 @@ class Pod:
         for c in self.containers:
             c.tick(self.deleting)
         self.report(kube)
+        for c in self.containers:
+            for event in c.events:
+                recorder.record(kube, self.body, event)
+            c.events.clear()
 
     def delete(self, grace: float) -> None:
         """The pod is being deleted: stop its containers within ``grace`` seconds."""
@@ -156,18 +163,30 @@ class Pod:
         base = {"HOSTNAME": self.sandbox.hostname, "SEGFLOW_POD_IP": self.ip,
                 "KUBERNETES_SERVICE_HOST": self.node.api_host, "KUBERNETES_SERVICE_PORT": port,
                 "KUBERNETES_SERVICE_PORT_HTTPS": port}
-        volumes = []
+        mounts = []
         if self.body["spec"].get("automountServiceAccountToken", True):
             kubeconfig = self._credentials(kube)
             os.chmod(kubeconfig, 0o644)          # the image's user reads it; the pods' directory is root's
-            volumes.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
+            mounts.append(Volume(kubeconfig, SANDBOX_KUBECONFIG, read_only=True))
             base["KUBECONFIG"] = SANDBOX_KUBECONFIG
-        env = environment(self.body, c.spec, self.ip, self.node.host_ip,
-                          lambda kind, name: kube.data(self.namespace, kind, name), base)
+        lookup = functools.partial(kube.data, self.namespace)
+        env = environment(self.body, c.spec, self.ip, self.node.host_ip, lookup, base)
+        mounts.extend(self._volume_mounts(c, lookup, env))
         bundle = self.node.images[repository(c.spec["image"])]
-        command, env = image_command(bundle, self.body, c.spec, env, self.sandbox, self.directory, tuple(volumes))
+        command, env = image_command(bundle, self.body, c.spec, env, self.sandbox, self.directory, tuple(mounts))
         # exec probes cannot run in an image's root yet (sandbox.sandboxed refuses it: they fail)
         return command, env, "/", dataclasses.replace(self.sandbox, rootfs=bundle.rootfs)
+
+    def _volume_mounts(self, c: Container, lookup: Lookup, env: dict[str, str]) -> list[Volume]:
+        """The pod's volumes written under its directory (owned by its fsGroup) and the
+        container's mounts of them."""
+        root = os.path.join(self.directory, "volumes")
+        fs_group = (self.body["spec"].get("securityContext") or {}).get("fsGroup")
+        pod_volumes = volumes.pod_volumes(self.body, lookup)
+        for volume in pod_volumes.values():
+            volumedirs.materialize(volume, root, fs_group)
+        mounts = volumes.container_mounts(c.spec, pod_volumes, env)
+        return [Volume(volumedirs.mount_source(m, root), m.target, m.read_only) for m in mounts]
 
     def _environment(self, c: Container, kube: Kube) -> dict[str, str]:
         base = self.node.base_environment()

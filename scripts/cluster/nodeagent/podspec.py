@@ -59,8 +59,8 @@ def expand(text: str, env: dict[str, str]) -> str:
     return _REFERENCE.sub(replace, text)
 
 
-def _downward(pod: dict, path: str, pod_ip: str, host_ip: str) -> str:
-    """A ``fieldRef`` value (the downward API)."""
+def field_value(pod: dict, path: str, pod_ip: str, host_ip: str) -> str:
+    """A ``fieldRef`` value (the downward API), for env variables and downward API volumes."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
               "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
@@ -101,7 +101,7 @@ def environment(pod: dict, container: dict, pod_ip: str, host_ip: str, lookup: L
         if source is None:
             env[name] = expand(str(item.get("value") or ""), env)
         elif "fieldRef" in source:
-            env[name] = _downward(pod, source["fieldRef"]["fieldPath"], pod_ip, host_ip)
+            env[name] = field_value(pod, source["fieldRef"]["fieldPath"], pod_ip, host_ip)
         elif "configMapKeyRef" in source or "secretKeyRef" in source:
             kind = "configmap" if "configMapKeyRef" in source else "secret"
             ref = source.get("configMapKeyRef") or source.get("secretKeyRef")

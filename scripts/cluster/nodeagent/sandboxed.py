@@ -38,5 +38,5 @@ def image_command(bundle: Bundle, pod: dict[str, Any], container: dict[str, Any]
     volumes = (*files, *volumes)
     layer = os.path.join(directory, "containers", container["name"])
     shutil.rmtree(layer, ignore_errors=True)
-    layout = runner.prepare(bundle, layer, volumes)
-    return runner.command_line(bundle.rootfs, process, sandbox.netns, layout, sandbox.hostname, volumes), process.env
+    layout, resolved = runner.prepare(bundle, layer, volumes)
+    return runner.command_line(bundle.rootfs, process, sandbox.netns, layout, sandbox.hostname, resolved), process.env

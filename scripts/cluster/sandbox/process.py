@@ -23,6 +23,7 @@ class Process:
     uid: int
     gid: int
     cwd: str
+    groups: tuple[int, ...] = ()       # supplementary groups
 
 
 def image_env(image: dict[str, Any]) -> dict[str, str]:
@@ -71,6 +72,18 @@ def user_of(image: dict[str, Any], security: dict[str, Any], passwd_text: str,
     return uid, primary
 
 
+def groups_of(uid: int, gid: int, security: dict[str, Any], passwd_text: str, group_text: str) -> tuple[int, ...]:
+    """The supplementary groups, as containerd gives them: the user's groups in the image's
+    /etc/group (by the user's name), then the pod's ``supplementalGroups`` and ``fsGroup``
+    (so the user reads and writes volumes given to the fsGroup)."""
+    names = {row[0] for row in _table(passwd_text).values() if row[2] == str(uid)}
+    member = [int(row[2]) for row in _table(group_text).values()
+              if len(row) > 3 and names & set(row[3].split(","))]
+    wanted = [*member, *(security.get("supplementalGroups") or []),
+              *([security["fsGroup"]] if security.get("fsGroup") is not None else [])]
+    return tuple(dict.fromkeys(int(g) for g in wanted if int(g) != gid))
+
+
 def _home(uid: int, passwd_text: str) -> str:
     return next((row[5] for row in _table(passwd_text).values() if len(row) > 5 and row[2] == str(uid)), "/")
 
@@ -93,4 +106,5 @@ def process_of(image: dict[str, Any], container: dict[str, Any], pod_env: dict[s
     uid, gid = user_of(image, security, passwd_text, group_text)
     env = {**image_env(image), **pod_env}
     env.setdefault("HOME", _home(uid, passwd_text))
-    return Process(argv, env, uid, gid, container.get("workingDir") or image.get("WorkingDir") or "/")
+    return Process(argv, env, uid, gid, container.get("workingDir") or image.get("WorkingDir") or "/",
+                   groups_of(uid, gid, security, passwd_text, group_text))
