@@ -15,6 +15,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${SEGFLOW_IMAGES_CACHE:-$HOME/.cache/segflow/images}"
+KEEP_BUNDLES=2          # earlier builds kept per image (see unpack_image)
 # overlay is the faster of the two storage drivers here (docs/architecture/images.md has the
 # numbers); vfs works wherever overlay mounts are refused.
 DRIVER="${SEGFLOW_IMAGES_STORAGE:-overlay}"
@@ -162,9 +163,11 @@ unpack_image() {
     buildah "${STORAGE[@]}" inspect --type image "$reference" \
         | python3 -c 'import json, sys; json.dump(json.load(sys.stdin)["OCIv1"]["config"], sys.stdout, indent=1)' \
         > "$bundle.partial/image.json"
-    # Bundles of this image's earlier inputs are not run again, and the layout served only
-    # this unpacking (the image stays in buildah's storage).
-    find "$CACHE/bundles" -maxdepth 1 -name "$name-*" ! -name "$name-$tag*" -exec rm -rf {} +
+    # Bundles of earlier inputs: the newest KEEP_BUNDLES stay, since a cluster of another
+    # checkout (or of this one, started before an edit) may still run pods from them; older
+    # ones go. The layout served only this unpacking (the image stays in buildah's storage).
+    find "$CACHE/bundles" -maxdepth 1 -name "$name-*" ! -name "$name-$tag*" ! -name '*.partial' -printf '%T@ %p\n' \
+        | sort -rn | tail -n +$((KEEP_BUNDLES + 1)) | cut -d' ' -f2- | xargs -r rm -rf
     rm -rf "$layout"
     mv "$bundle.partial" "$bundle"
     say "$name bundle $bundle: unpacked in $((SECONDS - started)) s ($(du -sh "$bundle/rootfs" | cut -f1))"
