@@ -20,7 +20,7 @@ import functools
 import pickle
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import SegflowError
 from ..runtime.channels import Cancelled, Outlet
@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from ..runtime.executor import ReplicaExecutor
 
 PartReader = Callable[[int], "bytes | None"]       # version -> this replica's stored window part
+
+# Records a replay sends at most in one batch: the default batch mode's size. A window
+# keeps batches as they went out, one record each under ``BatchMode.fixed(1)`` or a slow
+# stream's timeouts; replayed like that, every record pays a hop of its own.
+REPLAY_BATCH = 1024
 
 
 @dataclass
@@ -48,6 +53,42 @@ class WindowPart:
 
 def part_bytes(part: list[bytes]) -> int:
     return sum(map(len, part))
+
+
+def coalesced(elements: Iterable[Any], most: int = REPLAY_BATCH) -> Iterator[Any]:
+    """``elements`` with each run of consecutive batches joined into batches of up to
+    ``most`` records (a batch already larger passes alone), control elements in their
+    place: a replay has its whole backlog at hand, so it need not send it the way the live
+    stream trickled in. The records, their order and every barrier stay as they were."""
+    run: list[Batch] = []
+    size = 0
+    for element in elements:
+        if type(element) is not Batch:
+            if run:
+                yield joined(run)
+                run, size = [], 0
+            yield element
+            continue
+        if run and size + len(element.items) > most:
+            yield joined(run)
+            run, size = [], 0
+        run.append(element)
+        size += len(element.items)
+    if run:
+        yield joined(run)
+
+
+def joined(batches: list[Batch]) -> Batch:
+    """One batch of ``batches``' records in order, born when the oldest of them was."""
+    if len(batches) == 1:
+        return batches[0]
+    items = [item for batch in batches for item in batch.items]
+    stamps = None
+    if batches[0].timestamps is not None:
+        stamps = [stamp for batch in batches for stamp in batch.timestamps or ()]
+        assert len(stamps) == len(items), "a channel's batches are all timestamped or none is"
+    borns = [batch.born for batch in batches if batch.born is not None]
+    return Batch(items, stamps, min(borns) if borns else None)
 
 
 class WindowRecorder(Outlet):
@@ -136,16 +177,20 @@ class WindowRecorder(Outlet):
         receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
-            for version in [*range(first, through + 1), *later]:
-                for data in self.parts[version] if version in self.parts else stored(version):
-                    if not self.detached:
-                        self._forward(outlet, pickle.loads(data))
-            for data in self.kept:
+            for element in coalesced(self._window(first, through, stored)):
                 if not self.detached:
-                    self._forward(outlet, pickle.loads(data))
+                    self._forward(outlet, element)
             replaced, self.inner = self.inner, outlet
             return replaced
+
+    def _window(self, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Iterator[Any]:
+        """Lock held: what a rewire replays, element by element (see :meth:`rewire`)."""
+        later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
+        for version in [*range(first, through + 1), *later]:
+            for data in self.parts[version] if version in self.parts else stored(version):
+                yield pickle.loads(data)
+        for data in self.kept:
+            yield pickle.loads(data)
 
 
 class MissingWindowPart(SegflowError):
@@ -223,8 +268,8 @@ class SegmentSnapshots(AlignedSnapshots):
             part = pickle.loads(blob)
             for key in wanted:
                 inner = self.recorders[key].inner
-                for element in part.get(key, ()):
-                    inner.send(pickle.loads(element))
+                for element in coalesced(map(pickle.loads, part.get(key, ()))):
+                    inner.send(element)
         self.replays = {}
 
     def _replays(self, key: tuple[int, int], version: int) -> bool:
