@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from segflow.checkpoint.segment import REPLAY_BATCH, WindowRecorder, coalesced
+from segflow.checkpoint.segment import WindowRecorder, coalesced
 from segflow.runtime.channels import Cancelled, Outlet
 from segflow.runtime.elements import Barrier, Batch
 
@@ -108,27 +108,32 @@ def test_a_completion_during_a_replay_does_not_wait_for_it():
     assert recorder.parts == {}
 
 
-def test_a_replay_of_one_record_batches_goes_in_full_batches():
-    """A job that sends every record at once (``BatchMode.fixed(1)``) keeps one record a
-    batch in its window; the replay joins them up to ``REPLAY_BATCH`` records, between the
-    barriers, and every record arrives once, in order."""
+def replayed(batch_size):
+    """What a rewire sends of a window of one-record batches (a slow stream's, flushed by
+    its batch timeout) on an edge of ``batch_size``."""
     first = Collected()
-    recorder = WindowRecorder(first, threading.Event())
+    recorder = WindowRecorder(first, threading.Event(), batch=batch_size)
     for version in (1, 2):
         for record in range(version * 10_000, version * 10_000 + 500):
             recorder.send(batch(record))
         recorder.send(Barrier(version))
         recorder.take_part(version)
     first.gone = ConnectionError("reset")
-    current = list(range(30_000, 30_000 + 2 * REPLAY_BATCH + 1))
-    for record in current:
+    for record in range(30_000, 32_049):
         recorder.send(batch(record))
     again = Collected()
     recorder.rewire(again, 1, 0, lambda v: [])
-    assert [len(e.items) if type(e) is Batch else "B" for e in again.got] == [
-        500, "B", 500, "B", REPLAY_BATCH, REPLAY_BATCH, 1]
     records = [item for e in again.got if type(e) is Batch for item in e.items]
-    assert records == [*range(10_000, 10_500), *range(20_000, 20_500), *current]
+    assert records == [*range(10_000, 10_500), *range(20_000, 20_500), *range(30_000, 32_049)]
+    return [len(e.items) if type(e) is Batch else "B" for e in again.got]
+
+
+def test_a_replay_goes_in_full_batches_of_its_edges_size_between_the_barriers():
+    assert replayed(1024) == [500, "B", 500, "B", 1024, 1024, 1]
+
+
+def test_an_edge_that_sends_every_record_at_once_replays_so_too():
+    assert replayed(1) == [*[1] * 500, "B", *[1] * 500, "B", *[1] * 2049]
 
 
 def test_coalescing_keeps_timestamps_the_oldest_birth_and_large_batches_alone():
