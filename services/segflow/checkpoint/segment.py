@@ -20,9 +20,10 @@ import functools
 import pickle
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import SegflowError
+from ..plan.graph import DEFAULT_BATCH_MODE
 from ..runtime.channels import Cancelled, Outlet
 from ..runtime.elements import Barrier, Batch
 from .aligned import AlignedSnapshots
@@ -50,6 +51,43 @@ def part_bytes(part: list[bytes]) -> int:
     return sum(map(len, part))
 
 
+def coalesced(elements: Iterable[Any], most: int) -> Iterator[Any]:
+    """``elements`` with each run of consecutive batches joined into batches of up to
+    ``most`` records (a batch already larger passes alone), control elements in their
+    place. A window keeps batches as they went out, small ones when a slow stream's batch
+    timeout sent them; a replay has its whole backlog at hand, so it sends full batches,
+    as the live path would have. The records, their order and every barrier stay."""
+    run: list[Batch] = []
+    size = 0
+    for element in elements:
+        if type(element) is not Batch:
+            if run:
+                yield joined(run)
+                run, size = [], 0
+            yield element
+            continue
+        if run and size + len(element.items) > most:
+            yield joined(run)
+            run, size = [], 0
+        run.append(element)
+        size += len(element.items)
+    if run:
+        yield joined(run)
+
+
+def joined(batches: list[Batch]) -> Batch:
+    """One batch of ``batches``' records in order, born when the oldest of them was."""
+    if len(batches) == 1:
+        return batches[0]
+    items = [item for batch in batches for item in batch.items]
+    stamps = None
+    if batches[0].timestamps is not None:
+        stamps = [stamp for batch in batches for stamp in batch.timestamps or ()]
+        assert len(stamps) == len(items), "a channel's batches are all timestamped or none is"
+    borns = [batch.born for batch in batches if batch.born is not None]
+    return Batch(items, stamps, min(borns) if borns else None)
+
+
 class WindowRecorder(Outlet):
     """One output channel of a connector replica: sends, and keeps what it sent.
 
@@ -60,13 +98,18 @@ class WindowRecorder(Outlet):
     store's copy, so a replay never waits for a part still being written. While checkpoints
     do not complete (a restarted region that cannot finish one) they would pile up: past
     ``limit`` bytes the oldest go (``spilled`` counts them), and a replay reads them back
-    from the store, whose copy a later snapshot vouches for."""
+    from the store, whose copy a later snapshot vouches for. A replay sends batches of up to
+    ``batch`` records, its edge's batch size: a block set to send every record at once
+    (``BatchMode.fixed(1)``) replays one record a batch too, since each block finishes a
+    batch before it passes any of it on, and a restarted chain then works in turn on one
+    batch instead of side by side on single records."""
 
     __slots__ = ("inner", "kept", "records", "parts", "lock", "cancel", "detached", "limit", "held", "spilled",
-                 "gone")
+                 "gone", "batch")
 
-    def __init__(self, inner: Outlet, cancel: threading.Event, limit: int = 0):
+    def __init__(self, inner: Outlet, cancel: threading.Event, limit: int = 0, batch: int = DEFAULT_BATCH_MODE.size):
         self.inner = inner
+        self.batch = batch                            # records a replay sends at most in one batch
         self.kept: list[bytes] = []
         self.records = 0
         self.parts: dict[int, list[bytes]] = {}       # version -> what this channel carried in it
@@ -136,16 +179,20 @@ class WindowRecorder(Outlet):
         receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
-            for version in [*range(first, through + 1), *later]:
-                for data in self.parts[version] if version in self.parts else stored(version):
-                    if not self.detached:
-                        self._forward(outlet, pickle.loads(data))
-            for data in self.kept:
+            for element in coalesced(self._window(first, through, stored), self.batch):
                 if not self.detached:
-                    self._forward(outlet, pickle.loads(data))
+                    self._forward(outlet, element)
             replaced, self.inner = self.inner, outlet
             return replaced
+
+    def _window(self, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Iterator[Any]:
+        """Lock held: what a rewire replays, element by element (see :meth:`rewire`)."""
+        later = sorted(v for v in {*self.parts, *self.gone} if v > through and v >= first)
+        for version in [*range(first, through + 1), *later]:
+            for data in self.parts[version] if version in self.parts else stored(version):
+                yield pickle.loads(data)
+        for data in self.kept:
+            yield pickle.loads(data)
 
 
 class MissingWindowPart(SegflowError):
@@ -177,7 +224,7 @@ class SegmentSnapshots(AlignedSnapshots):
             share = memory // max(1, sum(len(sender.outlets) for _, sender in senders))
             for position, (block, sender) in enumerate(senders):
                 for d, outlet in enumerate(sender.outlets):
-                    recorder = WindowRecorder(outlet, executor.stop, share if memory else 0)
+                    recorder = WindowRecorder(outlet, executor.stop, share if memory else 0, sender.size)
                     sender.outlets[d] = recorder
                     self.recorders[(position, d)] = recorder
                     self.destination[(position, d)] = block
@@ -222,9 +269,9 @@ class SegmentSnapshots(AlignedSnapshots):
                                         (ctx.block, ctx.index, version))
             part = pickle.loads(blob)
             for key in wanted:
-                inner = self.recorders[key].inner
-                for element in part.get(key, ()):
-                    inner.send(pickle.loads(element))
+                recorder = self.recorders[key]
+                for element in coalesced(map(pickle.loads, part.get(key, ())), recorder.batch):
+                    recorder.inner.send(element)
         self.replays = {}
 
     def _replays(self, key: tuple[int, int], version: int) -> bool:
