@@ -206,15 +206,16 @@ class Run:
 def restored_age(run: Run) -> float:
     """Seconds from the cut of the version ``run``'s recovery restored (a global restore:
     the checkpoint it restored; a regional one: the oldest version of a restarted block)
-    to the kill: the coordinator logs when each checkpoint completed (``time``) and how
-    long it took from its trigger (``seconds``), and a version is cut at its trigger."""
+    to the kill. A version is cut when the coordinator starts its round (``checkpoint
+    started``); under segment backup a segment's version may be restored before the
+    round completed everywhere, so the round's completion is not what dates it."""
     regional = run.messages("regional restore")
     restored = (min(regional[0]["versions"].values()) if regional
                 else run.messages("recovering")[0]["restore_checkpoint"])
-    done = [e for e in run.messages("checkpoint complete") if e["id"] == restored and e["ts"] < run.killed_at]
-    if not done:
-        raise RuntimeError(f"the recovery restored version {restored!r}, which no checkpoint completed before the kill")
-    return run.killed_at - (done[-1]["time"] - done[-1]["seconds"])
+    started = [e for e in run.messages("checkpoint started") if e["checkpoint"] == restored and e["ts"] < run.killed_at]
+    if not started:
+        raise RuntimeError(f"the recovery restored version {restored!r}, which no round started before the kill")
+    return run.killed_at - started[-1]["ts"]
 
 
 def segflow_run(job: str, params: dict, parallelism: int = 2, function: str | None = None,

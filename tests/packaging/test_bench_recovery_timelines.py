@@ -61,20 +61,27 @@ def _run_with(common, logs, killed_at):
     return run
 
 
-def test_the_restored_version_is_as_old_as_the_time_since_its_checkpoint_was_triggered(common):
-    # checkpoint 6 was triggered at 99.5 and completed at 99.7; the one after it never completed
-    completed = [{"msg": "checkpoint complete", "id": 5, "ts": 99.1, "time": 99.1, "seconds": 0.1},
-                 {"msg": "checkpoint complete", "id": 6, "ts": 99.7, "time": 99.7, "seconds": 0.2}]
-    global_restore = _run_with(common, completed + [{"msg": "recovering", "ts": 100.1, "restore_checkpoint": 6}], 100.0)
+def test_the_restored_version_is_as_old_as_the_time_since_its_round_started(common):
+    # round 6 started at 99.5 and completed at 99.7; round 7 started at 99.9 and never completed
+    started = [{"msg": "checkpoint started", "checkpoint": 5, "ts": 99.0},
+               {"msg": "checkpoint complete", "id": 5, "ts": 99.1, "time": 99.1, "seconds": 0.1},
+               {"msg": "checkpoint started", "checkpoint": 6, "ts": 99.5},
+               {"msg": "checkpoint complete", "id": 6, "ts": 99.7, "time": 99.7, "seconds": 0.2},
+               {"msg": "checkpoint started", "checkpoint": 7, "ts": 99.9}]
+    global_restore = _run_with(common, started + [{"msg": "recovering", "ts": 100.1, "restore_checkpoint": 6}], 100.0)
     assert common.restored_age(global_restore) == pytest.approx(0.5)
     # a regional restore names each restarted block's version: the oldest one counts
-    regional = _run_with(common, completed + [{"msg": "regional restore", "ts": 100.1, "versions": {"4": 6, "5": 5}},
-                                              {"msg": "recovering", "ts": 100.1, "restore_checkpoint": "none"}], 100.0)
+    regional = _run_with(common, started + [{"msg": "regional restore", "ts": 100.1, "versions": {"4": 6, "5": 5}},
+                                            {"msg": "recovering", "ts": 100.1, "restore_checkpoint": "none"}], 100.0)
     assert common.restored_age(regional) == pytest.approx(100.0 - 99.0)
+    # a segment's version restored although its round had not completed everywhere at the kill
+    ahead = _run_with(common, started + [{"msg": "regional restore", "ts": 100.1, "versions": {"5": 7}},
+                                         {"msg": "recovering", "ts": 100.1, "restore_checkpoint": "none"}], 100.0)
+    assert common.restored_age(ahead) == pytest.approx(100.0 - 99.9)
 
 
-def test_a_restored_version_no_checkpoint_completed_before_the_kill_is_an_error(common):
-    logs = [{"msg": "checkpoint complete", "id": 6, "ts": 100.5, "time": 100.5, "seconds": 0.2},
+def test_a_restored_version_no_round_started_before_the_kill_is_an_error(common):
+    logs = [{"msg": "checkpoint started", "checkpoint": 6, "ts": 100.5},
             {"msg": "recovering", "ts": 100.1, "restore_checkpoint": 6}]
-    with pytest.raises(RuntimeError, match="no checkpoint completed before the kill"):
+    with pytest.raises(RuntimeError, match="no round started before the kill"):
         common.restored_age(_run_with(common, logs, 100.0))

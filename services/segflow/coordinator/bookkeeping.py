@@ -121,6 +121,7 @@ class CheckpointBookkeeping:
         self._start(self.tracker.trigger(time.monotonic(), FINAL_CHECKPOINT, time.time()))
 
     def _start(self, checkpoint_id: int) -> None:
+        event(log, logging.INFO, "checkpoint started", checkpoint=checkpoint_id)
         self.broadcast(cpb.Command(kind=cpb.Command.CHECKPOINT, checkpoint_id=checkpoint_id))
 
     def acknowledge(self, checkpoint_id: int, acks) -> None:
