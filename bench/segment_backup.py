@@ -68,7 +68,8 @@ nodes sleep, so it sees equal nodes), and the run takes it with ``--connectors a
 round checks the run says so). Each round runs the job once per configuration, both with
 one standby worker (``--standby-workers 1``) and one replica per block: ``abs`` (aligned,
 global rollback) on one worker, ``segment`` with ``--placement segment`` on one worker per
-group; ``--run`` seconds after the workers registered it SIGKILLs the worker of the first
+group; ``--run`` seconds after the workers registered, plus a random share of a checkpoint
+interval (``--seed``; the same in both configurations of a round), it SIGKILLs the worker of the first
 node of the segment after node 4 (ABS: its only worker), and the job runs on to the end of
 its input (``--run + --after`` seconds of it). From the probe lines: the recovery delay at
 the sink (Definition 1: from the kill to the first tuple the sink processes that is newer
@@ -105,6 +106,7 @@ import http.client
 import json
 import os
 import pickle
+import random
 import re
 import signal
 import subprocess
@@ -567,10 +569,15 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
           f"SIGKILL of the worker of node {victim} (segment backup: {segment_worker} of {segment_workers})",
           file=sys.stderr, flush=True)
     results: dict[str, list[dict]] = {name: [] for name in setups}
+    moments = random.Random(args.seed)
     for r in range(args.rounds):
+        # the kill lands at a random moment of the checkpoint cycle (the same in both
+        # configurations of a round): at a fixed time after the start it fell in the same
+        # phase every round, and that phase decided how old the restored versions were
+        kill_at = args.run + moments.uniform(0.0, choice["interval"])
         for name, (worker, workers, _, _) in setups.items():     # interleaved: machine drift hits both
-            print(f"round {r + 1}/{args.rounds} {name} ...", file=sys.stderr, flush=True)
-            results[name].append(worker_loss_round(rates, name, choice, worker, workers, args.run, args.after,
+            print(f"round {r + 1}/{args.rounds} {name} (kill at {kill_at:.3f} s) ...", file=sys.stderr, flush=True)
+            results[name].append(worker_loss_round(rates, name, choice, worker, workers, kill_at, args.after,
                                                    victim))
     summary = {}
     for name, rounds in results.items():
@@ -632,6 +639,7 @@ def main() -> None:
     parser.add_argument("--calibrate", type=float, default=3.0, metavar="S",
                         help="worker-loss: seconds of segflow plan --segment-backup's calibration run")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1, help="worker-loss: the kill moments' random seed")
     parser.add_argument("--run", type=float, default=6.0, help="seconds before the disaster")
     parser.add_argument("--after", type=float, default=6.0, help="seconds observed after the restart")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 4 + 5 s (a smoke run)")
