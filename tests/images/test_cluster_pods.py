@@ -135,11 +135,20 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     assert events["BackOff"]["message"] == "Back-off restarting failed container"
     assert events["BackOff"]["involvedObject"]["fieldPath"] == "spec.containers{main}"
     assert events["Started"]["count"] >= 3 and events["Started"]["source"]["component"] == "kubelet"
+    # kubectl logs, proxied by the API server to the node agent's kubelet API: one run each
+    crashed = "python3: can't open file '/app/missing.py': [Errno 2] No such file or directory\n"
+    assert cluster.kubectl("logs", "broken", "--previous").stdout == crashed
+    assert cluster.kubectl("logs", "broken", "-c", "main", "--tail", "1").stdout == crashed
 
     cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("graceful", ["python3", "-c", GRACEFUL])))
     graceful = wait_for(lambda: (p := cluster.get("pod", "graceful"))["status"].get("phase") == "Running" and p,
                         60, "the graceful pod to run")
     wait_for(lambda: "ready" in _log(cluster, graceful), 30, "its SIGTERM handler")
+    assert cluster.kubectl("logs", "graceful").stdout == "ready\n"
+    no_previous = cluster.kubectl("logs", "graceful", "--previous", check=False)
+    assert no_previous.returncode != 0 and "previous terminated container not found" in no_previous.stderr
+    execed = cluster.kubectl("exec", "graceful", "--", "true", check=False)
+    assert execed.returncode != 0 and "exec is not supported by the segflow node agent" in execed.stderr, execed
     assert len(_namespaces()) == 5, "the node's and one per pod"
     cluster.kubectl("delete", "service", "web")
     cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
