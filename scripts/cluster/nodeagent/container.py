@@ -88,9 +88,10 @@ class Container:
             f.write(f"{self.process.pid} {start_time(self.process.pid)}\n")
         self.started = time.monotonic()
         self.state.pid, self.state.running_since, self.state.waiting = self.process.pid, now(), ("", "")
-        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox) \
+        pid = self.process.pid
+        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox, pid) \
             if self.spec.get("readinessProbe") else None
-        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox) \
+        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox, pid) \
             if self.spec.get("livenessProbe") else None
         self.state.ready = self.readiness is None
         self.events += [events.created(self.state.name), events.started(self.state.name)]
