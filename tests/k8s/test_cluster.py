@@ -266,6 +266,11 @@ def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
     ended = container(failed)["state"]["terminated"]
     assert ended["exit_code"] == 3 and ended["reason"] == "Error"
     assert ended["message"] == "starting\nboom: no such job"
+    # kubectl logs: the API server asks the node agent's kubelet API (certificates both ways)
+    assert cluster.kubectl("logs", "failing").stdout == "starting\nboom: no such job\n"
+    assert cluster.kubectl("logs", "failing", "--tail", "1", "--limit-bytes", "4").stdout == "boom"
+    refused = cluster.kubectl("logs", "failing", "--timestamps", check=False)
+    assert refused.returncode != 0 and "timestamps are not supported" in refused.stderr, refused.stderr
     delete_and_wait(cluster, "failing")
 
 
