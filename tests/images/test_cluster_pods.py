@@ -156,6 +156,28 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
     wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
 
 
+def test_exec_probes_run_inside_the_container(sandbox_cluster):
+    """An exec readiness probe sees the container's own files (Ready once it wrote
+    /tmp/ready, in its layer) as its user; a failing exec liveness probe restarts it."""
+    cluster = sandbox_cluster
+    ready_when_written = {"exec": {"command": ["sh", "-c", 'test -e /tmp/ready && [ "$(id -u)" = 10001 ]']},
+                          "periodSeconds": 1}
+    pod = _pod("probed", ["sh", "-c", "sleep 2; touch /tmp/ready; exec sleep 600"], probe=ready_when_written)
+    pod["spec"]["containers"][0]["livenessProbe"] = {"exec": {"command": ["test", "!", "-e", "/tmp/ready"]},
+                                                     "initialDelaySeconds": 4, "periodSeconds": 1,
+                                                     "failureThreshold": 2}
+    pod["spec"]["terminationGracePeriodSeconds"] = 1
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(pod))
+    wait_for(lambda: any(c["type"] == "Ready" and c["status"] == "True"
+                         for c in cluster.get("pod", "probed")["status"].get("conditions", [])),
+             60, "the probed pod to be Ready by its exec probe")
+    restarted = wait_for(lambda: (c := cluster.get("pod", "probed")["status"]["containerStatuses"][0])
+                         ["restartCount"] >= 1 and c, 60, "the failing exec liveness probe to restart it")
+    assert restarted["lastState"]["terminated"]["exitCode"] == 137, "SIGKILLed after its grace period (sleep, as " \
+        "a pid namespace's init without a SIGTERM handler, ignores SIGTERM)"
+    cluster.kubectl("delete", "pod", "probed", "--wait=true", timeout=120)
+
+
 # Reads what the kubelet would have mounted, as the image's user, and says what it found.
 READ_VOLUMES = """
 import json, os
