@@ -274,6 +274,15 @@ def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
     delete_and_wait(cluster, "failing")
 
 
+def test_kubectl_exec_is_refused_with_the_reason(cluster):
+    """The node agent speaks no SPDY or websocket: kubectl exec says so instead of hanging."""
+    apply_shell_pod(cluster, "sleeper", "exec sleep 600", {"terminationGracePeriodSeconds": 1})
+    wait_for(lambda: pod_status(cluster, "sleeper")["phase"] == "Running", 30, "Running")
+    execed = cluster.kubectl("exec", "sleeper", "--", "true", check=False)
+    assert execed.returncode != 0 and "exec is not supported by the segflow node agent" in execed.stderr, execed
+    delete_and_wait(cluster, "sleeper")
+
+
 def test_a_second_up_of_a_cluster_being_started_fails_clearly(cluster):
     with open(os.path.join(cluster.home, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)       # as an up.sh in progress holds it

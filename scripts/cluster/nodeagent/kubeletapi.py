@@ -9,6 +9,7 @@ streams, which this agent does not speak.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import ssl
@@ -38,10 +39,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:     # noqa: A002 (the base class's name)
         """Quiet: the agent logs lifecycle events only."""
 
-    def _refuse(self, status: HTTPStatus, message: str) -> None:
+    def _refuse(self, status: HTTPStatus, message: str, as_status: bool = False) -> None:
+        """Answer ``message`` as text, or (``as_status``) as a metav1 Status, which is what
+        kubectl shows of a refused stream upgrade."""
         body = message.encode() + b"\n"
+        kind = "text/plain; charset=utf-8"
+        if as_status:
+            body = json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                               "message": message, "reason": "NotImplemented", "code": int(status)}).encode()
+            kind = "application/json"
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -58,7 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts[0] in STREAMING:
             self._refuse(HTTPStatus.NOT_IMPLEMENTED, f"{parts[0]} is not supported by the segflow node agent (it "
                          "speaks neither SPDY nor websocket streams): read the container's files under the pod's "
-                         "directory on the node, or run the command in a pod of its own")
+                         "directory on the node, or run the command in a pod of its own", as_status=True)
         else:
             self._refuse(HTTPStatus.NOT_FOUND, f"{url.path}: the segflow node agent serves only /containerLogs")
 
