@@ -159,11 +159,11 @@ def test_exec_probes_run_inside_the_container(sandbox_cluster):
     /tmp/ready, in its layer) as its user; a failing exec liveness probe restarts it."""
     cluster = sandbox_cluster
     ready_when_written = {"exec": {"command": ["sh", "-c", 'test -e /tmp/ready && [ "$(id -u)" = 10001 ]']},
-                          "periodSeconds": 1}
+                          "periodSeconds": 1, "timeoutSeconds": 5}      # 1 s by default: short on a loaded machine
     pod = _pod("probed", ["sh", "-c", "sleep 2; touch /tmp/ready; exec sleep 600"], probe=ready_when_written)
     pod["spec"]["containers"][0]["livenessProbe"] = {"exec": {"command": ["test", "!", "-e", "/tmp/ready"]},
                                                      "initialDelaySeconds": 4, "periodSeconds": 1,
-                                                     "failureThreshold": 2}
+                                                     "timeoutSeconds": 5, "failureThreshold": 2}
     pod["spec"]["terminationGracePeriodSeconds"] = 1
     cluster.kubectl("apply", "-f", "-", input=json.dumps(pod))
     wait_for(lambda: any(c["type"] == "Ready" and c["status"] == "True"
