@@ -291,7 +291,7 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
         cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
         status = wait_for(lambda: (s := cluster.get("sj", "missing", "-n", "jobs").get("status") or {})
                           .get("phase") in ("Completed", "Failed") and s, 120, "the missing-module StreamJob to end")
-        assert status["message"].startswith("pod missing-1-coordinator exited with code 2: "), status["message"]
+        assert status["message"].startswith("pod missing-1-coordinator exited with code 1: "), status["message"]
         assert "job module 'examples.not_in_the_image' not found" in status["message"], status["message"]
 
         # Pods that cannot start (a podTemplate's secret volume whose secret does not exist):
