@@ -63,7 +63,8 @@ time.sleep(600)
 
 
 def _pod(name: str, command: list[str], restart: str = "Always", probe: dict | None = None) -> dict:
-    container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command}
+    container = {"name": "main", "image": "segflow/engine:0.1.0", "command": command,
+                 "terminationMessagePolicy": "FallbackToLogsOnError"}
     if probe:
         container["readinessProbe"] = probe
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
@@ -123,20 +124,60 @@ def test_pods_run_from_images_with_pod_ips_on_the_nodes_bridge(sandbox_cluster):
                       p["status"]["containerStatuses"][0].get("lastState", {}).get("terminated") and p,
                       60, "the broken pod to have crashed once")
     status = broken["status"]["containerStatuses"][0]
-    assert status["lastState"]["terminated"]["exitCode"] == 2
+    last = status["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"]) == (2, "Error")
+    assert "can't open file '/app/missing.py'" in last["message"], "FallbackToLogsOnError: the log's end"
     assert "can't open file '/app/missing.py'" in _log(cluster, broken)
-    wait_for(lambda: cluster.get("pod", "broken")["status"]["containerStatuses"][0]["state"].get("waiting", {})
-             .get("reason") == "CrashLoopBackOff", 30, "CrashLoopBackOff")
+    looping = wait_for(lambda: (c := cluster.get("pod", "broken")["status"]["containerStatuses"][0])["state"]
+                       .get("waiting", {}).get("reason") == "CrashLoopBackOff" and c["restartCount"] >= 2 and c,
+                       30, "CrashLoopBackOff after two restarts")
+    assert looping["state"]["waiting"]["message"].startswith("back-off ")
+    events = wait_for(lambda: (e := {ev["reason"]: ev for ev in cluster.get(
+        "events", "--field-selector", "involvedObject.name=broken")["items"]}).get("BackOff") and e,
+        30, "the kubelet's BackOff event")
+    assert events["BackOff"]["type"] == "Warning" and events["BackOff"]["count"] >= 2
+    assert events["BackOff"]["message"] == "Back-off restarting failed container"
+    assert events["BackOff"]["involvedObject"]["fieldPath"] == "spec.containers{main}"
+    assert events["Started"]["count"] >= 3 and events["Started"]["source"]["component"] == "kubelet"
+    # kubectl logs, proxied by the API server to the node agent's kubelet API: one run each
+    crashed = "python3: can't open file '/app/missing.py': [Errno 2] No such file or directory\n"
+    assert cluster.kubectl("logs", "broken", "--previous").stdout == crashed
+    assert cluster.kubectl("logs", "broken", "-c", "main", "--tail", "1").stdout == crashed
 
     cluster.kubectl("apply", "-f", "-", input=json.dumps(_pod("graceful", ["python3", "-c", GRACEFUL])))
     graceful = wait_for(lambda: (p := cluster.get("pod", "graceful"))["status"].get("phase") == "Running" and p,
                         60, "the graceful pod to run")
     wait_for(lambda: "ready" in _log(cluster, graceful), 30, "its SIGTERM handler")
+    assert cluster.kubectl("logs", "graceful").stdout == "ready\n"
+    no_previous = cluster.kubectl("logs", "graceful", "--previous", check=False)
+    assert no_previous.returncode != 0 and "previous terminated container not found" in no_previous.stderr
     assert len(_namespaces()) == 5, "the node's and one per pod"
     cluster.kubectl("delete", "service", "web")
     cluster.kubectl("delete", "pod", "server", "client", "broken", "graceful", "--wait=true", timeout=120)
     assert "stopped cleanly" in _log(cluster, graceful), "SIGTERM went to the container's pid 1, not around it"
     wait_for(lambda: _namespaces() == [f"{NAME}-node"], 30, "the pods' namespaces to go")
+
+
+def test_exec_probes_run_inside_the_container(sandbox_cluster):
+    """An exec readiness probe sees the container's own files (Ready once it wrote
+    /tmp/ready, in its layer) as its user; a failing exec liveness probe restarts it."""
+    cluster = sandbox_cluster
+    ready_when_written = {"exec": {"command": ["sh", "-c", 'test -e /tmp/ready && [ "$(id -u)" = 10001 ]']},
+                          "periodSeconds": 1, "timeoutSeconds": 5}      # 1 s by default: short on a loaded machine
+    pod = _pod("probed", ["sh", "-c", "sleep 2; touch /tmp/ready; exec sleep 600"], probe=ready_when_written)
+    pod["spec"]["containers"][0]["livenessProbe"] = {"exec": {"command": ["test", "!", "-e", "/tmp/ready"]},
+                                                     "initialDelaySeconds": 4, "periodSeconds": 1,
+                                                     "timeoutSeconds": 5, "failureThreshold": 2}
+    pod["spec"]["terminationGracePeriodSeconds"] = 1
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(pod))
+    wait_for(lambda: any(c["type"] == "Ready" and c["status"] == "True"
+                         for c in cluster.get("pod", "probed")["status"].get("conditions", [])),
+             60, "the probed pod to be Ready by its exec probe")
+    restarted = wait_for(lambda: (c := cluster.get("pod", "probed")["status"]["containerStatuses"][0])
+                         ["restartCount"] >= 1 and c, 60, "the failing exec liveness probe to restart it")
+    assert restarted["lastState"]["terminated"]["exitCode"] == 137, "SIGKILLed after its grace period (sleep, as " \
+        "a pid namespace's init without a SIGTERM handler, ignores SIGTERM)"
+    cluster.kubectl("delete", "pod", "probed", "--wait=true", timeout=120)
 
 
 # Reads what the kubelet would have mounted, as the image's user, and says what it found.
@@ -247,6 +288,29 @@ def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sand
                           .get("phase") in ("Completed", "Failed") and s, 120, "the unwritable StreamJob to end")
         assert status["phase"] == "Failed"
         assert "PermissionError: [Errno 13] Permission denied: '/app/out'" in status["message"], status
+        # A job module the image lacks: the coordinator (restartPolicy Never: the operator
+        # decides) fails, and the status names its pod, exit code and log's end.
+        job["metadata"]["name"], job["spec"]["job"]["module"] = "missing", "examples.not_in_the_image"
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "missing", "-n", "jobs").get("status") or {})
+                          .get("phase") in ("Completed", "Failed") and s, 120, "the missing-module StreamJob to end")
+        assert status["message"].startswith("pod missing-1-coordinator exited with code 1: "), status["message"]
+        assert "job module 'examples.not_in_the_image' not found" in status["message"], status["message"]
+
+        # Pods that cannot start (a podTemplate's secret volume whose secret does not exist):
+        # their containers wait in CreateContainerConfigError, and the status says which pod and why.
+        job["metadata"]["name"], job["spec"]["job"]["module"] = "nosecret", "examples.nexmark_q0"
+        job["spec"]["podTemplate"] = {"volumes": [{"name": "creds", "secret": {"secretName": "absent"}}],
+                                      "volumeMounts": [{"name": "creds", "mountPath": "/creds"}]}
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+        status = wait_for(lambda: (s := cluster.get("sj", "nosecret", "-n", "jobs").get("status") or {})
+                          .get("message", "").startswith("pod nosecret-1-coordinator: CreateContainerConfigError")
+                          and s, 120, "the StreamJob's status to name its pod that cannot start")
+        assert "secret 'absent' not found" in status["message"] and status["phase"] == "Deploying", status
+        assert status["lastError"] == status["message"]
+        events = cluster.get("events", "-n", "jobs", "--field-selector", "involvedObject.name=nosecret")["items"]
+        assert any(e["reason"] == "PodFailing" and e["type"] == "Warning" for e in events), events
+        cluster.kubectl("delete", "sj", "nosecret", "-n", "jobs", "--wait=true", timeout=120)
 
 
 def test_a_job_pod_sees_only_its_image_and_finds_the_coordinator_by_its_service_at_a_pod_ip(sandbox_cluster):

@@ -97,6 +97,33 @@ def test_the_process_has_the_pods_groups_and_a_missing_command_exits_127(images,
     assert "cannot run 'no-such-command' in the container: No such file or directory" in missing.output
 
 
+def test_a_command_entered_into_a_running_container_runs_as_its_user_in_its_root(images, tmp_path):
+    """What an exec probe runs: inside the container's namespaces and root, as its user
+    with its groups, in its working directory, seeing what the container wrote."""
+    engine = images["engine"]
+    process = process_of(engine.image(), {"command": ["sh", "-c", "echo mine > /tmp/written && exec sleep 600"]}, {},
+                         engine.read("/etc/passwd"), engine.read("/etc/group"), {"fsGroup": 4242})
+    name = f"segflow-test-{os.getpid()}-enter"
+    with isolated(str(tmp_path / "netns"), name):
+        directory = str(tmp_path / "container")
+        started = runner.start(engine, process, name, directory, "test-pod", subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(os.path.join(directory, "upper", "tmp", "written")) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.1)
+            command = runner.enter_command(runner.container_init(started.pid), runner.Layout(directory).merged,
+                                           process, ["sh", "-c", "cat /tmp/written; id -u; id -G; pwd; hostname; "
+                                                     "test ! -e " + ROOT])
+            entered = subprocess.run(command, env=process.env, capture_output=True, text=True, timeout=30)
+        finally:
+            runner.kill(started)
+    assert entered.returncode == 0, entered.stderr
+    written, uid, groups, cwd, hostname = entered.stdout.splitlines()
+    assert (written, uid, sorted(groups.split()), cwd, hostname) == ("mine", "10001", ["10001", "4242"], "/app",
+                                                                      "test-pod")
+
+
 def test_each_container_writes_to_a_layer_of_its_own(images, tmp_path):
     """A file one container writes is neither in the next container of the same image nor
     in the image's unpacked root filesystem."""

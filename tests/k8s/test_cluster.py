@@ -290,7 +290,21 @@ def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
     ended = container(failed)["state"]["terminated"]
     assert ended["exit_code"] == 3 and ended["reason"] == "Error"
     assert ended["message"] == "starting\nboom: no such job"
+    # kubectl logs: the API server asks the node agent's kubelet API (certificates both ways)
+    assert cluster.kubectl("logs", "failing").stdout == "starting\nboom: no such job\n"
+    assert cluster.kubectl("logs", "failing", "--tail", "1", "--limit-bytes", "4").stdout == "boom"
+    refused = cluster.kubectl("logs", "failing", "--timestamps", check=False)
+    assert refused.returncode != 0 and "timestamps are not supported" in refused.stderr, refused.stderr
     delete_and_wait(cluster, "failing")
+
+
+def test_kubectl_exec_is_refused_with_the_reason(cluster):
+    """The node agent speaks no SPDY or websocket: kubectl exec says so instead of hanging."""
+    apply_shell_pod(cluster, "sleeper", "exec sleep 600", {"terminationGracePeriodSeconds": 1})
+    wait_for(lambda: pod_status(cluster, "sleeper")["phase"] == "Running", 30, "Running")
+    execed = cluster.kubectl("exec", "sleeper", "--", "true", check=False)
+    assert execed.returncode != 0 and "exec is not supported by the segflow node agent" in execed.stderr, execed
+    delete_and_wait(cluster, "sleeper")
 
 
 def test_a_second_up_of_a_cluster_being_started_fails_clearly(cluster):

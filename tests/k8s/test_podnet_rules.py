@@ -13,7 +13,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
 from nodeagent import services  # noqa: E402
 from nodeagent.addresses import AddressPool  # noqa: E402
 from nodeagent.netplan import PodNetwork, hosts_file, resolv_conf  # noqa: E402
-from nodeagent.sandbox import Sandbox, UnsupportedSandbox, sandboxed  # noqa: E402
+from nodeagent.sandbox import Entry, Sandbox, UnsupportedSandbox, sandboxed  # noqa: E402
+from sandbox.process import Process  # noqa: E402
 
 UID = "3db7161e-0c5f-4c4e-9a1b-2f4e5d6c7b8a"
 
@@ -106,5 +107,6 @@ def test_the_sandbox_command_enters_the_pods_namespace_and_host_name():
     assert sandboxed(["segflow", "-V"], Sandbox()) == ["segflow", "-V"]
     command = sandboxed(["segflow", "-V"], Sandbox(netns="test-3db7161e", hostname="web-0"))
     assert command[:4] == ["ip", "netns", "exec", "test-3db7161e"] and command[-3:] == ["web-0", "segflow", "-V"]
-    with pytest.raises(UnsupportedSandbox, match="only containers from images run there"):
-        sandboxed(["segflow"], Sandbox(rootfs="/var/lib/images/engine"))
+    image = Sandbox(entry=Entry("/pods/p/containers/main/root", Process(["segflow"], {}, 10001, 10001, "/app")))
+    with pytest.raises(UnsupportedSandbox, match="needs the container running"):
+        sandboxed(["segflow"], image)

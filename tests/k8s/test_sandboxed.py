@@ -33,18 +33,22 @@ def test_a_container_from_an_image_runs_in_the_pods_namespace_with_its_hosts_and
     stale.parent.mkdir(parents=True)
     stale.write_text("")
     kubeconfig = Volume("/state/kubeconfig", "/run/secrets/segflow/kubeconfig", read_only=True)
-    command, env = image_command(bundle, POD, {"name": "main", "args": ["--version"]}, {"POD_VAR": "1"},
-                                 Sandbox(netns="c-1234abcd", hostname="p"), str(tmp_path / "pod"), (kubeconfig,))
+    command, env, entry = image_command(bundle, POD, {"name": "main", "args": ["--version"]}, {"POD_VAR": "1"},
+                                        Sandbox(netns="c-1234abcd", hostname="p"), str(tmp_path / "pod"),
+                                        (kubeconfig,))
     assert command[:4] == ["ip", "netns", "exec", "c-1234abcd"]
     setup = command.index("sandbox-setup")
-    rootfs, upper, _work, _merged, hostname, uid, gid, cwd, volumes = command[setup + 1:setup + 10]
-    assert (rootfs, hostname, uid, gid, cwd, volumes) == (bundle.rootfs, "p", "10001", "10001", "/app", "3")
-    assert command[setup + 10:setup + 19] == ["/etc/netns/c-1234abcd/hosts", "/etc/hosts", "ro",
+    rootfs, upper, _work, merged, hostname, uid, gid, groups, cwd, python, _enter, volumes = \
+        command[setup + 1:setup + 13]
+    assert (rootfs, hostname, uid, gid, groups, cwd, python, volumes) == \
+        (bundle.rootfs, "p", "10001", "10001", "", "/app", sys.executable, "3")
+    assert command[setup + 13:setup + 22] == ["/etc/netns/c-1234abcd/hosts", "/etc/hosts", "ro",
                                               "/etc/netns/c-1234abcd/resolv.conf", "/etc/resolv.conf", "ro",
                                               "/state/kubeconfig", "/run/secrets/segflow/kubeconfig", "ro"]
-    assert command[setup + 19:] == ["segflow", "--version"]
+    assert command[setup + 22:] == ["segflow", "--version"]
     assert env["POD_VAR"] == "1" and env["PATH"] == "/venv/bin:/usr/bin"
     assert os.listdir(upper) == [], "a restarted container starts from its image again"
+    assert (entry.merged, entry.process.argv, entry.process.uid) == (merged, ["segflow", "--version"], 10001)
 
 
 def test_the_manifest_names_images_by_repository():

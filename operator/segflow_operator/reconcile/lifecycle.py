@@ -131,7 +131,8 @@ def coordinator_gone(s: Situation, d: Decision) -> bool:
     unreachable = coordinator is not None and coordinator.exit_code == EXIT_STORE_UNREACHABLE
     if coordinator is not None and coordinator.exit_code is not None and coordinator.exit_code < 128 \
             and not unreachable:
-        message = coordinator.message.strip() or f"the coordinator exited with code {coordinator.exit_code}"
+        why = coordinator.message.strip() or "no message (its terminationMessagePolicy is not FallbackToLogsOnError?)"
+        message = f"pod {coordinator.name} exited with code {coordinator.exit_code}: {why}"
         d.status.last_error = message
         d.phase(Phase.FAILED, message, warning=True)
         return True

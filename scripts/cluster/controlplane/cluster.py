@@ -114,6 +114,11 @@ def _apiserver(c: Layout) -> list[str]:
             f"--service-account-key-file={pki_dir}/sa.pub", f"--service-account-signing-key-file={pki_dir}/sa.key",
             f"--service-account-issuer={ISSUER}", f"--service-cluster-ip-range={c.service_network}",
             "--allow-privileged=true", "--profiling=false", "--v=0",
+            # kubectl logs: proxied to the node agent's kubelet API at the node's InternalIP
+            # (its Hostname does not resolve), both sides with certificates of the cluster CA.
+            f"--kubelet-client-certificate={pki_dir}/apiserver-kubelet-client.crt",
+            f"--kubelet-client-key={pki_dir}/apiserver-kubelet-client.key",
+            f"--kubelet-certificate-authority={pki_dir}/ca.crt", "--kubelet-preferred-address-types=InternalIP",
             # The `kubernetes` service cannot have loopback endpoints; pods reach the API
             # server through KUBERNETES_SERVICE_HOST=127.0.0.1 instead.
             "--endpoint-reconciler-type=none"]
@@ -149,7 +154,8 @@ def pod_network(c: Layout, mode: str) -> str:
 def _node_agent(c: Layout, kubeconfig: str, mode: str, images: str) -> list[str]:
     command = [PYTHON, "-m", "nodeagent", "--cluster", c.name, "--kubeconfig", kubeconfig, "--server", c.server,
                "--ca", c.path("pki", "ca.crt"), "--pod-network", pod_network(c, mode), "--state", c.path("pods"),
-               "--workdir", ROOT, "--pod-network-mode", mode]
+               "--workdir", ROOT, "--pod-network-mode", mode, "--kubelet-port", str(c.kubelet_port),
+               "--kubelet-cert", c.path("pki", "kubelet.crt"), "--kubelet-key", c.path("pki", "kubelet.key")]
     if mode == "netns":
         command += ["--service-ip", c.first_service_ip, "--netns-records", c.path("netns")]
     if images:

@@ -51,6 +51,11 @@ class Layout:
         return 16003 + 100 * self.index
 
     @property
+    def kubelet_port(self) -> int:
+        """The node agent's kubelet API (logs), on loopback, which the API server proxies to."""
+        return 16004 + 100 * self.index
+
+    @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.api_port}"
 

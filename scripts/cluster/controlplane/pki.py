@@ -1,4 +1,5 @@
-"""Credentials of a local cluster: a CA, the API server's serving certificate, the
+"""Credentials of a local cluster: a CA, the API server's serving certificate, the node
+agent's kubelet API certificate and the API server's client certificate for it, the
 service-account signing key pair, static bearer tokens, and kubeconfig files.
 
 Generated once per cluster with openssl and kept in its state directory, so a restarted
@@ -19,6 +20,10 @@ from .layout import Layout
 TOKEN_USERS = (("admin", "admin", "system:masters"),
                ("system:kube-controller-manager", "kube-controller-manager", ""),
                ("segflow-node-agent", "segflow-node-agent", "system:masters"))
+
+
+# The API server's name towards the node agent's kubelet API (the only client it serves).
+KUBELET_CLIENT = "kube-apiserver-kubelet-client"
 
 
 class CertificateError(RuntimeError):
@@ -61,11 +66,27 @@ def make_certificates(c: Layout) -> None:
         _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=kube-apiserver")
         _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
                  "-days", "3650", "-extfile", extensions)
+    _issue(pki, "kubelet", f"/CN={c.name}-node", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    _issue(pki, "apiserver-kubelet-client", f"/CN={KUBELET_CLIENT}", "extendedKeyUsage=clientAuth\n")
     if not complete:
         _openssl("genrsa", "-out", os.path.join(pki, "sa.key.tmp"), "2048")
         _openssl("rsa", "-in", os.path.join(pki, "sa.key.tmp"), "-pubout", "-out", os.path.join(pki, "sa.pub.tmp"))
         os.replace(os.path.join(pki, "sa.key.tmp"), os.path.join(pki, "sa.key"))
         os.replace(os.path.join(pki, "sa.pub.tmp"), os.path.join(pki, "sa.pub"))   # last: marks the set complete
+
+
+def _issue(pki: str, name: str, subject: str, extensions: str) -> None:
+    """``name``.crt and .key signed by the cluster's CA, unless they exist: the node agent's
+    serving certificate for its kubelet API, and the API server's client certificate for it."""
+    key, csr, crt, ext = (os.path.join(pki, f"{name}.{e}") for e in ("key", "csr", "crt", "ext"))
+    if os.path.exists(crt):
+        return
+    with open(ext, "w") as f:
+        f.write(extensions)
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", subject)
+    _openssl("x509", "-req", "-in", csr, "-CA", os.path.join(pki, "ca.crt"), "-CAkey", os.path.join(pki, "ca.key"),
+             "-CAcreateserial", "-out", crt + ".tmp", "-days", "3650", "-extfile", ext)
+    os.replace(crt + ".tmp", crt)
 
 
 def _token_row(user: str, uid: str, groups: str) -> str:

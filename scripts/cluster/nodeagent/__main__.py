@@ -2,7 +2,8 @@
 
     python -m nodeagent --cluster NAME --kubeconfig FILE --server URL --ca FILE \\
         --pod-network 127.10.0.0/16 --state DIR --workdir /work/main \\
-        [--pod-network-mode netns --service-ip 10.96.0.1 --netns-records DIR [--images MANIFEST]]
+        [--pod-network-mode netns --service-ip 10.96.0.1 --netns-records DIR [--images MANIFEST]] \\
+        [--kubelet-port PORT --kubelet-cert FILE --kubelet-key FILE]
 
 SIGTERM (or SIGINT) stops it after it has stopped every pod process it started.
 """
@@ -12,7 +13,7 @@ import signal
 import sys
 from urllib.parse import urlparse
 
-from .agent import NodeAgent
+from .agent import KubeletEndpoint, NodeAgent
 from .logs import configure
 from .netplan import PodNetwork
 from .pod import Node
@@ -37,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
                              "its image's root filesystem (sandboxed.py), in the pod's network namespace")
     parser.add_argument("--state", required=True, help="directory for pod logs, PID files and kubeconfigs")
     parser.add_argument("--workdir", required=True, help="the project checkout: pods' working directory")
+    parser.add_argument("--kubelet-port", type=int, default=0,
+                        help="serve the kubelet API (kubectl logs) on this loopback port (0: not at all)")
+    parser.add_argument("--kubelet-cert", help="the kubelet API's serving certificate (of the cluster CA)")
+    parser.add_argument("--kubelet-key", help="its key")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     configure(args.verbose)
@@ -58,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
             images = bundles(json.load(f))
     node = Node(name=f"{args.cluster}-node", server=server, api_host=api_host, api_port=pod_api_port, ca=args.ca,
                 workdir=args.workdir, state=args.state, images=images)
-    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network, network)
+    kubelet = None
+    if args.kubelet_port:
+        if not (args.kubelet_cert and args.kubelet_key):
+            parser.error("--kubelet-port needs --kubelet-cert and --kubelet-key")
+        kubelet = KubeletEndpoint(args.kubelet_port, args.kubelet_cert, args.kubelet_key)
+    agent = NodeAgent(args.cluster, args.kubeconfig, node, args.pod_network, network, kubelet)
     signal.signal(signal.SIGTERM, lambda *_: agent.stopping.set())
     signal.signal(signal.SIGINT, lambda *_: agent.stopping.set())
     agent.run()

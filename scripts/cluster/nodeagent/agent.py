@@ -11,6 +11,7 @@ import os
 import queue
 import threading
 import time
+from dataclasses import dataclass
 
 from kubernetes.client.rest import ApiException
 from urllib3.exceptions import HTTPError
@@ -18,6 +19,7 @@ from urllib3.exceptions import HTTPError
 from . import probes
 from .addresses import AddressPool, AddressesExhausted
 from .events import Recorder
+from .kubeletapi import KubeletServer
 from .kube import Kube
 from .netns import NetworkSetupError
 from .pod import Node, Pod
@@ -34,10 +36,20 @@ MAX_GRACE = 60.0
 DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 
 
+@dataclass(frozen=True)
+class KubeletEndpoint:
+    """Where the kubelet API (kubeletapi.py) listens on loopback, and its certificate."""
+    port: int
+    cert: str
+    key: str
+
+
 class NodeAgent:
     def __init__(self, cluster: str, kubeconfig: str, node: Node, pod_network: str,
-                 network: LoopbackNetwork | NamespaceNetwork):
+                 network: LoopbackNetwork | NamespaceNetwork, kubelet: KubeletEndpoint | None = None):
         self.cluster, self.kubeconfig, self.node, self.network = cluster, kubeconfig, node, network
+        self.kubelet = KubeletServer(kubelet.port, kubelet.cert, kubelet.key, node.ca,
+                                     lambda: list(self.pods.values())) if kubelet else None
         self.kube = Kube(kubeconfig)
         self.addresses = AddressPool(pod_network)
         self.pods: dict[str, Pod] = {}                    # uid -> runtime, for pods bound here
@@ -59,6 +71,7 @@ class NodeAgent:
                 "addresses": [{"type": "InternalIP", "address": self.node.host_ip},
                               {"type": "Hostname", "address": self.node.name}],
                 "capacity": capacity, "allocatable": capacity,
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": self.kubelet.server_address[1] if self.kubelet else 0}},
                 "nodeInfo": {"kubeletVersion": "v1.20.2-segflow", "kubeProxyVersion": "v1.20.2-segflow",
                              "operatingSystem": "linux", "architecture": "amd64",
                              "containerRuntimeVersion": "segflow-local://1", "kernelVersion": os.uname().release,
@@ -74,6 +87,8 @@ class NodeAgent:
         self.kube.register_node(self.node.name, {"kubernetes.io/hostname": self.node.name, "kubernetes.io/os": "linux",
                                                  "kubernetes.io/arch": "amd64", "segflow.dev/cluster": self.cluster})
         self.network.start()
+        if self.kubelet:
+            self.kubelet.start()
         self._heartbeat()
         for source, selector in (("node", f"spec.nodeName={self.node.name}"), ("unscheduled", "spec.nodeName=")):
             Watcher(source, self.kubeconfig, selector, self.events, self.stopping).start()
@@ -226,4 +241,6 @@ class NodeAgent:
         for pod in self.pods.values():
             pod.kill_now()
         self.network.stop()
+        if self.kubelet:
+            self.kubelet.stop()
         log.info("node agent stopped", extra={"fields": {"pods": len(self.pods)}})

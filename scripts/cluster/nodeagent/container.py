@@ -56,6 +56,7 @@ class Container:
         self.readiness: Prober | None = None
         self.liveness: Prober | None = None
         self.events: list[events.ContainerEvent] = []     # for the pod to record, oldest first
+        self.runs: list[int] = []       # where each run's output begins in the log (containerlogs.py)
 
     @property
     def ports(self) -> dict[str, int]:
@@ -72,6 +73,7 @@ class Container:
         if self.state.last is not None:
             self.state.restarts += 1
         with open(self.log_path, "ab") as out:
+            self.runs.append(out.tell())
             try:
                 self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=out,
                                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -86,9 +88,10 @@ class Container:
             f.write(f"{self.process.pid} {start_time(self.process.pid)}\n")
         self.started = time.monotonic()
         self.state.pid, self.state.running_since, self.state.waiting = self.process.pid, now(), ("", "")
-        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox) \
+        pid = self.process.pid
+        self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox, pid) \
             if self.spec.get("readinessProbe") else None
-        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox) \
+        self.liveness = Prober(self.spec["livenessProbe"], host, self.ports, env, cwd, sandbox, pid) \
             if self.spec.get("livenessProbe") else None
         self.state.ready = self.readiness is None
         self.events += [events.created(self.state.name), events.started(self.state.name)]
@@ -131,14 +134,15 @@ class Container:
 
     def _termination_message(self, exit_code: int) -> str:
         """With ``terminationMessagePolicy: FallbackToLogsOnError`` a failed container's
-        message is the end of its log (at most 2048 bytes and 80 lines), as the kubelet
-        does; controllers show it as the failure's cause. (The default policy, File, reads a
-        file inside the container: there is no such private file here, so it stays empty.)"""
+        message is the end of this run's log (at most 2048 bytes and 80 lines), as the
+        kubelet does; controllers show it as the failure's cause. (The default policy, File,
+        reads a file inside the container: there is no such private file here, so it stays
+        empty.)"""
         if exit_code == 0 or self.spec.get("terminationMessagePolicy") != "FallbackToLogsOnError":
             return ""
         try:
             with open(self.log_path, "rb") as f:
-                f.seek(max(0, os.path.getsize(self.log_path) - 2048))
+                f.seek(max(self.runs[-1] if self.runs else 0, os.path.getsize(self.log_path) - 2048))
                 tail = f.read().decode(errors="replace")
         except OSError:
             return ""

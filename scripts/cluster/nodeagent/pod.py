@@ -173,9 +173,9 @@ class Pod:
         env = environment(self.body, c.spec, self.ip, self.node.host_ip, lookup, base)
         mounts.extend(self._volume_mounts(c, lookup, env))
         bundle = self.node.images[repository(c.spec["image"])]
-        command, env = image_command(bundle, self.body, c.spec, env, self.sandbox, self.directory, tuple(mounts))
-        # exec probes cannot run in an image's root yet (sandbox.sandboxed refuses it: they fail)
-        return command, env, "/", dataclasses.replace(self.sandbox, rootfs=bundle.rootfs)
+        command, env, entry = image_command(bundle, self.body, c.spec, env, self.sandbox, self.directory,
+                                            tuple(mounts))
+        return command, env, "/", dataclasses.replace(self.sandbox, entry=entry)
 
     def _volume_mounts(self, c: Container, lookup: Lookup, env: dict[str, str]) -> list[Volume]:
         """The pod's volumes written under its directory (owned by its fsGroup) and the

@@ -33,7 +33,8 @@ def _port(value: int | str, ports: dict[str, int]) -> int:
     return int(ports.get(value, value)) if isinstance(value, str) else int(value)
 
 
-def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str, sandbox: Sandbox) -> bool:
+def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str, sandbox: Sandbox,
+          pid: int) -> bool:
     """Run one probe against the pod's address; True when it passes."""
     timeout = float(probe.get("timeoutSeconds") or 1)
     try:
@@ -48,10 +49,10 @@ def check(probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cw
             with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as reply:
                 return 200 <= reply.status < 400
         if "exec" in probe:
-            return subprocess.run(sandboxed(probe["exec"]["command"], sandbox), env=env, cwd=cwd, timeout=timeout,
+            return subprocess.run(sandboxed(probe["exec"]["command"], sandbox, pid), env=env, cwd=cwd, timeout=timeout,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL).returncode == 0
-    except (OSError, ValueError, subprocess.TimeoutExpired, urllib.error.URLError):
+    except (OSError, ValueError, subprocess.TimeoutExpired, urllib.error.URLError):     # ValueError: UnsupportedSandbox
         return False
     return False
 
@@ -60,9 +61,9 @@ class Prober:
     """One probe of one running container: when to run it and what it concluded."""
 
     def __init__(self, probe: dict, host: str, ports: dict[str, int], env: dict[str, str], cwd: str,
-                 sandbox: Sandbox):
+                 sandbox: Sandbox, pid: int):
         self.probe, self.host, self.ports, self.env, self.cwd = probe, host, ports, dict(env), cwd
-        self.sandbox = sandbox
+        self.sandbox, self.pid = sandbox, pid        # pid: the container's main process (exec probes)
         self.period = float(probe.get("periodSeconds") or 10)
         self.success_threshold = int(probe.get("successThreshold") or 1)
         self.failure_threshold = int(probe.get("failureThreshold") or 3)
@@ -77,7 +78,7 @@ class Prober:
             if time.monotonic() >= self.next_run:
                 self.next_run = time.monotonic() + self.period
                 self.pending = _POOL.submit(check, self.probe, self.host, self.ports, self.env, self.cwd,
-                                           self.sandbox)
+                                           self.sandbox, self.pid)
             return None
         if not self.pending.done():
             return None

@@ -14,7 +14,7 @@ from sandbox import runner
 from sandbox.bundle import Bundle
 from sandbox.process import process_of
 
-from .sandbox import Sandbox
+from .sandbox import Entry, Sandbox
 
 POD_FILES = ("hosts", "resolv.conf")
 
@@ -27,10 +27,11 @@ def bundles(manifest: dict[str, Any]) -> dict[str, Bundle]:
 
 def image_command(bundle: Bundle, pod: dict[str, Any], container: dict[str, Any], env: dict[str, str],
                   sandbox: Sandbox, directory: str,
-                  volumes: tuple[runner.Volume, ...] = ()) -> tuple[list[str], dict[str, str]]:
+                  volumes: tuple[runner.Volume, ...] = ()) -> tuple[list[str], dict[str, str], Entry]:
     """The host command and environment that run ``container`` of ``pod`` from ``bundle`` in
     the pod's ``sandbox``, its writable layer under ``directory`` (the pod's own), made anew
-    so a restarted container starts from its image again."""
+    so a restarted container starts from its image again; and how to enter it once it runs
+    (exec probes)."""
     process = process_of(bundle.image(), container, env, bundle.read("/etc/passwd"), bundle.read("/etc/group"),
                          pod["spec"].get("securityContext") or {})
     files = tuple(runner.Volume(os.path.join("/etc/netns", sandbox.netns, name), f"/etc/{name}", read_only=True)
@@ -39,4 +40,5 @@ def image_command(bundle: Bundle, pod: dict[str, Any], container: dict[str, Any]
     layer = os.path.join(directory, "containers", container["name"])
     shutil.rmtree(layer, ignore_errors=True)
     layout, resolved = runner.prepare(bundle, layer, volumes)
-    return runner.command_line(bundle.rootfs, process, sandbox.netns, layout, sandbox.hostname, resolved), process.env
+    command = runner.command_line(bundle.rootfs, process, sandbox.netns, layout, sandbox.hostname, resolved)
+    return command, process.env, Entry(layout.merged, process)

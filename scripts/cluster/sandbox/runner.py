@@ -175,6 +175,26 @@ def command_line(rootfs: str, process: Process, netns: str, layout: Layout, host
             *process.argv]
 
 
+def container_init(pid: int) -> int:
+    """The container's pid 1 (in the host's pid namespace): the one child of the outer
+    ``unshare --fork`` process ``pid`` that :func:`start` or the node agent started."""
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        children = f.read().split()
+    if len(children) != 1:
+        raise ProcessLookupError(f"process {pid} has {len(children)} children, not the container's one pid 1")
+    return int(children[0])
+
+
+def enter_command(init: int, merged: str, process: Process, argv: Sequence[str]) -> list[str]:
+    """The host command that runs ``argv`` inside a running container (an exec probe): in
+    the namespaces of its pid 1 ``init`` (whose mount namespace still sees the host's root,
+    with the container's at ``merged``), then the runner's last step, as the container's
+    user with its groups, in its working directory. Run it with the container's environment."""
+    return ["nsenter", f"--target={init}", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
+            sys.executable, "-I", "-S", "-c", ENTER, merged, process.cwd, str(process.uid), str(process.gid),
+            ",".join(map(str, process.groups)), *argv]
+
+
 def prepare(bundle: Bundle, directory: str, volumes: Sequence[Volume] = ()) -> tuple[Layout, list[Volume]]:
     """Make the container's writable layer's directories; the volumes with their targets
     resolved inside the image's root (:func:`resolve_target`), parents before what lies
