@@ -105,12 +105,12 @@ def environment(pod: dict, container: dict, pod_ip: str, host_ip: str, lookup: L
         elif "configMapKeyRef" in source or "secretKeyRef" in source:
             kind = "configmap" if "configMapKeyRef" in source else "secret"
             ref = source.get("configMapKeyRef") or source.get("secretKeyRef")
-            value = (lookup(kind, ref["name"]) or {}).get(ref["key"])
-            if value is None:
+            found = (lookup(kind, ref["name"]) or {}).get(ref["key"])
+            if found is None:
                 if ref.get("optional"):
                     continue
                 raise ContainerConfigError(f"env {name}: {kind} {ref['name']!r} has no key {ref['key']!r}")
-            env[name] = _decode(kind, value)
+            env[name] = _decode(kind, found)
         else:
             raise ContainerConfigError(f"env {name}: valueFrom {sorted(source)} is not supported by the "
                                        f"segflow node agent")
