@@ -36,6 +36,8 @@ def sites(s3_server):
         for site in pair.values():
             site.up()
         link.add()
+        for site in pair.values():
+            site.after_up.append(link.ensure)      # a rebuilt site (whole-cluster loss) is linked again
         yield pair
     finally:
         link.remove()

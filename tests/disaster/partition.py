@@ -69,6 +69,14 @@ class SiteLink:
             _run("ip", "-n", namespace, "link", "set", interface, "up")
             _run("ip", "-n", namespace, "route", "add", peer_cluster.info()["podNetwork"], "via", peer)
 
+    def ensure(self) -> None:
+        """The link again if it is gone: a site rebuilt after a whole-cluster loss has a new
+        node namespace, and the old one took its end of the pair (and so both) with it."""
+        present = subprocess.run(["ip", "-n", _node(self.left), "link", "show", "dev", self.interface(self.right_name)],
+                                 capture_output=True, timeout=30)
+        if present.returncode != 0:
+            self.add()
+
     def remove(self) -> None:
         subprocess.run(["ip", "-n", _node(self.left), "link", "delete", self.interface(self.right_name)],
                        capture_output=True, timeout=30)

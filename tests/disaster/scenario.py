@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import signal
+from collections.abc import Callable
 
 import redis
 
@@ -42,6 +43,7 @@ class Site:
         self.s3_endpoint = s3_endpoint        # as the pods reach it, once up
         self.relays = contextlib.ExitStack()
         self.pod_urls: dict[str, str] = {}
+        self.after_up: list[Callable[[], None]] = []     # e.g. the link to the other site, made again
 
     def up(self) -> None:
         self.cluster.up()
@@ -53,6 +55,8 @@ class Site:
                           "--namespace", "segflow-system", "--wait", "--timeout", "90s",
                           "--set", "envFrom[0].secretRef.name=segflow-s3", *local_chart_values((self.s3_endpoint,)))
         self.namespace()
+        for hook in self.after_up:
+            hook()
 
     def pod_url(self, url: str) -> str:
         """``url`` of a server on the host's loopback as this site's pods reach it (a relay
