@@ -261,13 +261,7 @@ class SegmentSnapshots(AlignedSnapshots):
             wanted = [key for key in self.recorders if self._replays(key, version)]
             if not wanted:
                 continue
-            blob = self.read_part(version)
-            if blob is None:
-                ctx = self.executor.ctx
-                raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks "
-                                        f"version {version}: the state store lost it; restore an older job state",
-                                        (ctx.block, ctx.index, version))
-            part = pickle.loads(blob)
+            part = self._part(self.read_part, version, "a restore replays")
             for key in wanted:
                 recorder = self.recorders[key]
                 for element in coalesced(map(pickle.loads, part.get(key, ())), recorder.batch):
@@ -319,11 +313,17 @@ class SegmentSnapshots(AlignedSnapshots):
         return replaced
 
     def _stored(self, read: PartReader, key: tuple[int, int], version: int) -> list[bytes]:
+        return self._part(read, version, "a regional recovery replays").get(key, [])
+
+    def _part(self, read: PartReader, version: int, replay: str) -> dict[tuple[int, int], list[bytes]]:
+        """This replica's stored window part of ``version``, per output channel; ``replay``
+        says which replay needs it (the worker reports a missing one: the coordinator
+        recovers without it)."""
         blob = read(version)
         if blob is None:
             ctx = self.executor.ctx
             raise MissingWindowPart(f"the pending window of block {ctx.block} replica {ctx.index} lacks version "
-                                    f"{version}, which a regional recovery replays: the state store lost it",
+                                    f"{version}, which {replay}: the state store lost it; restore an older job state",
                                     (ctx.block, ctx.index, version))
         channels: dict[tuple[int, int], list[bytes]] = pickle.loads(blob)
-        return channels.get(key, [])
+        return channels
