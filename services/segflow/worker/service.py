@@ -259,9 +259,7 @@ class WorkerService:
                     outlet.wait_closed(timeout=30)
         except ConnectionError as exc:
             ok, error, peer_failure = False, f"worker {self.name}: {exc}", True
-        except TamperedState as exc:
-            ok, error, tampered = False, str(exc), exc.key
-        except MissingWindowPart as exc:
+        except (TamperedState, MissingWindowPart) as exc:
             ok, error, tampered = False, str(exc), damaged_key(attempt, exc)
         except SegflowError as exc:
             ok, error = False, str(exc)
