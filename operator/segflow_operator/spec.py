@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 from segflow.checkpoint.layout import parse_location
 from segflow.errors import SegflowError
-from segflow.settings import CheckpointSettings
+from segflow.settings import WINDOW_MEMORY_MB, CheckpointSettings
 
 
 class InvalidSpec(ValueError):
@@ -121,6 +121,8 @@ def checkpointing_shape(c: CheckpointSettings) -> dict:
     return {"protocol": c.protocol.value, "interval": c.interval, "state_url": c.state_url,
             "s3_endpoint": c.s3_endpoint, "retain": c.retain,
             **({"connectors": c.connectors} if c.connectors else {}),
+            **({"placement": c.placement} if c.placement != "spread" else {}),
+            **({"window_memory_mb": c.window_memory_mb} if c.window_memory_mb != WINDOW_MEMORY_MB else {}),
             **({"savepoints": savepoints} if any(savepoints.values()) else {})}
 
 
@@ -150,6 +152,8 @@ def _checkpointing(raw: dict, disaster_recovery: "DisasterRecovery | None" = Non
         return CheckpointSettings(protocol=protocol, interval=interval, state_url=raw.get("stateUrl", ""),
                                   s3_endpoint=raw.get("s3Endpoint", ""), retain=int(raw.get("retain", 3)),
                                   connectors=raw.get("connectors", ""),
+                                  placement=raw.get("placement", "spread"),
+                                  window_memory_mb=float(raw.get("windowMemoryMiB", WINDOW_MEMORY_MB)),
                                   savepoint_interval=float(periodic.get("intervalSeconds", 0)),
                                   savepoint_retain=int(periodic.get("retain", 0)),
                                   savepoint_max_age=float(periodic.get("maxAgeSeconds", 0)))

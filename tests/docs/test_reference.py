@@ -181,3 +181,9 @@ def test_pages_cover_the_sites_nav():
     assert set(pages(ROOT)) >= {"docs/reference/cli.md", "docs/reference/streamjob.md",
                                 "docs/reference/helm-values.md", "docs/reference/metrics.md",
                                 "docs/benchmarks/index.md", "docs/changelog.md"}
+
+
+def test_a_strict_bound_is_shown_as_strict():
+    from segflow.reference.streamjob import constraints
+    assert constraints({"type": "number", "minimum": 0, "exclusiveMinimum": True}, False) == ["> `0`"]
+    assert constraints({"type": "integer", "minimum": 1, "maximum": 9}, True) == ["required", ">= `1`", "<= `9`"]

@@ -50,6 +50,26 @@ def test_a_segment_backup_spec_reaches_the_coordinator_as_the_cli_reads_it():
         parse({**GOOD, "checkpointing": {"stateUrl": "s3://b/jobs", "connectors": "2"}})
 
 
+def test_placement_and_window_memory_reach_the_coordinator_and_shape_the_deployment():
+    from segflow.cli.main import _parser
+    from segflow_operator.manifests import coordinator_pod
+    body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "j", "namespace": "n",
+                                                                                    "uid": "u"}}
+    segment = {"protocol": "segment", "stateUrl": "s3://b/jobs"}
+    spec = parse({**GOOD, "checkpointing": {**segment, "placement": "segment", "windowMemoryMiB": 8}})
+    settings = _parser().parse_args(coordinator_pod(body, spec, 1, "auto")["spec"]["containers"][0]["args"]).settings
+    assert (settings.placement, settings.window_memory_mb) == ("segment", 8.0)
+    plain = parse({**GOOD, "checkpointing": segment})
+    assert (plain.checkpointing.placement, plain.checkpointing.window_memory_mb) == ("spread", 64.0)
+    assert plain.deployment_hash() == parse({**GOOD, "checkpointing": {**segment, "placement": "spread",
+                                                                        "windowMemoryMiB": 64}}).deployment_hash()
+    assert spec.deployment_hash() != plain.deployment_hash()
+    with pytest.raises(InvalidSpec, match="needs --checkpoint-protocol segment"):
+        parse({**GOOD, "checkpointing": {"stateUrl": "s3://b/jobs", "placement": "segment"}})
+    with pytest.raises(InvalidSpec, match="window-memory"):
+        parse({**GOOD, "checkpointing": {**segment, "windowMemoryMiB": 0}})
+
+
 def test_restore_from_another_jobs_savepoint_keeps_the_jobs_own_store():
     location = "s3://backups/segflow/jobs/default-wordcount/chk-00000042/"
     spec = parse({"image": "i", "job": {"module": "m"}, "restoreFrom": location,

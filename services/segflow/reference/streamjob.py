@@ -56,7 +56,8 @@ def constraints(schema: Schema, required: bool) -> list[str]:
     for key, words in (("minimum", ">="), ("maximum", "<="), ("minLength", "length >="),
                        ("maxLength", "length <="), ("minItems", "items >="), ("maxItems", "items <=")):
         if key in schema:
-            said.append(f"{words} {code(schema[key])}")
+            strict = schema.get(f"exclusive{key[0].upper()}{key[1:]}") is True
+            said.append(f"{words.replace('=', '') if strict else words} {code(schema[key])}")
     if "pattern" in schema:
         said.append(f"matches {code(schema['pattern'])}")
     if schema.get("nullable"):
