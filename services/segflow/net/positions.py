@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import SegflowError
 from ..runtime.elements import Barrier, Batch, EndOfStream, Terminate
@@ -62,8 +62,7 @@ class Position:
             if n <= self.skip:
                 self.skip -= n
                 return None
-            if type(element) is not Batch:
-                raise AssertionError("only a batch holds more than one counted element")
+            assert type(element) is Batch, "only a batch holds more than one counted element"
             element, n, self.skip = without_first(element, self.skip), n - self.skip, 0
         self.count += n
         if type(element) is Barrier:
@@ -123,7 +122,3 @@ class ChannelPositions:
             for position in self.positions.values():
                 for old in [v for v in position.marks if v < version]:
                     del position.marks[old]
-
-    def keys(self) -> Iterable[ChannelKey]:
-        with self.lock:
-            return list(self.positions)
