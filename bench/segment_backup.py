@@ -92,11 +92,13 @@ and the slowest restarted node's service time as ``t^n``. The last line:
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
 ``exactly_once``, ``plan_predicted_recovery_s`` (what ``segflow plan --segment-backup`` itself
 predicted, with its default restart time and no checkpoint duration);
-``configs.segment.nodes_went_back`` shows whether the recovery was regional
-(until the runtime restarts only the lost segments, every node goes back under both).
+``configs.segment.nodes_went_back`` shows whether the recovery was regional (the lost node
+and those after it; with ``--keep-consumers``, which has the chain declare itself
+deterministic, only the nodes of the lost worker); ``segment_mode`` says which it ran.
 
     .venv/bin/python bench/segment_backup.py [--rounds 5] [--run 6] [--after 5] [--quick]
     .venv/bin/python bench/segment_backup.py --scenario worker-loss [--rounds 5] [--run 6] [--after 6]
+        [--keep-consumers]
 """
 from __future__ import annotations
 
@@ -163,6 +165,7 @@ class Rates:
     dear: int = 0               # the node whose service time is dear_factor times the others' (0: none)
     dear_factor: float = 1.0
     barrier_every: int = BARRIER_EVERY      # tuples per version, its barrier included
+    keep_consumers: bool = False            # the chain declares itself deterministic (--keep-consumers)
 
     @property
     def arrival(self) -> float:
@@ -431,7 +434,7 @@ def chain_params(rates: Rates, out: str, probe: str, events: int) -> dict:
     """The chain job's parameters at ``rates``."""
     return {"output": out, "probe": probe, "events": events, "rate": rates.arrival, "service": rates.service,
             "batch_size": rates.batch_size, "batch_timeout": rates.batch_timeout, "dear": rates.dear,
-            "dear_factor": rates.dear_factor}
+            "dear_factor": rates.dear_factor, "deterministic": int(rates.keep_consumers)}
 
 
 def flags(params: dict) -> list[str]:
@@ -613,7 +616,9 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
               f"{summary[name]['reprocessed']:.0f} records processed again, nodes that went back "
               f"{summary[name]['nodes_went_back']}", file=sys.stderr)
     report("segment_backup", {
-        "scenario": "worker-loss", "rounds": args.rounds, "rate": rates.arrival, "service_per_s": 1 / rates.service,
+        "scenario": "worker-loss", "rounds": args.rounds,
+        "segment_mode": "kept consumers (the chain declared deterministic)" if rates.keep_consumers
+        else "a restarted block's consumers restart", "rate": rates.arrival, "service_per_s": 1 / rates.service,
         "dear_node": rates.dear, "dear_factor": rates.dear_factor, "batch_size": rates.batch_size,
         "connectors": connector_nodes, "interval_s": choice["interval"], "killed_node": victim,
         "connectors_chosen_by": results["segment"][0]["notes"],
@@ -649,6 +654,9 @@ def main() -> None:
     parser.add_argument("--batch-timeout", type=float, default=None, metavar="S",
                         help="how long a block holds records for a batch when --batch-size > 1 (default: one "
                              "inter-arrival time; segflow's own default is 0.05)")
+    parser.add_argument("--keep-consumers", action="store_true",
+                        help="worker-loss: the chain declares itself deterministic, so a regional recovery keeps "
+                             "the consumers of the restarted node running (default: they restart with it)")
     parser.add_argument("--scale", type=float, default=10.0,
                         help="the thesis's rates times this (1: its own 30 tuples/s in, 80/s service)")
     args = parser.parse_args()
@@ -661,7 +669,7 @@ def main() -> None:
     worker_loss_scenario = args.scenario == "worker-loss"
     load = WORKER_LOSS_LOAD if worker_loss_scenario else 1.0
     timeout = args.batch_timeout if args.batch_timeout is not None else 1 / (ARRIVAL * args.scale * load)
-    rates = Rates(args.scale, args.batch_size, timeout)
+    rates = Rates(args.scale, args.batch_size, timeout, keep_consumers=args.keep_consumers)
     if args.quick:
         args.rounds, args.run, args.after = 2, 4.0, 5.0
     if worker_loss_scenario:

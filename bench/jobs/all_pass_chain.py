@@ -14,7 +14,9 @@ once). The spout catches up after a restore (``catch_up``): the tuples that arri
 the job was down wait as a backlog, as the thesis's recovery-delay model (equation 4.2) has
 the restored nodes work through what is pending at their service rate. ``dear`` names one
 node whose mean service time is ``dear_factor`` times the others' (bench/segment_backup.py
-``--scenario worker-loss``)."""
+``--scenario worker-loss``). ``deterministic=1`` declares the job deterministic (its
+output is; only the probe's timings are random), so a regional recovery keeps the
+consumers of a restarted node running (``--keep-consumers``)."""
 import os
 import random
 import time
@@ -43,7 +45,9 @@ class Probe:
 
 
 def build(env, output, probe, events="1000000", rate="300", service="0.00125", batch_size="1024",
-          batch_timeout="0.05", dear="0", dear_factor="5"):
+          batch_timeout="0.05", dear="0", dear_factor="5", deterministic="0"):
+    if int(deterministic):
+        env.declare_deterministic()
     stream = env.generate(lambda i: i, count=int(events), rate=float(rate), catch_up=True,
                           arrivals="poisson").batch_mode(
         BatchMode.adaptive(int(batch_size), float(batch_timeout)))

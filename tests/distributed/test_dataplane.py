@@ -11,6 +11,7 @@ import pytest
 from segflow.net import PROTOCOL_VERSION
 from segflow.net.codec import decode, encode
 from segflow.net.dataplane import DATA_PLANE_ROLES, DataPlaneServicer, Receivers, RemoteOutlet, stop_serving
+from segflow.net.positions import ChannelPositions
 from segflow.security.guard import RoleGuard
 from segflow.security.identities import Role
 from segflow.security.tls import server_credentials
@@ -37,7 +38,7 @@ def receivers_of_w1(inbox):
     """Worker w1 runs replica b3.r0; the sender b2.r1 runs on worker w0."""
     receivers = Receivers("")
     receivers.ready("job-1", lambda block, replica, inp: (inbox, True) if (block, replica) == (3, 0) else None,
-                    lambda block, replica: {(2, 1): "w0", (3, 0): "w1"}.get((block, replica)))
+                    lambda block, replica: {(2, 1): "w0", (3, 0): "w1"}.get((block, replica)), ChannelPositions())
     return receivers
 
 
@@ -192,7 +193,7 @@ def test_closing_an_outlet_of_a_cancelled_attempt_does_not_wait_for_a_stalled_re
 
 def _wired(job_id):
     receivers = Receivers("")
-    receivers.ready(job_id, lambda block, replica, inp: None, lambda block, replica: None)
+    receivers.ready(job_id, lambda block, replica, inp: None, lambda block, replica: None, ChannelPositions())
     return receivers
 
 

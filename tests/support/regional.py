@@ -11,10 +11,13 @@ SHAPES_JOB = os.path.join(ROOT, "tests", "recovery", "jobs", "segment_shapes.py"
 PLACED = re.compile(r"^(?:source )?block (\d+): \d+ replica\(s\) on (.+?)  \[")
 
 
-def placement(shape: str, workers: int, tmp_path) -> dict[str, set[int]]:
-    """Which blocks each worker (slot) runs, as ``segflow plan`` shows it."""
-    shown = subprocess.run([SEGFLOW, "plan", SHAPES_JOB, "-p", f"output={tmp_path}/x",
-                            "-p", f"shape={shape}", "--parallelism", str(workers), "--placement", "segment"],
+def placement(shape: str, workers: int, tmp_path, job: str = SHAPES_JOB, extra: tuple[str, ...] = ()
+              ) -> dict[str, set[int]]:
+    """Which blocks each worker (slot) runs, as ``segflow plan`` shows it (``shape``: a
+    parameter of the job, "" none)."""
+    shape_args = ["-p", f"shape={shape}"] if shape else []
+    shown = subprocess.run([SEGFLOW, "plan", job, "-p", f"output={tmp_path}/x", *shape_args,
+                            "--parallelism", str(workers), "--placement", "segment", *extra],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "each on workers of its own" in shown.stdout, shown.stdout + shown.stderr
     blocks: dict[str, set[int]] = collections.defaultdict(set)

@@ -266,6 +266,24 @@ class StreamEnvironment:
         return self._source(f"read_redis_stream({','.join(streams)})",
                             lambda: RedisStreamSource(url, streams, until, count, rate), single=len(streams) == 1)
 
+    def declare_deterministic(self) -> None:
+        """Declare that every function of this pipeline gives the same output, in the same
+        order, for the same input: it reads no clock and no random numbers and iterates
+        nothing unordered (a set, a dict filled in arrival order) into its output. Under
+        ``--checkpoint-protocol segment`` with ``--placement segment``, a block restarted by a
+        regional recovery then keeps its consumers running when it has one input channel per
+        replica (see docs/guides/segment-backup.md). Off by default: a false declaration
+        makes those consumers skip records that were never sent again.
+
+        Examples:
+            >>> env = segflow.StreamEnvironment(parallelism=2)
+            >>> env.declare_deterministic()
+            >>> env.graph.deterministic
+            True
+        """
+        self._check_building("a determinism declaration")
+        self.graph.deterministic = True
+
     # -------------------------------------------------------- graph building
     def _check_building(self, what: str) -> None:
         if self.result is not None:

@@ -238,7 +238,9 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         rewire = cpb.Rewire(job_id=f"{self.job_id}-a{self.state.attempt}", attempt=self.state.attempt,
                             workers=self._worker_infos(),
                             replays=[cpb.WindowReplay(connector=r.connector, successor=r.consumer, first=r.first,
-                                                      last=r.through) for r in region.replays if r.live])
+                                                      last=r.through) for r in region.replays if r.live],
+                            skips=[cpb.ChannelSkip(producer=k.producer, consumer=k.consumer, version=k.version)
+                                   for k in region.skips])
         for name in keep:
             if name in self.commands:
                 self.commands[name].put(cpb.Command(kind=cpb.Command.REWIRE, rewire=rewire))

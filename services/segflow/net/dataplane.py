@@ -30,6 +30,7 @@ from ..v1 import data_pb2 as pb
 from ..v1 import data_pb2_grpc as pb_grpc
 from . import PROTOCOL_VERSION
 from .codec import FrameError, decode, encode
+from .positions import ChannelPositions
 
 log = logging.getLogger("segflow.net")
 
@@ -52,13 +53,16 @@ class Receivers:
     replica, so a channel is accepted only from the worker that runs its sender. Each attempt
     of a job (a new one after every recovery) has its own job id; a channel may connect
     before this worker has wired the attempt it belongs to, so it waits for :meth:`ready`
-    with that id.
+    with that id. ``positions`` count what each inbound channel delivered (a regional
+    recovery's kept consumers skip what a restarted sender sends again): an attempt's own,
+    which a kept worker carries into the next.
     """
 
     def __init__(self, job_id: str, lookup: Lookup | None = None, owner: Owner | None = None):
         self.job_id = job_id
         self.lookup = lookup
         self.owner = owner
+        self.positions = ChannelPositions()
         self.changed = threading.Condition()
         self.closed = False
 
@@ -69,14 +73,15 @@ class Receivers:
             self.closed = True
             self.changed.notify_all()
 
-    def ready(self, job_id: str, lookup: Lookup, owner: Owner) -> None:
+    def ready(self, job_id: str, lookup: Lookup, owner: Owner, positions: ChannelPositions) -> None:
         with self.changed:
             self.job_id = job_id
             self.lookup = lookup
             self.owner = owner
+            self.positions = positions
             self.changed.notify_all()
 
-    def wait_for(self, job_id: str, timeout: float) -> tuple[Lookup, Owner] | None:
+    def wait_for(self, job_id: str, timeout: float) -> tuple[Lookup, Owner, ChannelPositions] | None:
         """The lookup and owner of attempt ``job_id``, once wired here (None after ``timeout``,
         once this worker stops, or at once when it runs a later attempt: the sender's attempt
         is over, and holding its channel open would hold up the sender's own restart)."""
@@ -86,7 +91,7 @@ class Receivers:
             lookup, owner = self.lookup, self.owner
             if self.job_id != job_id or lookup is None or owner is None:
                 return None
-            return lookup, owner
+            return lookup, owner, self.positions
 
 
 def _later_attempt(running: str, wanted: str) -> bool:
@@ -140,7 +145,7 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
         if wired is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           f"channel for job {hello.job_id!r}, but this worker runs {self.receivers.job_id!r}")
-        lookup, owner = wired
+        lookup, owner, positions = wired
         peer = peer_of(context)
         sender_owner = owner(hello.src_block, hello.src_replica)
         if peer is None or sender_owner != peer.name:
@@ -153,13 +158,17 @@ class DataPlaneServicer(pb_grpc.DataPlaneServicer):
                           "does not run on this worker")
         inbox, blocking = target
         sender = hello.src_replica
+        position = positions.open((hello.src_block, sender, hello.dst_block, hello.dst_replica, hello.dst_input),
+                                  hello.job_id)
         expected = 1
         try:
             for frame in request_iterator:
                 if frame.seq != expected:
                     raise FrameError(f"frame {frame.seq} arrived where {expected} was due")
                 expected += 1
-                element = decode(frame)
+                element = positions.admit(position, hello.job_id, decode(frame))
+                if element is None:
+                    continue
                 inbox.put((hello.dst_input, sender, element), blocking)
                 if frame.HasField("batch"):
                     self.metrics.received(hello, frame.batch.count, frame.ByteSize())

@@ -135,6 +135,7 @@ class JobGraph:
     blocks: list[BlockSpec] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     compacted: bool = False     # plan.compact ran: block ids are final
+    deterministic: bool = False     # declared so (StreamEnvironment.declare_deterministic)
 
     def new_block(self, **kwargs: Any) -> BlockSpec:
         block = BlockSpec(id=len(self.blocks), **kwargs)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import layout
 from ..checkpoint.regional import RegionalRecovery
+from ..checkpoint.replayable import replayable_blocks
 from ..checkpoint.replica import ReplicaCheckpointing
 from ..checkpoint.segment import SegmentSnapshots
 from ..checkpoint.segment_placement import placement_groups
@@ -50,7 +51,9 @@ class SegmentBackupSide(CoordinatorSide):
 
     def prepare(self, attempt: int, workers: list[Worker]) -> list[int]:
         """Each attempt's restore is planned from the store: what the lost run made durable."""
-        replicas = plan(self.context.graph, workers, groups=self.groups).replicas
+        execution = plan(self.context.graph, workers, groups=self.groups)
+        replicas = execution.replicas
+        self.backup.replayable = replayable_blocks(execution)
         again = self.wanted if attempt == 0 or self.finished else "latest"
         self.plan = self.backup.plan(attempt, replicas, again)
         return sorted(self.backup.connectors)

@@ -90,6 +90,7 @@ class SegmentBackup:
         self.ledger: SegmentLedger[int] | None = None
         self.plans: dict[int, SegmentRestore | None] = {}
         self.leftovers: dict[int, int] = {}      # a regional attempt's blocks -> versions, until it registers
+        self.replayable: frozenset[int] = frozenset()     # blocks that could replay exactly (checkpoint.replayable)
 
     def has_state(self) -> bool:
         return bool(self.catalog.holdings().snapshots)
@@ -140,7 +141,9 @@ class SegmentBackup:
         run's ledger knows durable (``owners``: replica -> the worker running it). None when
         it restarts every block, or when a worker would run blocks both inside the region
         and outside it (placement by segment rules that out: ``checkpoint.segment_placement``):
-        then the whole job restarts, as under the other protocols."""
+        then the whole job restarts, as under the other protocols. A restarted block's
+        consumers keep running when it replays exactly (``replayable``, set by each attempt's
+        plan) and they have acknowledged its version."""
         ledger = self.ledger
         if ledger is None:
             return None
@@ -148,7 +151,8 @@ class SegmentBackup:
         for (block, _), worker in owners.items():
             placement.setdefault(block, set()).add(worker)
         windows = {connector: set(parts) for connector, parts in ledger.parts.items()}
-        recovery = regional_recovery(self.topology, placement, [lost], ledger.complete, windows, ledger.heads)
+        recovery = regional_recovery(self.topology, placement, [lost], ledger.complete, windows, ledger.heads,
+                                     self.replayable)
         inside = {worker for block in recovery.region for worker in placement[block]}
         if not recovery.kept or any(placement[block] & inside for block in recovery.kept):
             return None

@@ -279,16 +279,28 @@ class Command(_message.Message):
     def __init__(self, kind: _Optional[_Union[Command.Kind, str]] = ..., checkpoint_id: _Optional[int] = ..., reason: _Optional[str] = ..., process: _Optional[str] = ..., rewire: _Optional[_Union[Rewire, _Mapping]] = ...) -> None: ...
 
 class Rewire(_message.Message):
-    __slots__ = ("job_id", "attempt", "workers", "replays")
+    __slots__ = ("job_id", "attempt", "workers", "replays", "skips")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    SKIPS_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     attempt: int
     workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
     replays: _containers.RepeatedCompositeFieldContainer[WindowReplay]
-    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ...) -> None: ...
+    skips: _containers.RepeatedCompositeFieldContainer[ChannelSkip]
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., replays: _Optional[_Iterable[_Union[WindowReplay, _Mapping]]] = ..., skips: _Optional[_Iterable[_Union[ChannelSkip, _Mapping]]] = ...) -> None: ...
+
+class ChannelSkip(_message.Message):
+    __slots__ = ("producer", "consumer", "version")
+    PRODUCER_FIELD_NUMBER: _ClassVar[int]
+    CONSUMER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    producer: int
+    consumer: int
+    version: int
+    def __init__(self, producer: _Optional[int] = ..., consumer: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
 
 class WorkerFinished(_message.Message):
     __slots__ = ("worker", "ok", "error", "results", "peer_failure", "status", "committed", "tampered_key")

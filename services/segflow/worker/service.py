@@ -32,7 +32,9 @@ from ..disaster.fence import lease_fence
 from ..errors import SegflowError
 from ..jobs.loader import JobModule, build_job
 from ..net import PROTOCOL_VERSION
-from ..net.dataplane import DATA_PLANE_ROLES, ChannelMetrics, DataPlaneServicer, Receivers, RemoteOutlet, stop_serving
+from ..net.dataplane import (DATA_PLANE_ROLES, ChannelMetrics, DataPlaneServicer, Lookup, Owner, Receivers,
+                             RemoteOutlet, stop_serving)
+from ..net.positions import ChannelPositions
 from ..net.limits import GRPC_OPTIONS, RESULTS_LIMIT, results_too_large
 from ..observability.http import ObservabilityServer
 from ..observability.logs import event
@@ -105,6 +107,8 @@ class Attempt:
         self.rewire_order = threading.Lock()       # one rewire at a time, the newest attempt's last
         self.rewired_to = 0
         self.damaged = ""                          # a stored key a rewire's replay found missing or damaged
+        self.positions = ChannelPositions()        # what each inbound channel delivered (net.positions)
+        self.lookup: Lookup | None = None          # where inbound channels deliver, once wired
 
     @property
     def protocol(self) -> CheckpointProtocol:
@@ -123,6 +127,11 @@ class Attempt:
         """Elements waiting for ``replica`` (a source has no inbox)."""
         inbox = self.inboxes.get(replica)
         return len(inbox) if inbox is not None else 0
+
+
+def _owner(execution: ExecutionPlan, identities: dict[str, str]) -> Owner:
+    """Who may open a channel from a replica: the identity of the worker that runs its slot."""
+    return lambda block, index: identities.get(execution.placement.get(ReplicaId(block, index), ""))
 
 
 def damaged_key(attempt: Attempt, error: SegflowError) -> str:
@@ -364,8 +373,8 @@ class WorkerService:
             attempt.executors[replica] = executor
         if side is not None:
             self._enable_checkpoints(attempt, execution, side)
-        self.receivers.ready(assignment.job_id, lookup,
-                             lambda block, index: identities.get(execution.placement.get(ReplicaId(block, index), "")))
+        attempt.lookup = lookup
+        self.receivers.ready(assignment.job_id, lookup, _owner(execution, identities), attempt.positions)
         attempt.pool = ExecutorPool(attempt.executors, cancel,
                                     on_done=attempt.agent.replica_done if attempt.agent else None,
                                     core=worker_core_from_env())
@@ -413,9 +422,11 @@ class WorkerService:
                 attempt.rewiring.notify_all()
 
     def _replay_into(self, attempt: Attempt, rewire: cpb.Rewire, addresses: dict[str, str]) -> None:
-        """Rewire's work: the connectors' replays, on new channels; the old ones end."""
+        """Rewire's work: the kept consumers' skips, then the connectors' replays, on new
+        channels; the old ones end."""
         if attempt.agent is not None:
             attempt.agent.attempt = rewire.attempt
+        self._join(attempt, rewire)
         for replay in rewire.replays:
             for rid, executor in attempt.executors.items():
                 if rid.block != replay.connector or executor.checkpointing is None:
@@ -430,6 +441,21 @@ class WorkerService:
                         old.close()
         event(log, logging.WARNING, "rewired", worker=self.name, attempt=rewire.attempt,
               replays={f"{r.connector}>{r.successor}": r.first for r in rewire.replays})
+
+    def _join(self, attempt: Attempt, rewire: cpb.Rewire) -> None:
+        """This kept worker's inbound channels join attempt ``rewire.job_id``: a restarted
+        block that replays exactly sends to its kept consumers here again, and each of their
+        channels from it skips what it took after the block's version (``net.positions``);
+        the restarted replicas' connections are accepted from where they run now."""
+        skipped = {}
+        for skip in rewire.skips:
+            skipped.update(attempt.positions.resend(skip.producer, skip.consumer, skip.version, rewire.job_id))
+        assert attempt.lookup is not None and attempt.execution is not None, "a rewire follows the wiring"
+        identities = {w.name: w.identity or w.name for w in rewire.workers}
+        self.receivers.ready(rewire.job_id, attempt.lookup, _owner(attempt.execution, identities), attempt.positions)
+        if skipped:
+            event(log, logging.WARNING, "skipping what restarted senders send again", worker=self.name,
+                  attempt=rewire.attempt, skips={"b{}.r{}>b{}.r{}:{}".format(*key): n for key, n in skipped.items()})
 
     def _enable_checkpoints(self, attempt: Attempt, execution, side: ReplicaSide) -> None:
         """Give every replica its protocol's hooks, then restore what the assignment asks for."""
@@ -519,6 +545,7 @@ class WorkerService:
             attempt.agent.checkpoint(command.checkpoint_id)
         elif kind == cpb.Command.CHECKPOINT_COMPLETE and attempt.agent is not None:
             attempt.agent.complete(command.checkpoint_id, command.process)
+            attempt.positions.forget_through(command.checkpoint_id)
             if command.checkpoint_id == FINAL_CHECKPOINT:
                 attempt.committed.set()
                 attempt.told.set()
