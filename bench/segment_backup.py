@@ -77,17 +77,21 @@ than any it processed before its replicas went back), the records processed agai
 bolt's tuples less its distinct ones; ``reprocessed_work_segment_over_abs`` weighs each
 by its node's service time), which nodes went back at all, and the output is
 checked exactly once against the oracle (every index once). The model's prediction is
-equation 4.2 for the nodes that must restart (ABS: all; segment backup: the lost segment
-and what is downstream, fed by the connector before it, which keeps running and replays
-its window), with the restart (kill to the first replayed tuple), the tuples' edge delay (each
-configuration's own: one process under ABS, one per group under segment backup), the transmit
-delay of a replayed tuple (the median hop less the service time: a replay's pace, which the
-machine's bursts of other load do not set) and the checkpoints' duration (the
-coordinator's ``checkpoint complete`` lines before the kill) and the restored version's age at
-the kill measured (the kill comes a set time after the start, not at a random moment of the
-checkpoint cycle, so the replay is what came since that cut, not 4.2's mean half block;
-``model_expected_recovery_s`` is the mean over a random moment, ``segment_cost.restore_lag``),
-and the slowest restarted node's service time as ``t^n``. The last line:
+``segment_cost.regional_recovery_delay`` for the nodes that must restart (ABS: all, the
+spout catching up; segment backup: the lost segment and what is downstream, fed by the
+connector before it, which keeps running and replays its window): every tuple the sink
+saw since that connector's cut comes again through the whole restarted chain, after the
+first has filled it, at the pace of its slowest node's service plus the send. Measured
+inputs: the restart (kill to the first replayed tuple), the tuples' edge delay (each
+configuration's own: one process under ABS, one per group under segment backup), the
+transmit delay of a replayed tuple (the median hop less the service time), the restored
+version's age at the kill (``model_expected_recovery_s`` is the mean over a random
+moment, ``segment_cost.restore_lag``, with the checkpoints' measured duration) and the
+share of wall time the machine's stalls took before the kill (``stall_share``, from
+bench/stall_probe.py, a sleeper of its own: on a shared machine every process freezes
+for tens of milliseconds at a time, the replay with them; ``model_without_stalls_s``
+leaves it out; ``rounds_stalled_in_recovery_s`` is what the sleeper lost between the kill
+and the sink's recovery, where the recovery's own processes compete with it too). The last line:
 ``worker_loss_recovery_s`` (each), ``worker_loss_segment_over_abs`` (target <= 0.5),
 ``reprocessed_segment_over_abs`` (target <= 0.3), ``model_max_rel_error`` (target <= 0.25),
 ``exactly_once``, ``plan_predicted_recovery_s`` (what ``segflow plan --segment-backup`` itself
@@ -127,10 +131,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, median, node_recoveries, processed_again,  # noqa: E402
                     relative_error, report, restored_age, segflow_run)
 
+from stall_probe import StallProbe, stall_share  # noqa: E402
+
 from segflow.checkpoint.catalog import Catalog  # noqa: E402
 from segflow.checkpoint.segment_cost import (  # noqa: E402
-    Delays, Pipeline, pending_window, queue_wait, recovery_delay, response_time, restore_lag,
-    versioned_pending_window)
+    Delays, Pipeline, pending_window, queue_wait, recovery_delay, regional_recovery_delay, response_time,
+    restore_lag, versioned_pending_window)
 from segflow.state import open_backend  # noqa: E402
 
 JOB = os.path.join(ROOT, "bench", "jobs", "all_pass_chain.py")
@@ -480,7 +486,7 @@ NO_RECOVERY = NodeRecovery(None, None)    # a node without probe lines after the
 
 
 def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, workers: int, run_s: float,
-                      after_s: float, lost_node: int) -> dict:
+                      after_s: float, lost_node: int, stalls: StallProbe) -> dict:
     """One run of the chain with one standby worker: SIGKILL ``victim`` (which runs
     ``lost_node``) ``run_s`` seconds after the workers registered; the run then goes on to
     its end (its input lasts ``run_s + after_s`` seconds at the rate). Measured from the
@@ -514,7 +520,11 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
     resumed = min(went_back.values()) if went_back else recoveries.get(lost_node, NO_RECOVERY).newer_at
     if recoveries.get(NODES, NO_RECOVERY).newer_at is None or resumed is None:
         raise RuntimeError(f"{name}: the lost node or the sink processed nothing after the kill")
-    return {"sink_delay": recoveries[NODES].newer_at - run.killed_at,
+    sink_delay = recoveries[NODES].newer_at - run.killed_at
+    stalled = stalls.stalls()
+    return {"sink_delay": sink_delay,
+            "stall_share": stall_share(stalled, run.started_at, run.killed_at),
+            "stalled_in_recovery": sink_delay * stall_share(stalled, run.killed_at, run.killed_at + sink_delay),
             "restart": resumed - run.killed_at, "went_back": sorted(went_back),
             "again": processed_again(lines), "exactly_once": sorted(output) == list(range(events)),
             "hops": {n: mean(d) for n, d in hop_delays([x for x in lines if x[2] < run.killed_at]).items() if d},
@@ -533,30 +543,22 @@ def transmit_delay(rates: Rates, hops: dict[int, list[float]]) -> float | None:
     return median([hop - rates.service_at(node) for node, times in hops.items() for hop in times])
 
 
-def predicted_worker_loss(rates: Rates, first: int, connector_nodes: list[int], restart: float,
-                          edge: float, transmit: float, checkpoint: float, age: float) -> float:
-    """Equation 4.2 for the nodes ``first``..the sink, which restart (a whole chain under
-    ABS; under segment backup the lost segment and what is downstream of it, fed by the
-    connector ``first`` that keeps running and replays its window): the restart measured,
-    the tuples' edge delay and transmit delay ``t^tr`` measured (:func:`transmit_delay`:
-    a replay sends its tuples one at a time, each after processing it: ``serial_send``),
-    the checkpoints' measured
-    duration ``t^ck`` and the restored cut's ``age`` at the kill (the kill comes at a
-    set time after the start, not at a random moment of the checkpoint cycle, so 4.2's
-    mean half block, or ``segment_cost.restore_lag``, would not be this round's replay),
-    and as ``t^n`` the slowest restarted node's service time (4.2's bottleneck: the
-    replayed tuples pass every one of them)."""
-    region = range(first, NODES + 1)
-    chain = Pipeline(service=tuple(rates.service_at(n) if n > 1 else 1 / rates.arrival for n in region),
-                     ratios=(1.0,) * (len(region) - 1),
-                     connectors=frozenset(i for i, n in enumerate(region, start=1) if n in connector_nodes)
-                     | {1, len(region)}, block=rates.barrier_every, rate=rates.arrival, tuple_bytes=40,
-                     barrier_bytes=40, checkpoint_bytes=2000, ack_bytes=40)
-    slowest = max(rates.service_at(n) for n in region if n > first)
-    return recovery_delay(chain, Delays(edge=edge, transmit=max(0.0, transmit), read=0.0, write=0.0,
-                                        normal=slowest, barrier=0.0, ack=0.0, recover_response=restart,
-                                        recover_misc=0.0, checkpoint=checkpoint, restored_age=age,
-                                        serial_send=True))
+def predicted_worker_loss(rates: Rates, boundary: int, connector_nodes: list[int], restart: float,
+                          edge: float, transmit: float, age: float, stall: float) -> float:
+    """``segment_cost.regional_recovery_delay``: the nodes after ``boundary`` restart
+    (under ABS every bolt, the spout catching up; under segment backup the lost segment
+    and what is downstream of it, fed by connector ``boundary``, which keeps running and
+    replays its window), and every tuple the sink saw since the connector's cut comes
+    again through the whole restarted chain, at its slowest node's service plus the send.
+    Measured inputs: the restart (kill to the first replayed tuple), the tuples' edge delay
+    (the chain's fill), the transmit delay ``t^tr`` (:func:`transmit_delay`: a replay
+    sends its tuples one at a time, each after processing it: ``serial_send``), the
+    restored version's ``age`` at the kill (each round's; the mean over a random moment
+    is ``segment_cost.restore_lag``) and the share of wall time the machine's stalls took
+    before the kill (``stall``, :mod:`stall_probe`)."""
+    return regional_recovery_delay(pipeline(rates, tuple(connector_nodes)), Delays(
+        edge=edge, transmit=max(0.0, transmit), read=0.0, write=0.0, normal=rates.service, barrier=0.0, ack=0.0,
+        recover_response=restart, recover_misc=0.0, restored_age=age, serial_send=True, stall_share=stall), boundary)
 
 
 def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
@@ -573,15 +575,21 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
           file=sys.stderr, flush=True)
     results: dict[str, list[dict]] = {name: [] for name in setups}
     moments = random.Random(args.seed)
-    for r in range(args.rounds):
-        # the kill lands at a random moment of the checkpoint cycle (the same in both
-        # configurations of a round): at a fixed time after the start it fell in the same
-        # phase every round, and that phase decided how old the restored versions were
-        kill_at = args.run + moments.uniform(0.0, choice["interval"])
-        for name, (worker, workers, _, _) in setups.items():     # interleaved: machine drift hits both
-            print(f"round {r + 1}/{args.rounds} {name} (kill at {kill_at:.3f} s) ...", file=sys.stderr, flush=True)
-            results[name].append(worker_loss_round(rates, name, choice, worker, workers, kill_at, args.after,
-                                                   victim))
+    with tempfile.TemporaryDirectory(prefix="segbench-stalls-") as tmp:
+        stalls = StallProbe(os.path.join(tmp, "stalls"))
+        try:
+            for r in range(args.rounds):
+                # the kill lands at a random moment of the checkpoint cycle (the same in both
+                # configurations of a round): at a fixed time after the start it fell in the same
+                # phase every round, and that phase decided how old the restored versions were
+                kill_at = args.run + moments.uniform(0.0, choice["interval"])
+                for name, (worker, workers, _, _) in setups.items():     # interleaved: machine drift hits both
+                    print(f"round {r + 1}/{args.rounds} {name} (kill at {kill_at:.3f} s) ...", file=sys.stderr,
+                          flush=True)
+                    results[name].append(worker_loss_round(rates, name, choice, worker, workers, kill_at,
+                                                           args.after, victim, stalls))
+        finally:
+            stalls.stop()
     summary = {}
     for name, rounds in results.items():
         _, _, first, connectors = setups[name]
@@ -590,23 +598,31 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         transmit = mean([r["transmit"] for r in rounds])
         if transmit is None:
             raise RuntimeError(f"{name}: no hops were measured before the kills: give the runs more time (--run)")
-        models = [predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, checkpoint,
-                                        r["restored_age"]) for r in rounds]
+        models = [predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit, r["restored_age"],
+                                        r["stall_share"]) for r in rounds]
         model = mean(models)
+        without_stalls = mean([predicted_worker_loss(rates, first, connectors, r["restart"], edge, transmit,
+                                                     r["restored_age"], 0.0) for r in rounds])
+        stall = mean([r["stall_share"] for r in rounds])
         summary[name] = {"recovery_s": round(delay, 3), "edge_delay_ms": round(1000 * edge, 2),
                          "transmit_delay_ms": round(1000 * transmit, 2),
                          "checkpoint_s": round(checkpoint, 3),
                          "restored_age_s": round(mean([r["restored_age"] for r in rounds]), 3),
+                         "stall_share": round(stall, 4),
                          "model_expected_recovery_s": round(predicted_worker_loss(
-                             rates, first, connectors, restart, edge, transmit, checkpoint,
-                             restore_lag(choice["interval"], checkpoint)), 3),
+                             rates, first, connectors, restart, edge, transmit,
+                             restore_lag(choice["interval"], checkpoint), stall), 3),
                          "rounds_recovery_s": [round(r["sink_delay"], 3) for r in rounds],
                          "rounds_reprocessed": [sum(r["again"].values()) for r in rounds],
                          "rounds_model_s": [round(m, 3) for m in models],
                          "rounds_restart_s": [round(r["restart"], 3) for r in rounds],
                          "rounds_restored_age_s": [round(r["restored_age"], 3) for r in rounds],
+                         "rounds_stall_share": [round(r["stall_share"], 4) for r in rounds],
+                         "rounds_stalled_in_recovery_s": [round(r["stalled_in_recovery"], 3) for r in rounds],
                          "model_recovery_s": round(model, 3),
                          "model_rel_error": round(relative_error(model, delay), 3), "restart_s": round(restart, 3),
+                         "model_without_stalls_s": round(without_stalls, 3),
+                         "model_rel_error_without_stalls": round(relative_error(without_stalls, delay), 3),
                          "reprocessed": mean([sum(r["again"].values()) for r in rounds]),
                          "reprocessed_work_s": mean([sum(n * rates.service_at(node) for node, n in r["again"].items())
                                                      for r in rounds]),
@@ -629,6 +645,7 @@ def worker_loss(rates: Rates, args: argparse.Namespace) -> None:
         "reprocessed_work_segment_over_abs": round(summary["segment"]["reprocessed_work_s"]
                                                    / summary["abs"]["reprocessed_work_s"], 3),
         "model_max_rel_error": max(s["model_rel_error"] for s in summary.values()),
+        "model_max_rel_error_without_stalls": max(s["model_rel_error_without_stalls"] for s in summary.values()),
         "exactly_once": all(r["exactly_once"] for rounds in results.values() for r in rounds),
         "configs": summary})
 

@@ -6,8 +6,8 @@ import pytest
 
 from segflow.checkpoint.segment_cost import (Delays, Pipeline, Prices, UnstableQueue, money_per_second,
                                              overhead_communication, overhead_storage, overhead_time,
-                                             pending_window, queue_wait, recovery_delay, replayed_tuples, response_time,
-                                             restore_lag, versioned_pending_window)
+                                             pending_window, queue_wait, recovery_delay, regional_recovery_delay,
+                                             replayed_tuples, response_time, restore_lag, versioned_pending_window)
 from segflow.errors import SegflowError
 
 DELAYS = Delays(edge=0.001, transmit=0.0005, read=0.002, write=0.003, normal=0.01, barrier=0.05, ack=0.004,
@@ -110,3 +110,57 @@ def test_a_node_that_sends_from_its_processing_thread_pays_both_per_replayed_tup
     serial = dataclasses.replace(DELAYS, serial_send=True)
     # 4.2 overlaps transmit (0.0005) and processing (0.01); in series each of the 12.5 replayed tuples costs both
     assert recovery_delay(p, serial) - recovery_delay(p, DELAYS) == pytest.approx(0.0005 * 25 / 2)
+
+
+REGIONAL = dataclasses.replace(DELAYS, restored_age=1.0, serial_send=True)
+
+
+def test_a_regional_recovery_replays_what_the_sink_saw_since_the_connector_s_cut_through_the_whole_chain():
+    # connector 4 replays into nodes 5-7. Its cut came after the barrier's way to it (3 hops
+    # of an edge, the queue ahead, t^b); the sink had not seen the tuples of the last 3 hops
+    # of an edge and a sojourn; 24 tuples/s of the rest come again, each at the pace of the
+    # slowest restarted node plus its send, after the first fills the chain.
+    barrier_way = 3 * (0.001 + (1 / 55 - 1 / 80) + 0.05)
+    tuple_way = 3 * (0.001 + 1 / 55)
+    again = 24 * (1.0 - barrier_way - tuple_way)
+    fill = 3 * (0.001 + 1 / 80)
+    assert regional_recovery_delay(pipeline(), REGIONAL, 4) == pytest.approx(
+        0.5 + 0.25 + fill + again * (0.0005 + 1 / 80))
+    # a global rollback (the spout catching up): no barrier way, six nodes to fill
+    assert regional_recovery_delay(pipeline(), REGIONAL, 1) == pytest.approx(
+        0.75 + 6 * (0.001 + 1 / 80) + 24 * (1.0 - 6 * (0.001 + 1 / 55)) * (0.0005 + 1 / 80))
+
+
+def test_the_slowest_restarted_node_sets_a_replay_s_pace_and_a_dear_connector_cuts_later():
+    dear = dataclasses.replace(pipeline(), service=(1 / 80,) * 3 + (2 / 80,) + (1 / 80,) * 3)
+    rollback, regional = (regional_recovery_delay(dear, REGIONAL, b) for b in (1, 4))
+    equal = regional_recovery_delay(pipeline(), REGIONAL, 4)
+    # under a rollback node 4 restarts and every tuple waits for it: twice the pace, less
+    # the tuples its longer sojourn kept from the sink
+    tuple_way = 5 * (0.001 + 1 / 55) + 0.001 + 1 / 15
+    assert rollback == pytest.approx(0.75 + 5 * (0.001 + 1 / 80) + 0.001 + 2 / 80
+                                     + 24 * (1.0 - tuple_way) * (0.0005 + 2 / 80))
+    # kept running, node 4 only delays the cut (its queue is longer), so fewer come again
+    assert regional < equal
+    assert equal - regional == pytest.approx(24 * (queue_wait(dear, 4) - queue_wait(pipeline(), 4))
+                                             * (0.0005 + 1 / 80))
+
+
+def test_stalls_stretch_a_recovery_s_work_but_not_its_measured_restart():
+    stalled = dataclasses.replace(REGIONAL, stall_share=0.2)
+    assert regional_recovery_delay(pipeline(), stalled, 4) - 0.75 == pytest.approx(
+        (regional_recovery_delay(pipeline(), REGIONAL, 4) - 0.75) / 0.8)
+
+
+def test_a_failure_right_after_the_cut_replays_nothing_the_sink_saw():
+    early = dataclasses.replace(REGIONAL, restored_age=0.01)
+    assert regional_recovery_delay(pipeline(), early, 4) == pytest.approx(0.75 + 3 * (0.001 + 1 / 80))
+
+
+@pytest.mark.parametrize("boundary, delays, says", [
+    (7, REGIONAL, "a node 1..6"), (0, REGIONAL, "a node 1..6"),
+    (4, DELAYS, "restored version's age"),
+    (4, dataclasses.replace(REGIONAL, stall_share=1.0), "stall share")])
+def test_a_regional_recovery_delay_refuses_what_it_cannot_model(boundary, delays, says):
+    with pytest.raises(SegflowError, match=says):
+        regional_recovery_delay(pipeline(), delays, boundary)

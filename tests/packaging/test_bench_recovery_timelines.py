@@ -85,3 +85,45 @@ def test_a_restored_version_no_round_started_before_the_kill_is_an_error(common)
             {"msg": "recovering", "ts": 100.1, "restore_checkpoint": 6}]
     with pytest.raises(RuntimeError, match="no round started before the kill"):
         common.restored_age(_run_with(common, logs, 100.0))
+
+
+@pytest.fixture(scope="module")
+def stall_probe():
+    spec = importlib.util.spec_from_file_location("bench_stall_probe", os.path.join(ROOT, "bench", "stall_probe.py"))
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_stall_counts_beyond_the_sleep_asked_and_only_inside_the_window(stall_probe):
+    stalls = [(100.0, 0.051),        # 50 ms stalled inside the window
+              (100.5, 0.101),        # 100 ms, only its first 49 ms before the window ends at 100.55
+              (99.0, 0.201)]         # before the window
+    share = stall_probe.stall_share(stalls, start=100.0, end=100.55, sleep=0.001)
+    assert share == pytest.approx((0.050 + 0.049) / 0.55)
+
+
+def test_a_window_without_stalls_lost_nothing_and_an_empty_window_is_refused(stall_probe):
+    assert stall_probe.stall_share([], 1.0, 2.0) == 0.0
+    with pytest.raises(ValueError, match="must end after it starts"):
+        stall_probe.stall_share([], 2.0, 2.0)
+
+
+def test_a_probe_writes_down_the_late_wake_ups_of_a_frozen_process(stall_probe, tmp_path):
+    """The probe against a real freeze: SIGSTOP for 0.2 s is a stall it must see."""
+    import signal
+    import time
+    path = tmp_path / "stalls"
+    probe = stall_probe.StallProbe(str(path))
+    try:
+        deadline = time.monotonic() + 30
+        while not path.exists() and time.monotonic() < deadline:     # opened just before its loop
+            time.sleep(0.01)
+        time.sleep(0.05)
+        probe.process.send_signal(signal.SIGSTOP)
+        time.sleep(0.2)
+        probe.process.send_signal(signal.SIGCONT)
+        time.sleep(0.2)
+    finally:
+        probe.stop()
+    assert max(took for _, took in probe.stalls()) >= 0.2

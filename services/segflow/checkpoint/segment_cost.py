@@ -45,6 +45,10 @@ class Delays:
     # encode and queue every send themselves): a replayed tuple costs t^n + t^tr, where
     # 4.2 overlaps them (the larger one)
     serial_send: bool = False
+    # the share of wall time the machine's other load takes from the job's processes (a
+    # shared machine freezes them all for tens of milliseconds at a time; measured apart
+    # from the job): a recovery's work takes 1 / (1 - share) times as long
+    stall_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,52 @@ def recovery_delay(p: Pipeline, d: Delays) -> float:
     def catch_up(i: int) -> float:
         return (d.edge + d.normal) * p.upstream_length(i) + per_tuple * replayed_tuples(p, d, i)
     return d.recover_response + d.recover_misc + max(catch_up(i) for i in p.connectors if i != 1)
+
+
+def regional_recovery_delay(p: Pipeline, d: Delays, boundary: int) -> float:
+    """Until the sink processes a new tuple after a recovery that restarts nodes
+    ``boundary + 1`` to N at the versions connector ``boundary`` cut, while it keeps
+    running and replays its window into them (segflow's regional recovery; ``boundary``
+    1 is a global rollback, the spout catching up). Where 4.2 lets every connector replay
+    its own segment at once, here every tuple the sink must see again comes through the
+    one replaying connector and the whole restarted chain, so after the restart
+    ``d.recover_response`` (measured: to the first replayed tuple) the first replayed
+    tuple fills the chain (an edge and a service time per node) and each further one
+    costs the chain's bottleneck, its slowest node's service plus the send
+    (``serial_send``, else the larger). The sink must process again the connector's output
+    since its cut (``d.restored_age`` seconds after the round began, less the barrier's
+    way to the connector: :func:`barrier_lag`) that reached the sink before the failure
+    (less the tuples' way from the connector to the sink: :func:`tuple_lag`); the next
+    one is new. ``d.stall_share`` stretches that work."""
+    if not 1 <= boundary < p.nodes:
+        raise SegflowError(f"the replaying connector must be a node 1..{p.nodes - 1}, got {boundary}")
+    if d.restored_age is None:
+        raise SegflowError("a regional recovery's delay needs the restored version's age at the failure "
+                           "(Delays.restored_age)")
+    if not 0 <= d.stall_share < 1:
+        raise SegflowError(f"a stall share is a fraction of wall time in [0, 1), got {d.stall_share}")
+    restarted = range(boundary + 1, p.nodes + 1)
+    pace = max(d.transmit + p.service[k - 1] if d.serial_send else max(d.transmit, p.service[k - 1])
+               for k in restarted)
+    seen_again = p.ratio(1, boundary) * p.rate * (d.restored_age - barrier_lag(p, d, boundary)
+                                                  - tuple_lag(p, d, boundary))
+    fill = sum(d.edge + p.service[k - 1] for k in restarted)
+    work = fill + max(0.0, seen_again) * pace
+    return d.recover_response + d.recover_misc + work / (1 - d.stall_share)
+
+
+def barrier_lag(p: Pipeline, d: Delays, connector: int) -> float:
+    """Seconds from a round's start to its barrier passing ``connector``: at each node
+    before it, an edge, the queue ahead of the barrier (``queue_wait``) and its own t^b.
+    The connector's cut, and so its replay, begins that much after the round did."""
+    return sum(d.edge + queue_wait(p, k) + d.barrier for k in range(2, connector + 1))
+
+
+def tuple_lag(p: Pipeline, d: Delays, connector: int) -> float:
+    """Seconds a tuple takes from ``connector`` to having been processed by the sink: an
+    edge and the M/M/1 sojourn (4.6) at each node after it. The tuples sent in the last
+    this many seconds before a failure had not reached the sink: they are new to it."""
+    return sum(d.edge + response_time(p, k) for k in range(connector + 1, p.nodes + 1))
 
 
 def overhead_time(p: Pipeline, d: Delays) -> float:

@@ -89,12 +89,15 @@ def bench_runs(root: str) -> list[benchmarks.Run]:
     return runs
 
 
+BENCH_HELPERS = frozenset({"common", "stall_probe"})      # bench/ modules the benches import: no benches
+
+
 def bench_methods(root: str) -> dict[str, str]:
-    """Each bench script's docstring by its name (bench/common.py is no bench)."""
+    """Each bench script's docstring by its name (:data:`BENCH_HELPERS` are none)."""
     methods = {}
     for path in sorted(glob.glob(os.path.join(root, "bench", "*.py"))):
         name = os.path.splitext(os.path.basename(path))[0]
-        if name != "common":
+        if name not in BENCH_HELPERS:
             with open(path, encoding="utf-8") as f:
                 methods[name] = benchmarks.method_of(f.read())
     return methods
