@@ -1,0 +1,112 @@
+"""``kubectl exec`` into pods from images: the API server proxies it to the node agent's
+kubelet API, which speaks SPDY/3.1 (nodeagent/spdy.py, spdysession.py) and runs the command
+inside the running container as its exec probes do (nodeagent/execstream.py)."""
+import json
+import os
+import pty
+import subprocess
+
+import pytest
+
+from support.clusters import wait_for
+from support.processes import ROOT
+
+STDIN_BYTES = 300_000          # more than SPDY's initial 64 KB window, on the stream and the session
+EXEC_TIMEOUT = 60
+
+
+def _pod(cluster, name: str, containers: list[dict]) -> None:
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"terminationGracePeriodSeconds": 1, "containers": containers}}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(manifest))
+
+    def running():
+        pod = cluster.get("pod", name)
+        statuses = pod["status"].get("containerStatuses") or []
+        return len(statuses) == len(containers) and all("running" in s["state"] for s in statuses)
+    wait_for(running, 60, f"pod {name} running")
+
+
+def _sleeper(name: str) -> dict:
+    return {"name": name, "image": "segflow/engine", "command": ["sh", "-c", "exec sleep 600"]}
+
+
+@pytest.fixture(scope="module")
+def sleeper(cluster):
+    """A pod of two containers from the engine image that sleep."""
+    _pod(cluster, "exec-target", [_sleeper("main"), _sleeper("side")])
+    yield "exec-target"
+    cluster.kubectl("delete", "pod", "exec-target", "--wait=true", timeout=60)
+
+
+def kubectl_exec(cluster, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["kubectl", "exec", *args], env=cluster.env(), input=input, capture_output=True,
+                          timeout=EXEC_TIMEOUT)
+
+
+def test_exec_prints_the_pods_hostname(cluster, sleeper):
+    done = kubectl_exec(cluster, sleeper, "--", "cat", "/etc/hostname")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip() == sleeper
+
+
+def test_exec_runs_as_the_images_user_in_its_filesystem(cluster, sleeper):
+    checkout = os.path.join(ROOT, "pyproject.toml")
+    done = kubectl_exec(cluster, sleeper, "--", "sh", "-c", f"id -u; id -g; pwd; ls {checkout} || echo none; ls /")
+    assert done.returncode == 0, done.stderr
+    uid, gid, cwd, seen, *root = done.stdout.decode().split()
+    assert (uid, gid, cwd) == ("10001", "10001", "/app")          # images/engine.Dockerfile's USER and WORKDIR
+    assert seen == "none" and "app" in root                       # the image's root, no checkout inside
+
+
+def test_stdin_larger_than_the_window_reaches_the_command(cluster, sleeper):
+    data = os.urandom(STDIN_BYTES)
+    done = kubectl_exec(cluster, "-i", sleeper, "--", "sh", "-c", "wc -c", input=data)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == STDIN_BYTES
+
+
+def test_output_larger_than_the_window_reaches_kubectl(cluster, sleeper):
+    done = kubectl_exec(cluster, sleeper, "--", "head", "-c", str(STDIN_BYTES), "/dev/urandom")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) == STDIN_BYTES
+
+
+def test_stdin_round_trips_byte_for_byte(cluster, sleeper):
+    data = os.urandom(100_000)
+    done = kubectl_exec(cluster, "-i", sleeper, "--", "cat", input=data)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == data
+
+
+def test_the_exit_code_and_stderr_reach_kubectl(cluster, sleeper):
+    done = kubectl_exec(cluster, sleeper, "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == b"out\n"
+    assert "err" in done.stderr.decode().splitlines(), done.stderr      # after kubectl's "Defaulted container"
+
+
+def test_a_missing_command_is_an_error_not_a_hang(cluster, sleeper):
+    done = kubectl_exec(cluster, sleeper, "--", "no-such-command")
+    assert done.returncode == 127, done
+    assert "cannot run 'no-such-command'" in done.stderr.decode()
+
+
+def test_exec_into_a_named_container(cluster, sleeper):
+    """Each container has its own mount namespace: a file written in one is not in the other."""
+    written = kubectl_exec(cluster, sleeper, "-c", "side", "--", "sh", "-c", "echo side > /tmp/which && cat /tmp/which")
+    assert written.returncode == 0 and written.stdout == b"side\n", written.stderr
+    other = kubectl_exec(cluster, sleeper, "-c", "main", "--", "cat", "/tmp/which")
+    assert other.returncode != 0 and b"No such file" in other.stderr, other
+
+
+def test_a_terminal_is_refused_with_the_reason(cluster, sleeper):
+    """kubectl asks for a terminal only when its stdin is one: a pseudo-terminal's."""
+    terminal, kubectl_side = pty.openpty()
+    try:
+        done = subprocess.run(["kubectl", "exec", "-it", sleeper, "--", "true"], env=cluster.env(),
+                              capture_output=True, timeout=EXEC_TIMEOUT, stdin=kubectl_side)
+    finally:
+        os.close(terminal)
+        os.close(kubectl_side)
+    assert done.returncode != 0 and b"kubectl exec -t) is not supported by the segflow node agent" in done.stderr, done
