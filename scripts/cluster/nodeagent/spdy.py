@@ -115,10 +115,8 @@ class GoAway:
 
 
 @dataclass(frozen=True)
-class Headers:
-    stream_id: int
-    headers: dict[str, str] = field(default_factory=dict)
-    fin: bool = False
+class Headers(SynReply):
+    """More headers on a stream: a SYN_REPLY's fields in a frame of its own type."""
 
 
 @dataclass(frozen=True)
@@ -210,8 +208,8 @@ def encode(frame: Frame, compressor: HeaderCompressor) -> bytes:
         flags = (FLAG_FIN if frame.fin else 0) | (FLAG_UNIDIRECTIONAL if frame.unidirectional else 0)
         return _control(FrameType.SYN_STREAM, flags, _stream_id(frame.stream_id) + _stream_id(frame.associated_id)
                         + struct.pack(">BB", (frame.priority & 7) << 5, 0) + compressor.compress(frame.headers))
-    if isinstance(frame, (SynReply, Headers)):
-        kind = FrameType.SYN_REPLY if isinstance(frame, SynReply) else FrameType.HEADERS
+    if isinstance(frame, SynReply):        # or Headers
+        kind = FrameType.HEADERS if isinstance(frame, Headers) else FrameType.SYN_REPLY
         return _control(kind, FLAG_FIN if frame.fin else 0,
                         _stream_id(frame.stream_id) + compressor.compress(frame.headers))
     if isinstance(frame, RstStream):
