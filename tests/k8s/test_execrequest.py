@@ -10,7 +10,7 @@ from support.processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
 from nodeagent.execrequest import (PROTOCOL, ExecRequest, ExecRequestError, exit_status,  # noqa: E402
-                                   failure_status, negotiate, parse_exec_query)
+                                   failure_status, negotiate, parse_exec_query, terminal_sizes)
 
 
 def test_the_query_as_the_api_server_sends_it():
@@ -22,10 +22,24 @@ def test_the_query_as_the_api_server_sends_it():
     assert request.streams() == {"error", "stdout"}
 
 
+def test_a_terminal_has_a_resize_stream_and_no_stderr():
+    request = parse_exec_query({"command": ["sh"], "input": ["1"], "output": ["1"], "error": ["1"], "tty": ["1"]})
+    assert request == ExecRequest(("sh",), stdin=True, stdout=True, stderr=False, tty=True)
+    assert request.streams() == {"error", "stdin", "stdout", "resize"}
+
+
+def test_terminal_sizes_as_the_resize_stream_sends_them():
+    assert terminal_sizes(b'{"Width":80,"Height":24}\n{"Width":101,') == ([(80, 24)], b'{"Width":101,')
+    assert terminal_sizes(b'{"Width":101,' + b'"Height":33}\n') == ([(101, 33)], b"")
+    assert terminal_sizes(b" \n") == ([], b"")
+    with pytest.raises(ExecRequestError, match="a terminal size is"):
+        terminal_sizes(b'{"Width":"wide","Height":3}')
+
+
 @pytest.mark.parametrize("query, message", [
     ({"output": ["1"]}, "exec needs a command"),
     ({"command": ["true"]}, "at least one of stdin, stdout and stderr"),
-    ({"command": ["sh"], "input": ["1"], "tty": ["1"]}, r"terminal \(kubectl exec -t\) is not supported"),
+    ({"command": ["sh"], "input": ["1"], "tty": ["1"]}, r"terminal \(kubectl exec -t\) needs stdout"),
 ])
 def test_requests_that_cannot_be_served(query, message):
     with pytest.raises(ExecRequestError, match=message):

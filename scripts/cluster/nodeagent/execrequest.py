@@ -25,10 +25,11 @@ class ExecRequest:
     stdin: bool = False
     stdout: bool = False
     stderr: bool = False
+    tty: bool = False           # a terminal: its output comes on stdout alone, its size on a resize stream
 
     def streams(self) -> set[str]:
         """The ``streamtype``s the client opens for this request."""
-        wanted = {"stdin": self.stdin, "stdout": self.stdout, "stderr": self.stderr}
+        wanted = {"stdin": self.stdin, "stdout": self.stdout, "stderr": self.stderr, "resize": self.tty}
         return {"error", *(kind for kind, on in wanted.items() if on)}
 
 
@@ -41,14 +42,35 @@ def parse_exec_query(query: dict[str, list[str]]) -> ExecRequest:
     command = tuple(query.get("command") or ())
     if not command:
         raise ExecRequestError("exec needs a command: kubectl exec POD -- COMMAND [ARG...]")
-    if _flag(query, "tty"):
-        raise ExecRequestError("a terminal (kubectl exec -t) is not supported by the segflow node agent: "
-                               "run the command without -t (stdin with -i still works)")
-    request = ExecRequest(command, _flag(query, "input") or _flag(query, "stdin"), _flag(query, "output") or
-                          _flag(query, "stdout"), _flag(query, "error") or _flag(query, "stderr"))
+    tty = _flag(query, "tty")
+    request = ExecRequest(command, _flag(query, "input") or _flag(query, "stdin"),
+                          _flag(query, "output") or _flag(query, "stdout"),
+                          not tty and (_flag(query, "error") or _flag(query, "stderr")), tty)
     if not (request.stdin or request.stdout or request.stderr):
         raise ExecRequestError("exec needs at least one of stdin, stdout and stderr")
+    if tty and not request.stdout:
+        raise ExecRequestError("a terminal (kubectl exec -t) needs stdout, where its output goes")
     return request
+
+
+def terminal_sizes(buffer: bytes) -> tuple[list[tuple[int, int]], bytes]:
+    """The terminal sizes (columns, rows) in what the resize stream has sent so far (JSON
+    objects ``{"Width": .., "Height": ..}`` one after another), and the bytes of an object
+    not yet complete."""
+    decoder, sizes, text = json.JSONDecoder(), [], buffer.decode("utf-8", errors="replace")
+    offset = 0
+    while offset < len(text):
+        if text[offset].isspace():
+            offset += 1
+            continue
+        try:
+            size, offset = decoder.raw_decode(text, offset)
+        except json.JSONDecodeError:
+            break
+        if not isinstance(size, dict) or not all(isinstance(size.get(k), int) for k in ("Width", "Height")):
+            raise ExecRequestError(f"a terminal size is {{\"Width\": W, \"Height\": H}}, not {size!r}")
+        sizes.append((size["Width"], size["Height"]))
+    return sizes, text[offset:].encode()
 
 
 def negotiate(offered: list[str]) -> str:
