@@ -2,9 +2,14 @@
 kubelet API, which speaks SPDY/3.1 (nodeagent/spdy.py, spdysession.py) and runs the command
 inside the running container as its exec probes do (nodeagent/execstream.py)."""
 import json
+import fcntl
 import os
 import pty
+import select
+import struct
 import subprocess
+import termios
+import time
 
 import pytest
 
@@ -100,13 +105,42 @@ def test_exec_into_a_named_container(cluster, sleeper):
     assert other.returncode != 0 and b"No such file" in other.stderr, other
 
 
-def test_a_terminal_is_refused_with_the_reason(cluster, sleeper):
-    """kubectl asks for a terminal only when its stdin is one: a pseudo-terminal's."""
+def read_terminal(terminal: int, timeout: float) -> bytes:
+    """What was written to a pseudo-terminal's other side until its last writer closed it."""
+    out, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if select.select([terminal], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:                        # EIO: no writer left
+                return out
+            if not chunk:
+                return out
+            out += chunk
+    raise AssertionError(f"the terminal was not closed within {timeout:g}s; it showed {out!r}")
+
+
+def test_a_terminal_of_the_clients_size(cluster, sleeper):
+    """kubectl asks for a terminal when its stdin is one, and sends the size of its stdout's
+    (here a pseudo-terminal of 33 rows and 101 columns) on the resize stream; the command
+    waits for it (the terminal is 0 x 0 until the first size arrives)."""
     terminal, kubectl_side = pty.openpty()
+    fcntl.ioctl(kubectl_side, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
     try:
-        done = subprocess.run(["kubectl", "exec", "-it", sleeper, "--", "true"], env=cluster.env(),
-                              capture_output=True, timeout=EXEC_TIMEOUT, stdin=kubectl_side)
+        kubectl = subprocess.Popen(["kubectl", "exec", "-it", sleeper, "-c", "main", "--", "sh", "-c",
+                                    "test -t 0 && test -t 1 && echo terminal; "
+                                    'while [ "$(stty size)" = "0 0" ]; do sleep 0.1; done; stty size; exit 4'],
+                                   env=cluster.env(), stdin=kubectl_side, stdout=kubectl_side, stderr=subprocess.PIPE)
+        os.close(kubectl_side)
+        try:
+            shown = read_terminal(terminal, EXEC_TIMEOUT)
+            code = kubectl.wait(EXEC_TIMEOUT)
+        finally:
+            kubectl.kill()
+            kubectl.wait()
+            stderr = kubectl.stderr.read()
+            kubectl.stderr.close()
     finally:
         os.close(terminal)
-        os.close(kubectl_side)
-    assert done.returncode != 0 and b"kubectl exec -t) is not supported by the segflow node agent" in done.stderr, done
+    assert code == 4, (shown, stderr)
+    assert shown.decode().split() == ["terminal", "33", "101"], (shown, stderr)
