@@ -105,6 +105,26 @@ def test_exec_into_a_named_container(cluster, sleeper):
     assert other.returncode != 0 and b"No such file" in other.stderr, other
 
 
+def container_runs(cluster, pod: str, command: str) -> bool:
+    """Whether a process whose command line is ``command`` runs in the pod's main container
+    (seen from inside it: its pid namespace's /proc)."""
+    found = kubectl_exec(cluster, pod, "-c", "main", "--", "sh", "-c",
+                         "for f in /proc/[0-9]*/cmdline; do "
+                         f"[ \"$(tr '\\0' ' ' < $f 2>/dev/null)\" = '{command} ' ] && echo $f; done; true")
+    return bool(found.stdout.strip())
+
+
+def test_the_command_is_killed_when_kubectl_goes_away(cluster, sleeper):
+    kubectl = subprocess.Popen(["kubectl", "exec", sleeper, "-c", "main", "--", "sleep", "301"], env=cluster.env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: container_runs(cluster, sleeper, "sleep 301"), 30, "sleep 301 in the container")
+    finally:
+        kubectl.kill()
+        kubectl.wait()
+    wait_for(lambda: not container_runs(cluster, sleeper, "sleep 301"), 30, "sleep 301 killed")
+
+
 def read_terminal(terminal: int, timeout: float) -> bytes:
     """What was written to a pseudo-terminal's other side until its last writer closed it."""
     out, deadline = b"", time.monotonic() + timeout
@@ -123,12 +143,13 @@ def read_terminal(terminal: int, timeout: float) -> bytes:
 def test_a_terminal_of_the_clients_size(cluster, sleeper):
     """kubectl asks for a terminal when its stdin is one, and sends the size of its stdout's
     (here a pseudo-terminal of 33 rows and 101 columns) on the resize stream; the command
-    waits for it (the terminal is 0 x 0 until the first size arrives)."""
+    waits for it (the terminal is 0 x 0 until the first size arrives). The terminal is the
+    command's controlling one: /dev/tty."""
     terminal, kubectl_side = pty.openpty()
     fcntl.ioctl(kubectl_side, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
     try:
         kubectl = subprocess.Popen(["kubectl", "exec", "-it", sleeper, "-c", "main", "--", "sh", "-c",
-                                    "test -t 0 && test -t 1 && echo terminal; "
+                                    "test -t 0 && test -t 1 && echo terminal > /dev/tty; "
                                     'while [ "$(stty size)" = "0 0" ]; do sleep 0.1; done; stty size; exit 4'],
                                    env=cluster.env(), stdin=kubectl_side, stdout=kubectl_side, stderr=subprocess.PIPE)
         os.close(kubectl_side)

@@ -100,6 +100,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Upgrade to SPDY/3.1 and run the command in the container until it ends."""
         upgrade = self.headers.get("Upgrade", "").lower()
         if upgrade == "websocket":
+            log.info("exec websocket upgrade refused (kubectl falls back to SPDY/3.1)",
+                     extra={"fields": {"pod": f"{namespace}/{name}"}})
             self._refuse(HTTPStatus.BAD_REQUEST, "websocket streams are not supported by the segflow node agent: "
                          "kubectl falls back to SPDY/3.1", as_status=True, reason="BadRequest")
             return
