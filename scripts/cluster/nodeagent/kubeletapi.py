@@ -114,19 +114,10 @@ class _Handler(BaseHTTPRequestHandler):
             request = parse_exec_query(query)
             protocol = negotiate(self.headers.get_all("X-Stream-Protocol-Version") or [])
             command, env, cwd = runtime.entered(list(request.command))
-        except ExecRequestError as exc:
+        except (ExecRequestError, ContainerNotRunning) as exc:
             self._refuse(HTTPStatus.BAD_REQUEST, str(exc), as_status=True, reason="BadRequest")
             return
-        except ContainerNotRunning as exc:
-            self._refuse(HTTPStatus.BAD_REQUEST, str(exc), as_status=True, reason="BadRequest")
-            return
-        self.close_connection = True
-        self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
-                         b"X-Stream-Protocol-Version: " + protocol.encode() + b"\r\n\r\n")
-        self.wfile.flush()
-        session = Session(self.rfile, self.connection)
-        reader = threading.Thread(target=session.serve, name="exec-session", daemon=True)
-        reader.start()
+        session, reader = self._switch_to_spdy(protocol)
         try:
             code = execstream.run(session, request, command, env, cwd)
         except StreamsMissing as exc:
@@ -135,6 +126,19 @@ class _Handler(BaseHTTPRequestHandler):
         log.info("exec ended", extra={"fields": {"pod": f"{namespace}/{name}", "container": container,
                                                  "exit_code": code}})
         reader.join(execstream.CLOSE_SECONDS)
+
+    def _switch_to_spdy(self, protocol: str) -> tuple[Session, threading.Thread]:
+        """Answer 101 with the negotiated stream protocol; the SPDY session on this
+        connection from then on, and the thread that reads its frames. The connection ends
+        with the request."""
+        self.close_connection = True
+        self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+                         b"X-Stream-Protocol-Version: " + protocol.encode() + b"\r\n\r\n")
+        self.wfile.flush()
+        session = Session(self.rfile, self.connection)
+        reader = threading.Thread(target=session.serve, name="exec-session", daemon=True)
+        reader.start()
+        return session, reader
 
     def _logs(self, namespace: str, name: str, container: str, query: dict[str, list[str]]) -> None:
         runtime = self._container(namespace, name, container)
