@@ -1,58 +1,20 @@
 """The server side of a SPDY/3.1 connection (nodeagent/spdysession.py) against a client
 made of the frame codec on the other end of a socket pair: streams, flow control both
 ways, PING, RST_STREAM, GOAWAY and a broken frame."""
-import os
-import socket
-import sys
 import threading
 
 import pytest
 
 from support.clusters import wait_for
-
-from support.processes import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
-from nodeagent import spdy  # noqa: E402
-from nodeagent.spdysession import Session, SessionClosed, StreamsMissing  # noqa: E402
-
-TIMEOUT = 5
-
-
-class Client:
-    """kubectl's end, frame by frame."""
-
-    def __init__(self, sock: socket.socket):
-        self.sock, self.reader = sock, sock.makefile("rb")
-        self.compressor, self.decompressor = spdy.HeaderCompressor(), spdy.HeaderDecompressor()
-
-    def send(self, frame) -> None:
-        self.sock.sendall(spdy.encode(frame, self.compressor))
-
-    def receive(self):
-        header = self.reader.read(spdy.HEADER_SIZE)
-        if not header:
-            return None
-        return spdy.decode(header + self.reader.read(spdy.payload_length(header)), self.decompressor)
-
-    def open(self, stream_id: int, kind: str) -> None:
-        self.send(spdy.SynStream(stream_id, {"streamtype": kind}))
-        assert self.receive() == spdy.SynReply(stream_id)
+from support.spdypeer import TIMEOUT, session_pair
+from nodeagent import spdy  # noqa: I001 (on the path from support.spdypeer)
+from nodeagent.spdysession import SessionClosed, StreamsMissing
 
 
 @pytest.fixture
 def pair():
-    server_end, client_end = socket.socketpair()
-    client_end.settimeout(TIMEOUT)
-    session = Session(server_end.makefile("rb"), server_end)
-    serving = threading.Thread(target=session.serve, daemon=True)
-    serving.start()
-    yield session, Client(client_end)
-    client_end.shutdown(socket.SHUT_RDWR)
-    serving.join(TIMEOUT)
-    client_end.close()
-    server_end.close()
-    assert not serving.is_alive()
+    with session_pair() as ends:
+        yield ends
 
 
 def test_streams_are_replied_to_and_waited_for(pair):
@@ -101,6 +63,8 @@ def test_the_session_window_holds_too(pair):
     session, client = pair
     client.open(1, "stdout")
     client.send(spdy.WindowUpdate(1, 1 << 20))           # the stream's window is wide, the session's 64 KB
+    client.send(spdy.Ping(1))
+    assert client.receive() == spdy.Ping(1)              # frames are handled in order: the update was
     stdout = session.wait_for({"stdout"}, TIMEOUT)["stdout"]
     sender = threading.Thread(target=session.send, args=(stdout, b"y" * 70000))
     sender.start()
