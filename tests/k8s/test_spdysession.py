@@ -104,6 +104,14 @@ def test_ping_is_echoed_and_a_reset_stream_refuses_data(pair):
         session.send(stdout, b"late")
 
 
+def test_a_stream_of_the_servers_numbers_and_data_of_no_stream_are_reset(pair):
+    _, client = pair
+    client.send(spdy.SynStream(2, {"streamtype": "stdout"}))         # even ids are the server's
+    assert client.receive() == spdy.RstStream(2, spdy.RstStatus.PROTOCOL_ERROR)
+    client.send(spdy.Data(9, b"to nowhere"))
+    assert client.receive() == spdy.RstStream(9, spdy.RstStatus.INVALID_STREAM)
+
+
 def test_goaway_ends_the_session(pair):
     session, client = pair
     client.open(1, "stdin")
@@ -116,6 +124,6 @@ def test_goaway_ends_the_session(pair):
 def test_a_broken_frame_ends_the_session_with_a_protocol_error(pair):
     session, client = pair
     client.sock.sendall(b"\x80\x02\x00\x06\x00\x00\x00\x04\x00\x00\x00\x01")      # SPDY/2's PING
-    assert client.receive() == spdy.GoAway(0, 1)
+    assert client.receive() == spdy.GoAway(0, spdy.GoAwayStatus.PROTOCOL_ERROR)
     wait_for(lambda: session.closed, TIMEOUT, "the session's end")
     assert "SPDY version 2" in session.error

@@ -46,6 +46,12 @@ class RstStatus(IntEnum):
     FLOW_CONTROL_ERROR = 7
 
 
+class GoAwayStatus(IntEnum):
+    OK = 0
+    PROTOCOL_ERROR = 1
+    INTERNAL_ERROR = 2
+
+
 class FrameError(ValueError):
     """Bytes that are not a SPDY/3.1 frame (the peer broke the protocol: end the session)."""
 

@@ -43,7 +43,6 @@ class Stream:
     send_window: int
     inbound: queue.Queue[bytes | None] = field(default_factory=queue.Queue)    # None: the client's end
     reset: bool = False
-    sent_fin: bool = False
 
 
 class Session:
@@ -86,7 +85,7 @@ class Session:
                     self._handle(frame)
         except spdy.FrameError as exc:
             self.error = str(exc)
-            self._write_quietly(spdy.GoAway(self._last_stream_id, 1))     # 1: PROTOCOL_ERROR
+            self._write_quietly(spdy.GoAway(self._last_stream_id, spdy.GoAwayStatus.PROTOCOL_ERROR))
         except (SessionClosed, OSError) as exc:
             self.error = self.error or str(exc)
         finally:
@@ -213,7 +212,6 @@ class Session:
             offset += size
         if fin and not data:
             self.write(spdy.Data(stream.stream_id, b"", True))
-        stream.sent_fin = stream.sent_fin or fin
 
     def consumed(self, stream: Stream, size: int) -> None:
         """Give the client back ``size`` bytes of window on ``stream`` and on the session."""
