@@ -298,12 +298,14 @@ def test_a_failed_container_reports_its_exit_code_and_log_tail(cluster):
     delete_and_wait(cluster, "failing")
 
 
-def test_kubectl_exec_is_refused_with_the_reason(cluster):
-    """The node agent speaks no SPDY or websocket: kubectl exec says so instead of hanging."""
+def test_kubectl_attach_is_refused_with_the_reason(cluster):
+    """The node agent serves exec (tests/k8s/test_exec.py) but not attach: kubectl attach says
+    so instead of hanging."""
     apply_shell_pod(cluster, "sleeper", "exec sleep 600", {"terminationGracePeriodSeconds": 1})
     wait_for(lambda: pod_status(cluster, "sleeper")["phase"] == "Running", 30, "Running")
-    execed = cluster.kubectl("exec", "sleeper", "--", "true", check=False)
-    assert execed.returncode != 0 and "exec is not supported by the segflow node agent" in execed.stderr, execed
+    attached = cluster.kubectl("attach", "sleeper", check=False, timeout=30)
+    assert attached.returncode != 0 and "attach is not supported by the segflow node agent" in attached.stderr, \
+        attached
     delete_and_wait(cluster, "sleeper")
 
 

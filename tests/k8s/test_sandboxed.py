@@ -1,5 +1,5 @@
 """Containers from images in the one pod network (nodeagent/sandboxed.py), without root: the
-command runs in the pod's network namespace with the pod's hosts and resolv.conf from
+command runs in the pod's network namespace with the pod's hosts, resolv.conf and hostname from
 /etc/netns/<pod namespace>/ mounted read-only, under the pod's volumes, as the image's user,
 from a fresh writable layer."""
 import json
@@ -27,7 +27,7 @@ def _bundle(path) -> Bundle:
     return Bundle(str(path))
 
 
-def test_a_container_from_an_image_runs_in_the_pods_namespace_with_its_hosts_and_resolv_conf(tmp_path):
+def test_a_container_from_an_image_runs_in_the_pods_namespace_with_its_hosts_resolv_conf_and_hostname(tmp_path):
     bundle = _bundle(tmp_path / "engine")
     stale = tmp_path / "pod" / "containers" / "main" / "upper" / "left-by-the-last-run"
     stale.parent.mkdir(parents=True)
@@ -41,11 +41,12 @@ def test_a_container_from_an_image_runs_in_the_pods_namespace_with_its_hosts_and
     rootfs, upper, _work, merged, hostname, uid, gid, groups, cwd, python, _enter, volumes = \
         command[setup + 1:setup + 13]
     assert (rootfs, hostname, uid, gid, groups, cwd, python, volumes) == \
-        (bundle.rootfs, "p", "10001", "10001", "", "/app", sys.executable, "3")
-    assert command[setup + 13:setup + 22] == ["/etc/netns/c-1234abcd/hosts", "/etc/hosts", "ro",
+        (bundle.rootfs, "p", "10001", "10001", "", "/app", sys.executable, "4")
+    assert command[setup + 13:setup + 25] == ["/etc/netns/c-1234abcd/hosts", "/etc/hosts", "ro",
                                               "/etc/netns/c-1234abcd/resolv.conf", "/etc/resolv.conf", "ro",
+                                              "/etc/netns/c-1234abcd/hostname", "/etc/hostname", "ro",
                                               "/state/kubeconfig", "/run/secrets/segflow/kubeconfig", "ro"]
-    assert command[setup + 22:] == ["segflow", "--version"]
+    assert command[setup + 25:] == ["segflow", "--version"]
     assert env["POD_VAR"] == "1" and env["PATH"] == "/venv/bin:/usr/bin"
     assert os.listdir(upper) == [], "a restarted container starts from its image again"
     assert (entry.merged, entry.process.argv, entry.process.uid) == (merged, ["segflow", "--version"], 10001)

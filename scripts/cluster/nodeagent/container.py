@@ -16,12 +16,16 @@ from controlplane.processes import start_time
 
 from . import events
 from .probes import Prober
-from .sandbox import Sandbox
+from .sandbox import Sandbox, sandboxed
 from .status import ContainerState, now, restarts, terminated
 
 log = logging.getLogger("nodeagent")
 MAX_BACKOFF = 10.0
 STABLE_SECONDS = 10.0          # a run this long resets the back-off
+
+
+class ContainerNotRunning(LookupError):
+    """A command cannot enter a container that is not running."""
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -57,6 +61,7 @@ class Container:
         self.liveness: Prober | None = None
         self.events: list[events.ContainerEvent] = []     # for the pod to record, oldest first
         self.runs: list[int] = []       # where each run's output begins in the log (containerlogs.py)
+        self._entry: tuple[dict[str, str], str, Sandbox] | None = None    # env, cwd, sandbox of the running process
 
     @property
     def ports(self) -> dict[str, int]:
@@ -87,6 +92,7 @@ class Container:
         with open(self.pid_path, "w") as f:        # for down.sh, should this agent die without stopping it
             f.write(f"{self.process.pid} {start_time(self.process.pid)}\n")
         self.started = time.monotonic()
+        self._entry = (dict(env), cwd, sandbox)
         self.state.pid, self.state.running_since, self.state.waiting = self.process.pid, now(), ("", "")
         pid = self.process.pid
         self.readiness = Prober(self.spec["readinessProbe"], host, self.ports, env, cwd, sandbox, pid) \
@@ -97,6 +103,18 @@ class Container:
         self.events += [events.created(self.state.name), events.started(self.state.name)]
         log.info("container started", extra={"fields": {"pod": self.pod, "container": self.state.name,
                                                         "pid": self.process.pid}})
+
+    def entered(self, argv: list[str]) -> tuple[list[str], dict[str, str], str]:
+        """The command line, environment and working directory that run ``argv`` inside
+        the running container, as its exec probes run (``kubectl exec``)."""
+        if self.process is None or self._entry is None or self.kill_at is not None:
+            raise ContainerNotRunning(f"container {self.state.name!r} of pod {self.pod} is not running")
+        env, cwd, sandbox = self._entry
+        try:
+            return sandboxed(argv, sandbox, self.process.pid), env, cwd
+        except (OSError, ValueError) as exc:      # its pid 1 is gone (ending), or UnsupportedSandbox
+            raise ContainerNotRunning(f"container {self.state.name!r} of pod {self.pod} cannot be entered: "
+                                      f"{exc}") from exc
 
     def config_error(self, reason: str, message: str) -> None:
         """The process cannot be started yet: wait and retry (the kubelet's behaviour)."""

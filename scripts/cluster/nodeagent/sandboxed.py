@@ -1,8 +1,9 @@
 """Containers from their images (``--images``): each container of a pod runs by
 scripts/cluster/sandbox/runner.py in its image's root filesystem, as the image's user, in the
 pod's network namespace (made by podnetwork.NamespaceNetwork, the same one host-rootfs pods
-get in ``netns`` mode), with the pod's /etc/hosts and /etc/resolv.conf from /etc/netns/<pod
-namespace>/ mounted read-only (rewritten in place when Services change, so the mount follows)
+get in ``netns`` mode), with the pod's /etc/hosts, /etc/resolv.conf and /etc/hostname (as a
+kubelet mounts them; the image's own /etc/hostname is the build machine's) from
+/etc/netns/<pod namespace>/ mounted read-only (rewritten in place when Services change, so the mount follows)
 and nothing else of the host inside but the volumes the node agent passes."""
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sandbox.process import process_of
 
 from .sandbox import Entry, Sandbox
 
-POD_FILES = ("hosts", "resolv.conf")
+POD_FILES = ("hosts", "resolv.conf", "hostname")
 
 
 def bundles(manifest: dict[str, Any]) -> dict[str, Bundle]:
