@@ -26,7 +26,7 @@ demo: bytecode
 # second run takes a few seconds): ruff for style and likely bugs, mypy for types, strict on
 # the public API.
 lint: setup
-	$(BIN)/ruff check services operator bench tests
+	$(BIN)/ruff check services operator bench tests scripts
 	$(BIN)/mypy
 
 # The suite runs on TEST_WORKERS pytest-xdist workers: the tests that need Kubernetes (clusters,
