@@ -54,9 +54,10 @@ def s3_objects(url: str, endpoint: str) -> dict[str, bytes]:
 
 
 def s3_lines(url: str, endpoint: str) -> collections.Counter:
-    """The lines of the sink's part objects under ``url``, counted."""
+    """The lines of the sink's part objects under ``url``, counted (not its commit markers,
+    ``_committed/part-N``)."""
     lines: collections.Counter = collections.Counter()
     for key, data in s3_objects(url, endpoint).items():
-        if os.path.basename(key).startswith("part-"):
+        if key.startswith("part-"):
             lines.update(data.decode().splitlines())
     return lines
