@@ -22,13 +22,25 @@ EVENTS = 40000      # 67 s at 600/s: the sidecar's Spark starts first even on a 
 s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
+def _s3_secret(cluster, namespace: str) -> None:
+    cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,
+                    *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
+
+
 @pytest.fixture(scope="module")
 def operator(cluster, pod_s3_endpoint):
-    with installed_operator(cluster, NAMESPACE, (pod_s3_endpoint,)):
-        cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", NAMESPACE,
-                        *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
-        publish(cluster, NAMESPACE, JOB_FILES, STREAM, DAILY)
-        yield cluster
+    """The operator reads the stage's progress from S3 for status.batchStage: it gets the
+    credentials through the chart's envFrom, the pods through their podTemplate's."""
+    cluster.kubectl("create", "namespace", "segflow-system", check=False)
+    _s3_secret(cluster, "segflow-system")
+    try:
+        with installed_operator(cluster, NAMESPACE, (pod_s3_endpoint,),
+                                extra=("--set", "envFrom[0].secretRef.name=segflow-state")):
+            _s3_secret(cluster, NAMESPACE)
+            publish(cluster, NAMESPACE, JOB_FILES, STREAM, DAILY)
+            yield cluster
+    finally:
+        cluster.kubectl("delete", "secret", "segflow-state", "-n", "segflow-system", check=False)
 
 
 def status(cluster, name):
