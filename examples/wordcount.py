@@ -2,7 +2,8 @@
 
     segflow run examples/wordcount.py -p input=book.txt -p output=out/ --parallelism 4
 
-Writes ``word<TAB>count`` lines into part files in ``output``; words are
+Writes ``word<TAB>count`` lines into part files in ``output`` (a directory, or part
+objects under an s3:// URL, as a job on a cluster writes them); words are
 ``line.lower().split()``. Counting is associative, so every replica counts its share of
 the file first and only the partial counts cross the shuffle.
 """
@@ -18,7 +19,11 @@ def format_count(pair):
 
 
 def build(env, input, output):
-    (env.read_text(input)
-        .flat_map(split_words)
-        .group_by_count()
-        .write_text(output, format_count))
+    """``output``: a directory, or s3://bucket/prefix (endpoint from $AWS_ENDPOINT_URL)."""
+    counts = (env.read_text(input)
+              .flat_map(split_words)
+              .group_by_count())
+    if output.startswith("s3://"):
+        counts.write_s3(output, "text", format_count)
+    else:
+        counts.write_text(output, format_count)

@@ -16,13 +16,13 @@ import redis
 
 from segflow.coordinator.checkpoints import REVISION_IDS
 from support.clusters import Cluster, local_chart_values, pods_from_images, reachable_from_pods, wait_for
+from support.jobfiles import files_volume, pod_path
 from support.processes import ROOT
 from support.servers import new_bucket
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "dr_counts.py")
 PREFIX = os.environ.get("SEGFLOW_TEST_CLUSTER", "test")
 NAMESPACE = "dr"
-JOB_MOUNT = "/jobs"          # where pods from images find the job file (a configMap volume)
 REDIS_PASSWORD = "redis-pw-7f3a9c51"        # values a test searches for everywhere the operator writes
 S3_SECRET = "s3-secret-2b8e1d44"
 
@@ -154,7 +154,7 @@ class Scenario:
                          **({"connectors": self.connectors} if self.connectors else {})}
         return {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": self.name},
                 "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
-                         "job": {"module": self.module(site),
+                         "job": {"module": pod_path(site.cluster, self.job),
                                  "parameters": {k: str(v) for k, v in parameters.items()}},
                          "checkpointing": checkpointing,
                          "disasterRecovery": {"backupUrl": self.backup, "role": role, "clusterName": site.name,
@@ -163,17 +163,7 @@ class Scenario:
                                               "s3Endpoint": site.s3_endpoint},
                          "podTemplate": {"envFrom": [{"secretRef": {"name": "segflow-s3"}},
                                                      {"secretRef": {"name": "segflow-redis"}}],
-                                         **(self.job_volume() if site.cluster.info()["images"] else {})}}}
-
-    def module(self, site) -> str:
-        """The job file as the site's pods see it: in the configMap volume at JOB_MOUNT for
-        pods from images, else its path in this checkout."""
-        return os.path.join(JOB_MOUNT, os.path.basename(self.job)) if site.cluster.info()["images"] else self.job
-
-    def job_volume(self) -> dict:
-        """The podTemplate's part that mounts the job's configMap (made by ``apply``)."""
-        return {"volumes": [{"name": "job", "configMap": {"name": f"{self.name}-job"}}],
-                "volumeMounts": [{"name": "job", "mountPath": JOB_MOUNT, "readOnly": True}]}
+                                         **files_volume(f"{self.name}-job")}}}
 
     def start(self, primary, standby, checkpoints: int = 3) -> None:
         """The job applied to both sites, running in the primary until it has taken

@@ -249,6 +249,65 @@ def test_volumes_are_mounted_as_a_kubelet_mounts_them(sandbox_cluster):
     cluster.kubectl("delete", "secret", "creds")
 
 
+def test_host_path_volumes_are_the_nodes_files_and_a_missing_directory_fails_the_mount(sandbox_cluster, tmp_path):
+    """hostPath volumes of an image pod: a directory of the node the container writes into
+    (read-only at a second mount, a subPath made on first use), a file made empty by
+    FileOrCreate; a Directory that is not there leaves the pod Pending in ContainerCreating
+    with the kubelet's FailedMount event, and it starts once the directory exists."""
+    cluster = sandbox_cluster
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)                    # the image's user (10001) writes to the node's directory
+    (shared / "from-node").write_text("node says hi")
+    script = ("import json, os\n"
+              "open('/data/from-pod', 'w').write('pod says hi')\n"
+              "try:\n    open('/data-ro/x', 'w')\nexcept OSError as e:\n    ro = e.strerror\n"
+              "print(json.dumps({'node': open('/data/from-node').read(), 'ro': ro,\n"
+              "                  'sub': os.path.isdir('/sub'), 'made': os.path.getsize('/made')}))\n")
+    host = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostpath", "namespace": "default"},
+            "spec": {"restartPolicy": "Never",
+                     "volumes": [{"name": "data", "hostPath": {"path": str(shared), "type": "Directory"}},
+                                 {"name": "made",
+                                  "hostPath": {"path": str(tmp_path / "made"), "type": "FileOrCreate"}}],
+                     "containers": [{"name": "main", "image": "segflow/engine:0.1.0",
+                                     "command": ["python3", "-c", script],
+                                     "volumeMounts": [{"name": "data", "mountPath": "/data"},
+                                                      {"name": "data", "mountPath": "/data-ro", "readOnly": True},
+                                                      {"name": "data", "mountPath": "/sub", "subPath": "new/dir"},
+                                                      {"name": "made", "mountPath": "/made"}]}]}}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(host))
+    ended = wait_for(lambda: (p := cluster.get("pod", "hostpath"))["status"].get("phase") in ("Succeeded", "Failed")
+                     and p, 90, "the hostPath pod to end")
+    log = _log(cluster, ended)
+    assert ended["status"]["phase"] == "Succeeded", (log, ended["status"])
+    assert json.loads(log) == {"node": "node says hi", "ro": "Read-only file system", "sub": True, "made": 0}
+    assert (shared / "from-pod").read_text() == "pod says hi" and (shared / "new" / "dir").is_dir()
+    assert (tmp_path / "made").is_file()
+    cluster.kubectl("delete", "pod", "hostpath", "--wait=true", timeout=120)
+
+    absent = tmp_path / "absent"
+    host["metadata"]["name"] = "nodir"
+    host["spec"]["volumes"] = [{"name": "data", "hostPath": {"path": str(absent), "type": "Directory"}}]
+    host["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    host["spec"]["containers"][0]["command"] = ["sh", "-c", "ls /data"]
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(host))
+    events = wait_for(lambda: [e for e in cluster.get("events", "--field-selector",
+                                                      "involvedObject.name=nodir")["items"]
+                               if e["reason"] == "FailedMount"], 60, "the FailedMount event")
+    assert events[0]["type"] == "Warning" and events[0]["involvedObject"].get("fieldPath", "") == ""
+    assert events[0]["message"] == (f"MountVolume.SetUp failed for volume 'data' : hostPath type check failed: "
+                                    f"{absent} is not a directory"), events[0]
+    status = cluster.get("pod", "nodir")["status"]
+    assert status["phase"] == "Pending", status
+    assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}, status
+    assert not absent.exists(), "a Directory hostPath is never made by the node"
+    absent.mkdir()                         # the admin makes it: the next try mounts it
+    ended = wait_for(lambda: (p := cluster.get("pod", "nodir"))["status"].get("phase") in ("Succeeded", "Failed")
+                     and p, 60, "the pod to start once its directory exists")
+    assert ended["status"]["phase"] == "Succeeded", ended["status"]
+    cluster.kubectl("delete", "pod", "nodir", "--wait=true", timeout=120)
+
+
 def test_the_operator_from_its_chart_runs_a_streamjob_from_the_engine_image(sandbox_cluster):
     """helm install of the chart: the operator runs from its image (Ready by its probes at
     its pod IP) and deploys a StreamJob whose coordinator and workers run from the engine

@@ -17,35 +17,18 @@ def pytest_collection_modifyitems(config, items):
     give_build_time(items, {"cluster", "helm"})
 
 
-def _started(cluster: Cluster):
+@pytest.fixture(scope="session")
+def cluster():
+    """The session's cluster, whose pods run as SEGFLOW_TEST_PODS says (from the images by
+    default): every module's, the jobs' files reaching the pods as on a user's cluster
+    (support.jobfiles)."""
     ensure_built()
+    started = Cluster(TEST_CLUSTER)
     try:
-        cluster.up()
-        yield cluster
+        started.up()
+        yield started
     finally:
-        cluster.down()
-
-
-@pytest.fixture(scope="session")
-def image_cluster():
-    """The session's cluster whose pods run as SEGFLOW_TEST_PODS says (from the images by default)."""
-    yield from _started(Cluster(TEST_CLUSTER))
-
-
-@pytest.fixture(scope="session")
-def host_files_cluster():
-    """A cluster whose pods run from the host's filesystem (loopback mode), for the modules
-    whose jobs are files of this checkout and write their output to the test's directories:
-    pods from images would need volumes the node agent does not mount yet."""
-    yield from _started(Cluster(f"{TEST_CLUSTER}-host", pod_network="loopback"))
-
-
-@pytest.fixture(scope="module")
-def cluster(request) -> Cluster:
-    """``host_files_cluster`` for a module that sets ``JOBS_FROM_HOST_FILES = True``, else
-    ``image_cluster``."""
-    host_files = getattr(request.module, "JOBS_FROM_HOST_FILES", False)
-    return request.getfixturevalue("host_files_cluster" if host_files else "image_cluster")
+        started.down()
 
 
 @pytest.fixture(scope="module")

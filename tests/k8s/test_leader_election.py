@@ -14,12 +14,16 @@ from kubernetes import client
 
 from segflow_operator.election import LEASE_NAME, Elector, Seen, may_take
 from support.clusters import installed_operator, wait_for
-from test_streamjobs import WINDOWED
-
-# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
-JOBS_FROM_HOST_FILES = True
+from support.jobfiles import pod_path, pod_template, publish, s3_lines
+from support.podfiles import innermost
+from support.servers import TEST_S3_CREDENTIALS, new_bucket, server_fixture, start_s3
+from test_streamjobs import WINDOWED, windowed_oracle
 
 NAMESPACE = "default"
+JOB_FILES = "ha-jobs"
+EVENTS = 3000
+
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
 
 
 def test_only_an_unrenewed_lease_may_be_taken():
@@ -59,6 +63,9 @@ JOB_NAMESPACE = "ha-e2e"
 @pytest.fixture(scope="module")
 def two_operators(cluster):
     with installed_operator(cluster, JOB_NAMESPACE, extra=("--set", "replicaCount=2")):
+        cluster.kubectl("create", "secret", "generic", "s3", "-n", JOB_NAMESPACE,
+                        *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
+        publish(cluster, JOB_NAMESPACE, JOB_FILES, WINDOWED)
         wait_for(lambda: len([p for p in cluster.get("pods", "-n", "segflow-system")["items"]
                               if p["status"].get("phase") == "Running"]) == 2, 90, "two operator pods")
         yield cluster
@@ -69,26 +76,28 @@ def _holder(cluster) -> str:
     return json.loads(found.stdout)["spec"].get("holderIdentity", "") if found.returncode == 0 else ""
 
 
-def _runs_to_completion(cluster, name: str, tmp_path) -> None:
+def _runs_to_completion(cluster, name: str, s3_endpoint: str, pod_s3_endpoint: str) -> None:
+    output = f"s3://{new_bucket()}/{name}"
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 1, "checkpointing": {"protocol": "none"},
-                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / name), "events": "3000",
-                                                                 "rate": "10000"}}}}
+                     "podTemplate": pod_template(JOB_FILES, "s3", pod_s3_endpoint),
+                     "job": {"module": pod_path(cluster, WINDOWED),
+                             "parameters": {"output": output, "events": str(EVENTS), "rate": "10000"}}}}
     cluster.kubectl("apply", "-n", JOB_NAMESPACE, "-f", "-", input=json.dumps(body))
     final = wait_for(lambda: (s := cluster.get("sj", name, "-n", JOB_NAMESPACE).get("status") or {})
                      .get("phase") in ("Completed", "Failed") and s, 120, f"{name} to end")
     assert final["phase"] == "Completed", final
+    assert s3_lines(output, s3_endpoint) == windowed_oracle(EVENTS)
 
 
-def test_the_charts_two_replicas_keep_serving_when_the_leader_hangs(two_operators, tmp_path):
+def test_the_charts_two_replicas_keep_serving_when_the_leader_hangs(two_operators, s3_server, pod_s3_endpoint):
     cluster = two_operators
     pods = {p["metadata"]["name"] for p in cluster.get("pods", "-n", "segflow-system")["items"]}
     leader = wait_for(lambda: _holder(cluster) in pods and _holder(cluster), 60, "a leader")
-    _runs_to_completion(cluster, "before", tmp_path)
-    victims = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
-               and any("segflow-operator" in part for part in p.info["cmdline"]) and _pod_name(p) == leader]
-    assert len(victims) == 1, "the leader's process was not found"
-    victim = victims[0]
+    _runs_to_completion(cluster, "before", s3_server.endpoint, pod_s3_endpoint)
+    pid = innermost(cluster, leader, "operator", "segflow-system")      # its process, not the sandbox's around it
+    assert pid, "the leader's process was not found"
+    victim = psutil.Process(pid)
     victim.suspend()                     # hung: it renews nothing (killed, its pod would restart as itself)
     try:
         successor = wait_for(lambda: _holder(cluster) not in ("", leader) and _holder(cluster), 60, "a new leader")
@@ -99,14 +108,7 @@ def test_the_charts_two_replicas_keep_serving_when_the_leader_hangs(two_operator
         victim.wait(30)                  # not its child: the exit code is the node agent's to see
     except psutil.TimeoutExpired:
         pytest.fail("the old leader went on after losing the lease")
-    _runs_to_completion(cluster, "after", tmp_path)
-
-
-def _pod_name(process) -> str:
-    try:
-        return process.environ().get("POD_NAME", "")
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return ""
+    _runs_to_completion(cluster, "after", s3_server.endpoint, pod_s3_endpoint)
 
 
 def test_a_released_lease_is_taken_at_once(api_client):

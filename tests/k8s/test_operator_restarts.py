@@ -22,14 +22,13 @@ import urllib.request
 import pytest
 
 from support.clusters import installed_operator, wait_for
+from support.jobfiles import pod_path, pod_template, publish, s3_lines
 from support.processes import ROOT
-from support.servers import free_port
-from test_streamjobs import WINDOWED, read_lines, windowed_oracle
-
-# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
-JOBS_FROM_HOST_FILES = True
+from support.servers import TEST_S3_CREDENTIALS, free_port, new_bucket, server_fixture, start_s3
+from test_streamjobs import WINDOWED, windowed_oracle
 
 NAMESPACE = "restarts-e2e"
+JOB_FILES = "restarts-jobs"
 SEGFLOW_OPERATOR = os.path.join(ROOT, ".venv", "bin", "segflow-operator")
 MIN_KILLS = 20
 # Besides kills from outside at random moments, the operator kills itself now and then
@@ -40,8 +39,8 @@ FAILPOINTS = "after-create=0.4,after-status=0.05"
 class KilledOperator:
     """The operator as a local process, SIGKILLed at random moments once it is up, and started again."""
 
-    def __init__(self, cluster, log_path, seed: int):
-        self.cluster, self.log_path = cluster, log_path
+    def __init__(self, cluster, log_path, seed: int, s3_endpoint: str):
+        self.cluster, self.log_path, self.s3_endpoint = cluster, log_path, s3_endpoint
         self.rng = random.Random(seed)
         self.kills = 0
         self.stopped = threading.Event()
@@ -54,7 +53,8 @@ class KilledOperator:
             self.process = subprocess.Popen(
                 [*self.cluster.node_prefix(), SEGFLOW_OPERATOR, "--namespace", NAMESPACE, "--host", "127.0.0.1",
                  "--health-port", str(self.health_port), "--metrics-port", str(free_port()), "--verbose"],
-                env={**self.cluster.node_env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS}, stdout=log,
+                env={**self.cluster.node_env(), "SEGFLOW_OPERATOR_FAILPOINTS": FAILPOINTS,
+                     "SEGFLOW_ALLOWED_S3_ENDPOINTS": self.s3_endpoint}, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
 
     def _serving(self) -> bool:
@@ -140,9 +140,15 @@ class PodWatch:
         self.thread.join()
 
 
+s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
+
+
 @pytest.fixture(scope="module")
 def cluster_without_operator(cluster):
     with installed_operator(cluster, NAMESPACE):
+        cluster.kubectl("create", "secret", "generic", "s3", "-n", NAMESPACE,
+                        *(f"--from-literal={name}={value}" for name, value in TEST_S3_CREDENTIALS.items()))
+        publish(cluster, NAMESPACE, JOB_FILES, WINDOWED)
         cluster.kubectl("scale", "deployment", "-n", "segflow-system", "--all", "--replicas=0")
         wait_for(lambda: not cluster.get("pods", "-n", "segflow-system")["items"], 60, "the chart's operator to stop")
         yield cluster
@@ -162,15 +168,19 @@ def _patch(cluster, name: str, spec: dict) -> None:
     cluster.kubectl("patch", "sj", name, "-n", NAMESPACE, "--type", "merge", "-p", json.dumps({"spec": spec}))
 
 
-def test_operator_kills_during_deploy_recovery_suspend_and_rescale(cluster_without_operator, tmp_path):
+def test_operator_kills_during_deploy_recovery_suspend_and_rescale(cluster_without_operator, tmp_path, s3_server,
+                                                                   pod_s3_endpoint):
     cluster, name, events = cluster_without_operator, "restarted", 70000
+    bucket = new_bucket()
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2,
-                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"),
-                                                                 "events": str(events), "rate": "2500"}},
+                     "job": {"module": pod_path(cluster, WINDOWED),
+                             "parameters": {"output": f"s3://{bucket}/out", "events": str(events), "rate": "2500"}},
+                     "podTemplate": pod_template(JOB_FILES, "s3", pod_s3_endpoint),
                      "checkpointing": {"protocol": "aligned", "intervalSeconds": 0.5,
-                                       "stateUrl": f"file://{tmp_path / 'state'}"}}}
-    with KilledOperator(cluster, tmp_path / "operator.log", seed=14) as operator, PodWatch(cluster) as pods:
+                                       "stateUrl": f"s3://{bucket}/state", "s3Endpoint": pod_s3_endpoint}}}
+    with KilledOperator(cluster, tmp_path / "operator.log", seed=14, s3_endpoint=pod_s3_endpoint) as operator, \
+            PodWatch(cluster) as pods:
         cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
         _phase(cluster, name, "Running")
         wait_for(lambda: _status(cluster, name).get("lastCheckpoint"), 60, "a checkpoint", interval=0.5)
@@ -195,4 +205,4 @@ def test_operator_kills_during_deploy_recovery_suspend_and_rescale(cluster_witho
     # The one recovery was the worker's (counted by that revision's coordinator); a false
     # one, a live coordinator taken for lost, would have raised recoveriesBase.
     assert final.get("recoveriesBase", 0) == 0, (final, log[-6000:])
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert s3_lines(f"s3://{bucket}/out", s3_server.endpoint) == windowed_oracle(events)

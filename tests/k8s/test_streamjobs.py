@@ -1,6 +1,9 @@
 """StreamJobs end to end on the local control plane: the chart installs the operator, jobs
 run as pods and give the oracle's output, survive pod kills, suspend and resume, take
-savepoints by nonce, clean up when deleted; bad specs fail clearly."""
+savepoints by nonce, clean up when deleted; bad specs fail clearly.
+
+The pods get the job file by a configMap volume and write their output to S3 (the moto
+server), which the tests read back: what a user's pods from images do (support.jobfiles)."""
 import base64
 import collections
 import contextlib
@@ -19,18 +22,17 @@ from segflow.checkpoint.catalog import Catalog
 from segflow.state import open_backend
 from segflow.state.sealing import Sealer
 from support.clusters import installed_operator, wait_for
+from support.jobfiles import pod_path, pod_template, publish, s3_lines
+from support.podfiles import innermost
 from support.processes import ROOT
 from support.servers import new_bucket, server_fixture, start_redis, start_s3
 
-# The jobs are files of this checkout writing to the test's directories: see tests/k8s/conftest.py.
-JOBS_FROM_HOST_FILES = True
-
 NAMESPACE = "jobs-e2e"
 WINDOWED = os.path.join(ROOT, "tests", "recovery", "jobs", "windowed_counts.py")
+JOB_FILES = "test-jobs"        # the config map with WINDOWED, in each namespace the tests' jobs run in
 
 
 REDIS_PASSWORD = "k8s-redis-pw-51c2"
-STATE_SECRET = {"envFrom": [{"secretRef": {"name": "segflow-state"}}]}
 
 
 s3_server = server_fixture("s3_server", start_s3, "moto S3 server")
@@ -40,19 +42,53 @@ redis_server = server_fixture("redis_server", lambda: start_redis(password=REDIS
                               "redis-server with a password")
 
 
+def prepare_namespace(cluster, namespace):
+    """The Secret with the state's credentials and the config map with the job file."""
+    cluster.kubectl("create", "namespace", namespace, check=False)
+    cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,
+                    "--from-literal=AWS_ACCESS_KEY_ID=segflow-k8s",
+                    "--from-literal=AWS_SECRET_ACCESS_KEY=k8s-s3-secret",
+                    f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
+    publish(cluster, namespace, JOB_FILES, WINDOWED)
+
+
 @pytest.fixture(scope="module")
 def operator(cluster, pod_s3_endpoint):
-    """State lives where a real cluster keeps it, on servers reached over the network (S3
-    and Redis on loopback), with credentials from a Secret given to the pods by reference."""
+    """State and output live where a real cluster keeps them, on servers reached over the
+    network (S3 and Redis on loopback), with credentials from a Secret given to the pods by
+    reference."""
     with installed_operator(cluster, NAMESPACE, (pod_s3_endpoint,)):
         for namespace in (NAMESPACE, "doomed"):
-            cluster.kubectl("create", "namespace", namespace, check=False)
-            cluster.kubectl("create", "secret", "generic", "segflow-state", "-n", namespace,
-                            "--from-literal=AWS_ACCESS_KEY_ID=segflow-k8s",
-                            "--from-literal=AWS_SECRET_ACCESS_KEY=k8s-s3-secret",
-                            f"--from-literal=SEGFLOW_REDIS_PASSWORD={REDIS_PASSWORD}")
+            prepare_namespace(cluster, namespace)
         yield cluster
         cluster.kubectl("delete", "namespace", "doomed", "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def template(pod_s3_endpoint):
+    """The jobs' podTemplate: the state Secret, the S3 endpoint their sinks write to, the job file."""
+    return pod_template(JOB_FILES, "segflow-state", pod_s3_endpoint)
+
+
+@pytest.fixture(scope="module")
+def windowed(cluster):
+    """WINDOWED as the pods see it."""
+    return pod_path(cluster, WINDOWED)
+
+
+class Output:
+    """Where a job writes: part objects under a new bucket of the moto server."""
+
+    def __init__(self, endpoint):
+        self.url, self.endpoint = f"s3://{new_bucket()}/out", endpoint
+
+    def lines(self) -> collections.Counter:
+        return s3_lines(self.url, self.endpoint)
+
+
+@pytest.fixture
+def output(s3_server):
+    return Output(s3_server.endpoint)
 
 
 class State:
@@ -83,12 +119,12 @@ def state(s3_server, pod_s3_endpoint):
     return State(f"s3://{new_bucket()}/state", s3_server.endpoint, pod_endpoint=pod_s3_endpoint)
 
 
-def apply_job(cluster, name, module, parameters, parallelism=2, checkpointing=None, **spec):
+def apply_job(cluster, name, module, parameters, template, parallelism=2, checkpointing=None, **spec):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": name},
             "spec": {"image": "segflow/engine:0.1.0",
                      "job": {"module": module, "parameters": {k: str(v) for k, v in parameters.items()}},
                      "parallelism": parallelism, "checkpointing": checkpointing or {"protocol": "none"},
-                     "podTemplate": STATE_SECRET, **spec}}
+                     "podTemplate": template, **spec}}
     cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(body))
 
 
@@ -114,14 +150,6 @@ def table_row(cluster, name) -> dict:
     return {header[a:b].strip(): row[a:b].strip() for a, b in bounds}
 
 
-def read_lines(directory):
-    lines = []
-    for part in sorted(glob.glob(os.path.join(directory, "part-*"))):
-        with open(part, encoding="utf-8") as f:
-            lines += f.read().splitlines()
-    return collections.Counter(lines)
-
-
 def windowed_oracle(events):
     counts = collections.Counter()
     for i in range(events):
@@ -142,21 +170,23 @@ def test_the_operator_serves_health_and_metrics(operator):
     assert status == 200 and "segflow_operator_reconciles_total" in metrics
 
 
-def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state):
+def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state, output, pod_s3_endpoint):
     rng = random.Random(3)
     words = [f"w{i}" for i in range(120)]
     text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(5000))
     (tmp_path / "in.txt").write_text(text + "\n")
+    publish(operator, NAMESPACE, "wordcount-input", str(tmp_path / "in.txt"))
     with open(os.path.join(ROOT, "examples", "k8s", "wordcount.yaml")) as f:
-        manifest = yaml.safe_load(f)          # the example as shipped, pointed at this machine's paths
-    manifest["spec"]["job"]["parameters"] = {"input": str(tmp_path / "in.txt"), "output": str(tmp_path / "out")}
+        manifest = yaml.safe_load(f)          # the example as shipped, given this test's input and output
+    manifest["spec"]["job"]["parameters"] = {"input": pod_path(operator, str(tmp_path / "in.txt")),
+                                             "output": output.url}
     manifest["spec"]["checkpointing"].update(state.checkpointing())
-    manifest["spec"]["podTemplate"] = STATE_SECRET
+    manifest["spec"]["podTemplate"] = pod_template("wordcount-input", "segflow-state", pod_s3_endpoint)
     operator.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(manifest))
     final = phase_is(operator, "wordcount", "Completed", "Failed")
     assert final["phase"] == "Completed", final
     expected = collections.Counter(text.lower().split())
-    assert read_lines(tmp_path / "out") == collections.Counter(f"{w}\t{n}" for w, n in expected.items())
+    assert output.lines() == collections.Counter(f"{w}\t{n}" for w, n in expected.items())
     row = table_row(operator, "wordcount")
     assert list(row) == ["NAME", "PHASE", "READY", "CHECKPOINT", "SAVEPOINT", "RECOVERIES", "AGE", "MESSAGE"]
     assert (row["NAME"], row["PHASE"]) == ("wordcount", "Completed") and row["READY"].endswith("/2"), row
@@ -166,29 +196,22 @@ def test_wordcount_runs_to_the_oracles_output(operator, tmp_path, state):
     assert "Deploying" in reasons and "Completed" in reasons
 
 
-def _pod_of(process):
-    try:
-        return process.environ().get("HOSTNAME", "").rsplit("-worker-", 1)[0].rsplit("-", 1)[0]
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return ""
-
-
-def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path, redis_server, pod_redis_url):
+def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, output, template, windowed, redis_server,
+                                                              pod_redis_url):
     events = 60000
-    apply_job(operator, "killed", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
+    apply_job(operator, "killed", windowed, {"output": output.url, "events": events, "rate": 4000}, template,
               checkpointing=State(redis_server.url, pod_url=pod_redis_url).checkpointing(0.3))
     phase_is(operator, "killed", "Running")
     for round_ in range(3):
         wait_for(lambda: status(operator, "killed").get("lastCheckpoint"), 30, "a checkpoint")
+        pods = [p["metadata"]["name"] for p in operator.get("pods", "-n", NAMESPACE, "-l",
+                                                             "segflow.io/job=killed,segflow.io/role=worker")["items"]]
         if round_ % 2 == 0:
-            pods = [p["metadata"]["name"] for p in operator.get("pods", "-n", NAMESPACE, "-l",
-                                                                 "segflow.io/job=killed,segflow.io/role=worker")["items"]]
             operator.kubectl("delete", "pod", "-n", NAMESPACE, random.Random(round_).choice(pods), "--wait=false")
-        else:
-            victims = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
-                       and "worker" in p.info["cmdline"] and _pod_of(p) == "killed"]
+        else:                  # the worker's own process (in its container), not its pod
+            victims = [pid for pid in (innermost(operator, pod, "worker", NAMESPACE) for pod in pods) if pid]
             assert victims, "no worker process of the job found"
-            os.kill(victims[0].pid, signal.SIGKILL)
+            os.kill(victims[0], signal.SIGKILL)
         wait_for(lambda: status(operator, "killed").get("recoveries", 0) >= round_ + 1, 60, "a recovery")
         phase_is(operator, "killed", "Running", "Completed")
         if round_ == 0:
@@ -197,7 +220,7 @@ def test_killed_worker_pods_recover_from_checkpoints_in_redis(operator, tmp_path
     assert final["phase"] == "Completed", final
     assert set(final) <= typed_status_fields(), set(final) - typed_status_fields()
     assert final["recoveries"] == 3
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert output.lines() == windowed_oracle(events)
 
 
 def typed_status_fields() -> set:
@@ -216,18 +239,19 @@ def _web_view_shows_the_recovery(cluster, job_status: dict) -> None:
     assert len(view["blocks"]) >= 2 and view["protocol"] == "aligned"
 
 
-def windowed_job_with_a_checkpoint(operator, name: str, output, events: int, state) -> None:
+def windowed_job_with_a_checkpoint(operator, name: str, module: str, template: dict, output: Output, events: int,
+                                   state) -> None:
     """Apply the windowed job paced at 5,000 events/s, and return once it runs and has a
     completed checkpoint: where the tests that change a checkpointed job's spec begin."""
-    apply_job(operator, name, WINDOWED, {"output": output, "events": events, "rate": 5000},
+    apply_job(operator, name, module, {"output": output.url, "events": events, "rate": 5000}, template,
               checkpointing=state.checkpointing())
     phase_is(operator, name, "Running")
     wait_for(lambda: status(operator, name).get("lastCheckpoint"), 30, "a checkpoint")
 
 
-def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):
+def test_suspend_and_resume_through_a_savepoint(operator, output, template, windowed, state):
     events = 40000
-    windowed_job_with_a_checkpoint(operator, "pausing", tmp_path / "out", events, state)
+    windowed_job_with_a_checkpoint(operator, "pausing", windowed, template, output, events, state)
     operator.kubectl("patch", "sj", "pausing", "-n", NAMESPACE, "--type", "merge", "-p",
                      '{"spec":{"state":"suspended"}}')
     suspended = phase_is(operator, "pausing", "Suspended")
@@ -239,12 +263,12 @@ def test_suspend_and_resume_through_a_savepoint(operator, tmp_path, state):
     final = phase_is(operator, "pausing", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert final["deployed"]["restoredFrom"] == suspended["resumeFrom"]
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert output.lines() == windowed_oracle(events)
 
 
-def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state):
+def test_parallelism_change_redeploys_from_a_savepoint(operator, output, template, windowed, state):
     events = 50000
-    windowed_job_with_a_checkpoint(operator, "growing", tmp_path / "out", events, state)
+    windowed_job_with_a_checkpoint(operator, "growing", windowed, template, output, events, state)
     scale = operator.get("sj", "growing", "-n", NAMESPACE, "--subresource", "scale")
     assert scale["spec"]["replicas"] == 2
     assert scale["status"]["selector"] == "segflow.io/job=growing,segflow.io/role=worker"
@@ -264,16 +288,17 @@ def test_parallelism_change_redeploys_from_a_savepoint(operator, tmp_path, state
     assert columns["SAVEPOINT"] == str(redeployed["savepoint"]["id"])
     final = phase_is(operator, "growing", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert output.lines() == windowed_oracle(events)
 
 
-def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_job_runs_on(operator, tmp_path, state):
+def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_job_runs_on(operator, output, template, windowed,
+                                                                             state):
     """aligned to cic: cic cannot restore aligned's savepoints or checkpoints, and the
     redeploy started the job again from the beginning of its input. The operator refuses
     it, the running revision goes on (a lost worker comes back with its image, though the
     changed spec names another); the change undone, the refusal clears."""
     events = 40000
-    windowed_job_with_a_checkpoint(operator, "switching", tmp_path / "out", events, state)
+    windowed_job_with_a_checkpoint(operator, "switching", windowed, template, output, events, state)
     cic = {**state.checkpointing(), "protocol": "cic"}
     operator.kubectl("patch", "sj", "switching", "-n", NAMESPACE, "--type", "merge", "-p",
                      json.dumps({"spec": {"checkpointing": cic, "image": "segflow/engine:9.9.9"}}))
@@ -294,11 +319,11 @@ def test_an_upgrade_that_would_lose_the_state_is_refused_and_the_job_runs_on(ope
                      json.dumps({"spec": {"checkpointing": state.checkpointing(), "image": "segflow/engine:0.1.0"}}))
     final = phase_is(operator, "switching", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed" and final["revision"] == 1 and not final.get("upgradeRefused"), final
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert output.lines() == windowed_oracle(events)
 
 
-def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, tmp_path, state):
-    apply_job(operator, "saving", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
+def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator, output, template, windowed, state):
+    apply_job(operator, "saving", windowed, {"output": output.url, "events": 200000, "rate": 5000}, template,
               checkpointing=state.checkpointing())
     phase_is(operator, "saving", "Running")
     operator.kubectl("patch", "sj", "saving", "-n", NAMESPACE, "--type", "merge", "-p",
@@ -321,8 +346,8 @@ def test_a_savepoint_by_nonce_then_deletion_removes_every_owned_object(operator,
                          for kind in owned), 60, "the owned objects to be collected")
 
 
-def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, tmp_path, state):
-    apply_job(operator, "final", WINDOWED, {"output": tmp_path / "out", "events": 200000, "rate": 5000},
+def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, output, template, windowed, state):
+    apply_job(operator, "final", windowed, {"output": output.url, "events": 200000, "rate": 5000}, template,
               checkpointing=state.checkpointing(), finalSavepointOnDelete=True)
     phase_is(operator, "final", "Running")
     operator.kubectl("delete", "sj", "final", "-n", NAMESPACE, "--wait=true", timeout=120)
@@ -333,11 +358,11 @@ def test_deleting_a_running_job_with_final_savepoint_keeps_its_state(operator, t
     assert "Savepoint" in reasons
 
 
-def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_path, state):
+def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, output, template, windowed, state):
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "doomed"},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": state.checkpointing(),
-                     "podTemplate": STATE_SECRET,
-                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"), "events": "200000",
+                     "podTemplate": template,
+                     "job": {"module": windowed, "parameters": {"output": output.url, "events": "200000",
                                                                  "rate": "5000"}}}}
     operator.kubectl("apply", "-n", "doomed", "-f", "-", input=json.dumps(body))
     wait_for(lambda: (operator.get("sj", "doomed", "-n", "doomed").get("status") or {}).get("phase") == "Running",
@@ -346,20 +371,21 @@ def test_deleting_a_namespace_with_a_running_job_terminates_it(operator, tmp_pat
     wait_for(lambda: operator.kubectl("get", "namespace", "doomed", check=False).returncode != 0, 120,
              "the namespace to be gone")
     leftovers = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
-                 and str(tmp_path / "out") in " ".join(p.info["cmdline"])]
+                 and output.url in " ".join(p.info["cmdline"])]
     assert leftovers == []
 
 
-def test_a_pod_the_api_server_refuses_is_reported_and_created_once_allowed(operator, tmp_path):
+def test_a_pod_the_api_server_refuses_is_reported_and_created_once_allowed(operator, output, template, windowed):
     """A ResourceQuota admits the coordinator but not the workers: the refusal shows in
     the status and an event (not only in the operator's log), and once the quota is gone
     the operator's next try deploys the workers and the job completes."""
     namespace, events = "quota-e2e", 20000
-    operator.kubectl("create", "namespace", namespace, check=False)
+    prepare_namespace(operator, namespace)
     operator.kubectl("create", "quota", "one-pod", "-n", namespace, "--hard=pods=1")
     body = {"apiVersion": "segflow.io/v1alpha1", "kind": "StreamJob", "metadata": {"name": "squeezed"},
             "spec": {"image": "segflow/engine:0.1.0", "parallelism": 2, "checkpointing": {"protocol": "none"},
-                     "job": {"module": WINDOWED, "parameters": {"output": str(tmp_path / "out"),
+                     "podTemplate": template,
+                     "job": {"module": windowed, "parameters": {"output": output.url,
                                                                  "events": str(events), "rate": "10000"}}}}
     try:
         operator.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(body))
@@ -376,7 +402,7 @@ def test_a_pod_the_api_server_refuses_is_reported_and_created_once_allowed(opera
         final = wait_for(lambda: (s := operator.get("sj", "squeezed", "-n", namespace).get("status") or {})
                          .get("phase") in ("Completed", "Failed") and s, 120, "the job to end")
         assert final["phase"] == "Completed", final
-        assert read_lines(tmp_path / "out") == windowed_oracle(events)
+        assert output.lines() == windowed_oracle(events)
     finally:
         operator.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
@@ -449,12 +475,13 @@ def _api_job(cluster, ip: str) -> dict:
     return json.loads(body)
 
 
-def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, tmp_path, redis_server, pod_redis_url):
+def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, output, template, windowed, redis_server,
+                                                              pod_redis_url):
     """spec.standbyWorkers: 1 keeps a third worker pod registered and idle; when a worker's
     pod is deleted, the standby runs its replicas (the web view names the slot it runs),
     the deleted pod's replacement stands by, and the output equals the oracle."""
     events = 40000
-    apply_job(operator, "standby", WINDOWED, {"output": tmp_path / "out", "events": events, "rate": 4000},
+    apply_job(operator, "standby", windowed, {"output": output.url, "events": events, "rate": 4000}, template,
               checkpointing=State(redis_server.url, pod_url=pod_redis_url).checkpointing(0.3), standbyWorkers=1)
     running = phase_is(operator, "standby", "Running")
     wait_for(lambda: status(operator, "standby").get("lastCheckpoint"), 30, "a checkpoint")
@@ -471,4 +498,4 @@ def test_a_standby_worker_pod_takes_over_a_deleted_worker_pod(operator, tmp_path
     final = phase_is(operator, "standby", "Completed", "Failed", timeout=120)
     assert final["phase"] == "Completed", final
     assert final["recoveries"] == 1
-    assert read_lines(tmp_path / "out") == windowed_oracle(events)
+    assert output.lines() == windowed_oracle(events)

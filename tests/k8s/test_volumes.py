@@ -12,7 +12,8 @@ from support.processes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "cluster"))
 from nodeagent import volumedirs  # noqa: E402
-from nodeagent.volumes import PodVolume, VolumeConfigError, VolumeFile, container_mounts, pod_volumes  # noqa: E402
+from nodeagent.volumes import (HOST_PATH_KINDS, MountFailed, PodVolume, VolumeConfigError, VolumeFile,  # noqa: E402
+                               container_mounts, host_path_step, pod_volumes)
 from sandbox.runner import VolumeError, resolve_target  # noqa: E402
 
 DATA = {("configmap", "settings"): {"app.yaml": "a: 1\n", "log.yaml": "level: info\n"},
@@ -72,8 +73,8 @@ def test_downward_api_and_projected_volumes():
     with pytest.raises(VolumeConfigError, match="not allowed in a downward API volume"):
         pod_volumes(pod({"name": "d", "downwardAPI": {"items": [{"path": "ip",
                                                                  "fieldRef": {"fieldPath": "status.podIP"}}]}}), lookup)
-    with pytest.raises(VolumeConfigError, match="hostPath"):
-        pod_volumes(pod({"name": "h", "hostPath": {"path": "/"}}), lookup)
+    with pytest.raises(VolumeConfigError, match="'nfs'.* is not supported"):
+        pod_volumes(pod({"name": "n", "nfs": {"server": "10.0.0.1", "path": "/"}}), lookup)
     with pytest.raises(VolumeConfigError, match="relative path without '..'"):
         pod_volumes(pod({"name": "c", "configMap": {"name": "settings",
                                                     "items": [{"key": "app.yaml", "path": "../escape"}]}}), lookup)
@@ -159,3 +160,83 @@ def test_volume_targets_resolve_inside_the_images_root(tmp_path):
         resolve_target(str(rootfs), "/loop/x")
     with pytest.raises(VolumeError, match="without '..'"):
         resolve_target(str(rootfs), "/tmp/../etc")
+
+
+# What a kubelet does for a hostPath of each type, by what the path is on the node.
+HOST_PATH_STEPS = [
+    ("", "missing", "directory"), ("", "file", "mount"), ("", "other", "mount"),
+    ("DirectoryOrCreate", "missing", "directory"), ("DirectoryOrCreate", "directory", "mount"),
+    ("Directory", "directory", "mount"), ("FileOrCreate", "missing", "file"), ("FileOrCreate", "file", "mount"),
+    ("File", "file", "mount"), ("Socket", "socket file", "mount"), ("CharDevice", "character device", "mount"),
+    ("BlockDevice", "block device", "mount"),
+]
+HOST_PATH_REFUSALS = [
+    ("Directory", "missing", "/d is not a directory"), ("Directory", "file", "/d is not a directory"),
+    ("DirectoryOrCreate", "file", "/d is not a directory"), ("File", "missing", "/d is not a file"),
+    ("FileOrCreate", "directory", "/d is not a file"), ("Socket", "file", "/d is not a socket file"),
+    ("CharDevice", "missing", "/d is not a character device"), ("BlockDevice", "other", "/d is not a block device"),
+]
+
+
+@pytest.mark.parametrize("host_type,found,step", HOST_PATH_STEPS)
+def test_a_host_path_is_mounted_or_made_by_its_type(host_type, found, step):
+    assert host_path_step("v", "/d", host_type, found) == step
+
+
+@pytest.mark.parametrize("host_type,found,message", HOST_PATH_REFUSALS)
+def test_a_host_path_not_of_its_type_fails_the_mount_with_the_kubelets_message(host_type, found, message):
+    with pytest.raises(MountFailed) as failed:
+        host_path_step("v", "/d", host_type, found)
+    assert str(failed.value) == f"MountVolume.SetUp failed for volume 'v' : hostPath type check failed: {message}"
+
+
+def test_a_host_path_of_an_unknown_type_or_a_relative_path_is_refused():
+    with pytest.raises(MountFailed, match="Fifo is an invalid volume type"):
+        host_path_step("v", "/d", "Fifo", "other")
+    for path in ("data", "/a/../etc", ""):
+        with pytest.raises(VolumeConfigError, match="absolute path without '..'"):
+            pod_volumes(pod({"name": "h", "hostPath": {"path": path}}), lookup)
+
+
+def test_host_path_mounts_are_writable_unless_read_only_and_take_a_sub_path():
+    volumes = pod_volumes(pod({"name": "data", "hostPath": {"path": "/srv/data/", "type": "Directory"}}), lookup)
+    assert volumes["data"] == PodVolume("data", "hostPath", host_path="/srv/data", host_type="Directory")
+    container = {"name": "main", "volumeMounts": [
+        {"name": "data", "mountPath": "/data"},
+        {"name": "data", "mountPath": "/in", "subPath": "input", "readOnly": True}]}
+    mounts = [(m.source("/pods/v"), m.target, m.read_only) for m in container_mounts(container, volumes, {})]
+    assert mounts == [("/srv/data", "/data", False), ("/srv/data/input", "/in", True)]
+
+
+def test_the_nodes_file_kinds_are_the_ones_host_path_types_check():
+    assert set(volumedirs.FILE_KINDS.values()) == set(HOST_PATH_KINDS.values())
+
+
+def test_host_paths_are_checked_and_made_on_the_node(tmp_path):
+    def volume(path, host_type):
+        return pod_volumes(pod({"name": "h", "hostPath": {"path": str(path), "type": host_type}}), lookup)["h"]
+    made = volumedirs.materialize(volume(tmp_path / "new" / "dir", "DirectoryOrCreate"), "/unused", 4242)
+    assert os.path.isdir(made) and os.stat(made).st_gid == 0, "a hostPath is never given to the fsGroup"
+    created = volumedirs.materialize(volume(tmp_path / "new" / "file", "FileOrCreate"), "/unused", None)
+    assert os.path.isfile(created) and os.path.getsize(created) == 0 and _mode(created) == 0o644
+    with pytest.raises(MountFailed, match="cannot make .*absent/file: No such file or directory"):
+        volumedirs.materialize(volume(tmp_path / "absent" / "file", "FileOrCreate"), "/unused", None)
+    with pytest.raises(MountFailed, match="is not a directory"):
+        volumedirs.materialize(volume(tmp_path / "missing", "Directory"), "/unused", None)
+    assert not os.path.exists(tmp_path / "missing"), "a Directory hostPath is never made"
+    assert volumedirs.materialize(volume(tmp_path / "untyped", ""), "/unused", None) == str(tmp_path / "untyped")
+    assert os.path.isdir(tmp_path / "untyped"), "a missing untyped hostPath is made as a directory (the runtime's rule)"
+
+
+def test_a_host_paths_sub_path_stays_inside_it(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir(mode=0o750)
+    (data / "link").symlink_to(tmp_path)
+    volumes = pod_volumes(pod({"name": "h", "hostPath": {"path": str(data)}}), lookup)
+    [whole, new, escape] = container_mounts({"name": "c", "volumeMounts": [
+        {"name": "h", "mountPath": "/a"}, {"name": "h", "mountPath": "/b", "subPath": "new"},
+        {"name": "h", "mountPath": "/c", "subPath": "link"}]}, volumes, {})
+    assert volumedirs.mount_source(whole, "/unused") == str(data)
+    assert volumedirs.mount_source(new, "/unused") == str(data / "new") and _mode(data / "new") == 0o750
+    with pytest.raises(VolumeConfigError, match="leads out of its hostPath"):
+        volumedirs.mount_source(escape, "/unused")

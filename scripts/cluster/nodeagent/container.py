@@ -118,9 +118,17 @@ class Container:
 
     def config_error(self, reason: str, message: str) -> None:
         """The process cannot be started yet: wait and retry (the kubelet's behaviour)."""
-        self.state.waiting = (reason, message)
+        self._retry_later((reason, message), events.failed(self.state.name, message))
+
+    def mount_failed(self, message: str) -> None:
+        """A volume of the pod cannot be set up: the container stays in ContainerCreating,
+        the pod gets a FailedMount event, and the mount is tried again (as by a kubelet)."""
+        self._retry_later(("ContainerCreating", ""), events.failed_mount(message))
+
+    def _retry_later(self, waiting: tuple[str, str], event: events.ContainerEvent) -> None:
+        self.state.waiting = waiting
         self.next_start = time.monotonic() + 2.0
-        self.events.append(events.failed(self.state.name, message))
+        self.events.append(event)
 
     def tick(self, terminating: bool) -> None:
         """Notice an exit, apply the restart policy, and advance the probes."""

@@ -2,8 +2,9 @@
 ``kubectl get events`` show them; users look there first when a pod crash-loops).
 
 Reasons and messages are the kubelet's (1.20, pkg/kubelet/events): ``Created``, ``Started``,
-``Killing``, ``BackOff`` ("Back-off restarting failed container") and ``Failed`` ("Error:
-..." when a container cannot be made or started). The same event again only counts up, as
+``Killing``, ``BackOff`` ("Back-off restarting failed container"), ``Failed`` ("Error:
+..." when a container cannot be made or started) and ``FailedMount`` (a volume the node
+cannot set up: an event of the pod, naming no container). The same event again only counts up, as
 client-go's event correlator does. The bodies are pure; the Recorder writes them.
 """
 from __future__ import annotations
@@ -49,6 +50,10 @@ def back_off(container: str) -> ContainerEvent:
 
 def failed(container: str, error: str) -> ContainerEvent:
     return ContainerEvent(container, "Warning", "Failed", f"Error: {error}")
+
+
+def failed_mount(message: str) -> ContainerEvent:
+    return ContainerEvent("", "Warning", "FailedMount", message)
 
 
 def event_body(pod: dict[str, Any], index: int, event: ContainerEvent, node: str, name: str,

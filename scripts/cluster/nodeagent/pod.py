@@ -139,6 +139,9 @@ class Pod:
     def _start(self, c: Container, kube: Kube) -> None:
         try:
             command, env, cwd, sandbox = self._from_image(c, kube) if self.node.images else self._local(c, kube)
+        except volumes.MountFailed as exc:
+            c.mount_failed(str(exc))
+            return
         except (ContainerConfigError, ImageConfigError, VolumeError) as exc:
             c.config_error("CreateContainerConfigError", str(exc))
             return

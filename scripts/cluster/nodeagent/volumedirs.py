@@ -5,6 +5,8 @@ other volumes are root's with their modes. With the pod's ``securityContext.fsGr
 kubelet gives every volume to that group: the directories get the set-group-id bit (new
 files inherit the group), an emptyDir's files group read-write, the other volumes' files
 at least group-readable, so the image's user in that group reads even a 0400 secret.
+A hostPath is the node's own path: checked or made per its type (volumes.host_path_step),
+never chowned (a kubelet manages no ownership of a hostPath either).
 """
 from __future__ import annotations
 
@@ -12,10 +14,14 @@ import os
 import stat
 import tempfile
 
-from .volumes import Mount, PodVolume, VolumeConfigError
+from .volumes import Mount, MountFailed, PodVolume, VolumeConfigError, host_path_step
 
 EMPTY_DIR_MODE = 0o777
 FILES_DIR_MODE = 0o755
+HOST_DIRECTORY_MODE = 0o755      # as a kubelet makes a DirectoryOrCreate hostPath
+HOST_FILE_MODE = 0o644           # and a FileOrCreate one
+FILE_KINDS = {stat.S_IFDIR: "directory", stat.S_IFREG: "file", stat.S_IFSOCK: "socket file",
+              stat.S_IFCHR: "character device", stat.S_IFBLK: "block device"}
 
 
 def _own(path: str, fs_group: int | None, extra: int) -> None:
@@ -38,10 +44,36 @@ def _write(path: str, content: bytes, mode: int) -> None:
     os.replace(temporary, path)
 
 
+def found_kind(path: str) -> str:
+    """What ``path`` is on the node, symbolic links followed: ``missing``, a value of
+    FILE_KINDS, or ``other`` (a FIFO)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    return FILE_KINDS.get(stat.S_IFMT(mode), "other")
+
+
+def host_path(volume: PodVolume) -> str:
+    """A hostPath volume's path, made first when its type says so (host_path_step)."""
+    path = volume.host_path
+    step = host_path_step(volume.name, path, volume.host_type, found_kind(path))
+    try:
+        if step == "directory":
+            os.makedirs(path, mode=HOST_DIRECTORY_MODE, exist_ok=True)
+        elif step == "file":
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, HOST_FILE_MODE))
+    except OSError as exc:
+        raise MountFailed(volume.name, f"cannot make {path}: {exc.strerror}") from exc
+    return path
+
+
 def materialize(volume: PodVolume, root: str, fs_group: int | None) -> str:
     """Make ``volume``'s directory under the pod's volumes directory ``root`` and return it.
     An emptyDir made before is kept as it is (its contents outlive container restarts);
-    the other volumes' files are written anew."""
+    the other volumes' files are written anew; a hostPath is checked (and made) on the node."""
+    if volume.kind == "hostPath":
+        return host_path(volume)
     directory = volume.directory(root)
     if volume.writable:
         if not os.path.isdir(directory):
@@ -63,16 +95,23 @@ def materialize(volume: PodVolume, root: str, fs_group: int | None) -> str:
     return directory
 
 
+def _inside(path: str, base: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(base).rstrip(os.sep) + os.sep)
+
+
 def mount_source(mount: Mount, root: str) -> str:
     """The host path of ``mount`` (a volume's directory, or a ``subPath`` in it), which must
-    lie inside the pod's volumes directory ``root`` once symbolic links are followed: a
-    container could have left a link in an emptyDir pointing anywhere on the node. A
-    ``subPath`` missing from an emptyDir becomes a directory with the volume's mode, as
-    the kubelet makes it."""
+    lie inside the pod's volumes directory ``root`` (a hostPath's ``subPath``: inside that
+    path) once symbolic links are followed: a container could have left a link in an
+    emptyDir or a hostPath pointing anywhere on the node. A ``subPath`` missing from an
+    emptyDir or a hostPath becomes a directory with the volume's mode, as the kubelet
+    makes it."""
     source = mount.source(root)
-    if not os.path.realpath(source).startswith(os.path.realpath(root) + os.sep):
-        raise VolumeConfigError(f"volume {mount.volume.name!r} subPath {mount.sub_path!r} leads out of the pod's "
-                                f"volumes (a symbolic link?): use a plain file or directory of the volume")
+    host = mount.volume.kind == "hostPath"
+    if (mount.sub_path or not host) and not _inside(source, mount.volume.directory(root) if host else root):
+        where = "its hostPath" if host else "the pod's volumes"
+        raise VolumeConfigError(f"volume {mount.volume.name!r} subPath {mount.sub_path!r} leads out of {where} "
+                                f"(a symbolic link?): use a plain file or directory of the volume")
     if not os.path.lexists(source):
         if not mount.volume.writable:
             raise VolumeConfigError(f"volume {mount.volume.name!r} has no {mount.sub_path!r} (subPath): name a key "

@@ -4,7 +4,9 @@ volumedirs.py writes them to disk).
 
 Supported: ``emptyDir`` (``medium: Memory`` too, as a plain directory of the node: no tmpfs,
 so its size counts against the disk, not the pod's memory), ``configMap``, ``secret``,
-``downwardAPI`` (``fieldRef``) and ``projected`` (config maps, secrets, downward API). Files
+``downwardAPI`` (``fieldRef``), ``projected`` (config maps, secrets, downward API) and
+``hostPath`` (the node's own file or directory, checked and made per its ``type`` as a
+kubelet does: :func:`host_path_step`). Files
 are written once per container start, not refreshed while it runs (a kubelet refreshes them
 about every minute), and there is no ``..data`` symbolic link: each key is a plain file.
 """
@@ -24,13 +26,27 @@ DEFAULT_MODE = 0o644
 # Directory names under a pod's volumes directory, as the kubelet names its volume plugins.
 KIND_DIRECTORIES = {"emptyDir": "kubernetes.io~empty-dir", "configMap": "kubernetes.io~configmap",
                     "secret": "kubernetes.io~secret", "downwardAPI": "kubernetes.io~downward-api",
-                    "projected": "kubernetes.io~projected"}
+                    "projected": "kubernetes.io~projected", "hostPath": "kubernetes.io~host-path"}
+# hostPath ``type``s whose check a kubelet runs against what the path is (pkg/volume/hostpath,
+# checkTypeInternal), each with the word its "is not a ..." message uses.
+HOST_PATH_KINDS = {"Directory": "directory", "File": "file", "Socket": "socket file",
+                   "CharDevice": "character device", "BlockDevice": "block device"}
+CREATED_BY_TYPE = {"DirectoryOrCreate": "Directory", "FileOrCreate": "File"}
 DOWNWARD_PATHS = re.compile(r"metadata\.(name|namespace|uid|labels|annotations)(\['.+'\])?")
 
 
 class VolumeConfigError(ContainerConfigError):
     """A volume cannot be prepared yet (a missing config map, secret or key) or is not
     supported here; the container waits in CreateContainerConfigError and is retried."""
+
+
+class MountFailed(VolumeConfigError):
+    """A volume the node cannot set up for the pod (a hostPath that is not what its ``type``
+    says): reported as a kubelet does, a ``FailedMount`` event on the pod while its
+    containers wait in ``ContainerCreating``, and tried again."""
+
+    def __init__(self, volume: str, reason: str):
+        super().__init__(f"MountVolume.SetUp failed for volume {volume!r} : {reason}")
 
 
 @dataclass(frozen=True)
@@ -47,15 +63,46 @@ class PodVolume:
     name: str
     kind: str                          # a key of KIND_DIRECTORIES
     files: tuple[VolumeFile, ...] = ()
+    host_path: str = ""                # a hostPath volume's path on the node
+    host_type: str = ""                # and its ``type`` ("" checks nothing)
 
     @property
     def writable(self) -> bool:
-        """Only an emptyDir is the containers' to write; the others are read-only, as the kubelet mounts them."""
-        return self.kind == "emptyDir"
+        """An emptyDir and a hostPath are the containers' to write (unless a mount says
+        readOnly); the others are read-only, as the kubelet mounts them."""
+        return self.kind in ("emptyDir", "hostPath")
 
     def directory(self, root: str) -> str:
-        """Where the volume lives under a pod's volumes directory ``root``."""
+        """Where the volume lives: under a pod's volumes directory ``root``, or for a
+        hostPath its path on the node."""
+        if self.kind == "hostPath":
+            return self.host_path
         return os.path.join(root, KIND_DIRECTORIES[self.kind], self.name)
+
+
+def host_path_step(volume: str, path: str, host_type: str, found: str) -> str:
+    """What the node does for a hostPath volume whose ``path`` is ``found`` (``missing``
+    or a value of HOST_PATH_KINDS), by its ``type``, as a kubelet and its runtime do:
+    ``mount`` it as it is, or first make it (``directory``: mode 0755 with its parents;
+    ``file``: an empty 0644 file, whose directory must exist). Raises MountFailed with the
+    kubelet's message when the path is not what its type says."""
+    if host_type == "":
+        return "directory" if found == "missing" else "mount"     # no check; the runtime makes a missing one
+    wanted = CREATED_BY_TYPE.get(host_type, host_type)
+    if wanted not in HOST_PATH_KINDS:
+        raise MountFailed(volume, f"{host_type} is an invalid volume type")
+    if found == "missing" and host_type in CREATED_BY_TYPE:
+        return HOST_PATH_KINDS[wanted]
+    if found != HOST_PATH_KINDS[wanted]:
+        raise MountFailed(volume, f"hostPath type check failed: {path} is not a {HOST_PATH_KINDS[wanted]}")
+    return "mount"
+
+
+def _host_path(name: str, source: dict[str, Any]) -> PodVolume:
+    path = source.get("path") or ""
+    if not path.startswith("/") or ".." in path.split("/"):
+        raise VolumeConfigError(f"volume {name!r}: hostPath path {path!r} must be an absolute path without '..'")
+    return PodVolume(name, "hostPath", host_path=os.path.normpath(path), host_type=source.get("type") or "")
 
 
 def _relative(path: str, what: str) -> str:
@@ -148,6 +195,9 @@ def pod_volumes(pod: dict[str, Any], lookup: Lookup) -> dict[str, PodVolume]:
             raise VolumeConfigError(f"volume {name!r}: {sorted(set(spec) - {'name'})} is not supported by the "
                                     f"segflow node agent (only {', '.join(KIND_DIRECTORIES)})")
         source = spec[kind] or {}
+        if kind == "hostPath":
+            volumes[name] = _host_path(name, source)
+            continue
         if kind == "emptyDir":
             files: tuple[VolumeFile, ...] = ()
         elif kind in ("configMap", "secret"):
