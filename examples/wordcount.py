@@ -23,7 +23,4 @@ def build(env, input, output):
     counts = (env.read_text(input)
               .flat_map(split_words)
               .group_by_count())
-    if output.startswith("s3://"):
-        counts.write_s3(output, "text", format_count)
-    else:
-        counts.write_text(output, format_count)
+    counts.write_text(output, format_count)

@@ -26,7 +26,4 @@ def build(env, output, events="30000", rate="10000"):
     bids = (env.generate(event, count=int(events), rate=float(rate))
             .filter(lambda e: isinstance(e, Bid))
             .map(as_row))
-    if output.startswith("s3://"):
-        bids.write_s3(output, "jsonl")
-    else:
-        bids.write_jsonl(output)
+    bids.write_jsonl(output)

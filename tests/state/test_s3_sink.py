@@ -57,6 +57,18 @@ def test_without_checkpoints_each_replica_writes_one_part(s3_server):
     assert sorted(r["x"] for r in rows) == list(range(50))
 
 
+def test_the_file_sinks_write_part_objects_under_an_s3_url(s3_server, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
+    text, rows = f"s3://{next(buckets)}/text", f"s3://{next(buckets)}/rows"
+    env = StreamEnvironment(parallelism=1)
+    as_text, as_rows = env.from_iterable(range(3)).split(2)
+    as_text.write_text(text, lambda x: f"n={x}")
+    as_rows.write_jsonl(rows, lambda x: {"x": x})
+    env.execute()
+    assert objects(text, s3_server.endpoint) == {"part-00000.txt": "n=0\nn=1\nn=2\n"}
+    assert objects(rows, s3_server.endpoint) == {"part-00000.jsonl": '{"x": 0}\n{"x": 1}\n{"x": 2}\n'}
+
+
 def test_without_checkpoints_a_large_part_is_uploaded_in_parts(s3_server, monkeypatch):
     monkeypatch.setattr(S3Sink, "part_size", 5 << 20)
     url = f"s3://{next(buckets)}/big"

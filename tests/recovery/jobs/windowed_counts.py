@@ -22,7 +22,4 @@ def build(env, output, events="24000", rate="6000"):
               .window(__import__("segflow").EventTimeWindow.tumbling(100))
               .count()
               .unkey())
-    if output.startswith("s3://"):
-        counts.write_s3(output, "text", line)
-    else:
-        counts.write_text(output, line)
+    counts.write_text(output, line)

@@ -41,7 +41,9 @@ class SinkOps(StreamCore[T]):
 
     def write_text(self, directory: str, format: Callable[[T], str] | None = None) -> None:
         """One line per record, ``format(record)`` or ``str(record)``, in part files
-        ``directory/part-NNNNN.txt`` (one per replica).
+        ``directory/part-NNNNN.txt`` (one per replica). An ``s3://bucket/prefix`` directory
+        writes part objects there instead, as :meth:`write_s3` does: one job file can then
+        write locally and, on a cluster, to a store.
 
         Examples:
             >>> import pathlib
@@ -51,10 +53,11 @@ class SinkOps(StreamCore[T]):
             >>> sorted(line for part in pathlib.Path("out").glob("part-*") for line in part.read_text().splitlines())
             ['n=1', 'n=2', 'n=3']
         """
-        self._chain(f"write_text({directory})", lambda: FileSink(str(directory), "text", format))
+        self._write_parts("write_text", directory, "text", format)
 
     def write_csv(self, directory: str, format: Callable[[T], Any] | None = None, delimiter: str = ",") -> None:
-        """One CSV row per record (a sequence, or ``format(record)``), in part files.
+        """One CSV row per record (a sequence, or ``format(record)``), in part files (or
+        part objects under an ``s3://`` directory, as for :meth:`write_text`).
 
         Examples:
             >>> import pathlib
@@ -64,10 +67,11 @@ class SinkOps(StreamCore[T]):
             >>> [part.read_text() for part in pathlib.Path("out").glob("part-*")]
             ['1,ann\\n']
         """
-        self._chain(f"write_csv({directory})", lambda: FileSink(str(directory), "csv", format, delimiter))
+        self._write_parts("write_csv", directory, "csv", format, delimiter)
 
     def write_jsonl(self, directory: str, format: Callable[[T], Any] | None = None) -> None:
-        """One JSON document per line per record, in part files.
+        """One JSON document per line per record, in part files (or part objects under an
+        ``s3://`` directory, as for :meth:`write_text`).
 
         Examples:
             >>> import pathlib
@@ -77,7 +81,14 @@ class SinkOps(StreamCore[T]):
             >>> [part.read_text() for part in pathlib.Path("out").glob("part-*")]
             ['{"id": 1}\\n{"id": 2}\\n']
         """
-        self._chain(f"write_jsonl({directory})", lambda: FileSink(str(directory), "jsonl", format))
+        self._write_parts("write_jsonl", directory, "jsonl", format)
+
+    def _write_parts(self, name: str, directory: str, fmt: str, format: Callable[[T], Any] | None,
+                     delimiter: str = ",") -> None:
+        if str(directory).startswith("s3://"):
+            self.write_s3(str(directory), fmt, format, delimiter)
+        else:
+            self._chain(f"{name}({directory})", lambda: FileSink(str(directory), fmt, format, delimiter))
 
     def write_s3(self, url: str, fmt: str = "text", format: Callable[[T], Any] | None = None, delimiter: str = ",",
                  endpoint: str | None = None) -> None:
