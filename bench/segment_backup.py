@@ -71,7 +71,9 @@ global rollback) on one worker, ``segment`` with ``--placement segment`` on one 
 group; ``--run`` seconds after the workers registered, plus a random share of a checkpoint
 interval (``--seed``; the same in both configurations of a round), it SIGKILLs the worker of the first
 node of the segment after node 4 (ABS: its only worker), and the job runs on to the end of
-its input (``--run + --after`` seconds of it). From the probe lines: the recovery delay at
+its input (``--run + --after`` seconds of it); a run whose killer did not find the victim's
+process (the reason is printed) runs again from a clear store, up to three times, and a
+run that fails fails the bench. From the probe lines: the recovery delay at
 the sink (Definition 1: from the kill to the first tuple the sink processes that is newer
 than any it processed before its replicas went back), the records processed again (every
 bolt's tuples less its distinct ones; ``reprocessed_work_segment_over_abs`` weighs each
