@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from segflow.checkpoint.segment import WindowRecorder, coalesced, replay_joined
+from segflow.checkpoint.segment import WindowRecorder, coalesced
 from segflow.runtime.channels import Cancelled, Outlet
 from segflow.runtime.elements import Barrier, Batch
 
@@ -143,28 +143,3 @@ def test_coalescing_keeps_timestamps_the_oldest_birth_and_large_batches_alone():
     assert [(e.items, e.timestamps, e.born) if type(e) is Batch else e for e in out] == [
         ([1, 2, 3], [10, 20, 30], 4.0), Barrier(1), ([4], [40], None), ([5, 6, 7], [50, 60, 70], 9.0),
         ([8], [80], 8.0)]
-
-
-def test_a_replay_into_a_block_whose_consumers_were_all_kept_is_joined():
-    """Only when every consumer of the restarted block skips what it took is the replay
-    joined: a restarted consumer behind it would wait for the whole batch."""
-    assert replay_joined(5, [6], [6])
-    assert not replay_joined(5, [6, 8], [6])
-    assert not replay_joined(5, [6], [])
-    assert not replay_joined(7, [], [])          # a sink: nothing behind it to gain from
-
-
-def test_a_joined_replay_sends_one_batch_a_version_with_every_record_in_order():
-    first = Collected()
-    recorder = WindowRecorder(first, threading.Event(), batch=1)
-    for version in (1, 2):
-        for item in range(10 * version, 10 * version + 3):
-            recorder.send(batch(item))
-        recorder.send(Barrier(version))
-        recorder.take_part(version)
-    recorder.send(batch(30))
-    again = Collected()
-    recorder.rewire(again, 1, 0, lambda v: [], joined=True)
-    assert describe(again.got) == [(10, 11, 12), ("B", 1), (20, 21, 22), ("B", 2), (30,)]
-    recorder.rewire(again := Collected(), 1, 0, lambda v: [])
-    assert describe(again.got)[:4] == [(10,), (11,), (12,), ("B", 1)]

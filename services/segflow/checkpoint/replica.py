@@ -84,11 +84,10 @@ class ReplicaCheckpointing:
         return False
 
     def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
-               through: int, joined: bool = False) -> list[Outlet]:
+               through: int) -> list[Outlet]:
         """Reopen the channels to block ``consumer``, restarted at version ``first - 1``,
         replaying what they carried since (segment backup's connectors keep it, in the store
-        up to ``through``; nothing else does), in as few batches as the barriers allow when
-        ``joined``; returns the outlets replaced."""
+        up to ``through``; nothing else does); returns the outlets replaced."""
         return []
 
     def closed_channels(self) -> set[Channel]:

@@ -51,22 +51,6 @@ def part_bytes(part: list[bytes]) -> int:
     return sum(map(len, part))
 
 
-JOINED_REPLAY = 2 ** 31        # records a joined replay's batch may hold: the barriers alone cut it
-
-
-def replay_joined(consumer: int, consumers_of_consumer: Iterable[int], kept_behind: Iterable[int]) -> bool:
-    """Whether a replay into restarted block ``consumer`` goes in as few batches as the
-    barriers allow. At the edge's batch size (one record a batch, for a stream that sends
-    each record at once) every replayed record pays a batch's way through ``consumer``
-    and on to each of its consumers. Joined, ``consumer`` finishes the batch before it
-    passes any of it on, which serializes a chain of restarted blocks (measured slower
-    there); but when every consumer of ``consumer`` was kept running (``kept_behind``:
-    the blocks the rewire's skips name behind it), they skip the replayed prefix anyway
-    and only ``consumer`` works on it."""
-    behind = set(consumers_of_consumer)
-    return bool(behind) and behind <= set(kept_behind)
-
-
 def coalesced(elements: Iterable[Any], most: int) -> Iterator[Any]:
     """``elements`` with each run of consecutive batches joined into batches of up to
     ``most`` records (a batch already larger passes alone), control elements in their
@@ -187,19 +171,15 @@ class WindowRecorder(Outlet):
         finally:
             self.lock.release()
 
-    def rewire(self, outlet: Outlet, first: int, through: int, stored: Callable[[int], list[bytes]],
-               joined: bool = False) -> Outlet:
+    def rewire(self, outlet: Outlet, first: int, through: int, stored: Callable[[int], list[bytes]]) -> Outlet:
         """Replay versions ``first`` to ``through`` (from memory, else ``stored(version)``:
         this channel's part in the store), every later part still in memory, then what was
         sent since the newest part, into ``outlet``, and send on it from now on; the
         replica's own sends wait meanwhile. Returns the outlet it replaces. If ``outlet``'s
-        receiver goes too, the channel is detached again: a later rewire replays again.
-        ``joined``: the replay's records go in as few batches as the barriers allow, not
-        in the edge's batch size (see :func:`replay_joined`)."""
+        receiver goes too, the channel is detached again: a later rewire replays again."""
         with self.lock:
             self.detached = False
-            most = JOINED_REPLAY if joined else self.batch
-            for element in coalesced(self._window(first, through, stored), most):
+            for element in coalesced(self._window(first, through, stored), self.batch):
                 if not self.detached:
                     self._forward(outlet, element)
             replaced, self.inner = self.inner, outlet
@@ -317,12 +297,11 @@ class SegmentSnapshots(AlignedSnapshots):
         return any(recorder.detached for recorder in self.recorders.values())
 
     def rewire(self, consumer: int, outlet_for: Callable[["Edge", int], Outlet], first: int,
-               through: int, joined: bool = False) -> list[Outlet]:
+               through: int) -> list[Outlet]:
         """A regional recovery restarted block ``consumer`` at version ``first - 1``: replay
         this replica's window (the store holds ``first`` to ``through``, memory the rest)
         into a new channel to each replica of it this one sends to (``outlet_for(edge,
-        replica)``), then go on live. Returns the outlets replaced. ``joined``: see
-        :func:`replay_joined`."""
+        replica)``), then go on live. Returns the outlets replaced."""
         assert self.read_part is not None, "a connector is rewired once its checkpointing is set up"
         read = self.read_part
         replaced = []
@@ -330,7 +309,7 @@ class SegmentSnapshots(AlignedSnapshots):
             if self.destination[key] == consumer:
                 edge, replica = self.targets[key]
                 replaced.append(recorder.rewire(outlet_for(edge, replica), first, through,
-                                                functools.partial(self._stored, read, key), joined))
+                                                functools.partial(self._stored, read, key)))
         return replaced
 
     def _stored(self, read: PartReader, key: tuple[int, int], version: int) -> list[bytes]:

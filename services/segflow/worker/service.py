@@ -26,7 +26,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from ..checkpoint import layout
 from ..checkpoint.catalog import Catalog
 from ..checkpoint.protocols import CheckpointProtocol
-from ..checkpoint.segment import MissingWindowPart, replay_joined
+from ..checkpoint.segment import MissingWindowPart
 from ..coordinator import ADDRESS_FROM_STDIN
 from ..disaster.fence import lease_fence
 from ..errors import SegflowError
@@ -427,18 +427,14 @@ class WorkerService:
         if attempt.agent is not None:
             attempt.agent.attempt = rewire.attempt
         self._join(attempt, rewire)
-        assert attempt.execution is not None, "a rewire follows the wiring"
-        graph = attempt.execution.graph
         for replay in rewire.replays:
-            joined = replay_joined(replay.successor, [e.dst for e in graph.outputs_of(replay.successor)],
-                                   [s.consumer for s in rewire.skips if s.producer == replay.successor])
             for rid, executor in attempt.executors.items():
                 if rid.block != replay.connector or executor.checkpointing is None:
                     continue
                 replaced = executor.checkpointing.rewire(
                     replay.successor, lambda edge, d, rid=rid: self._outlet(
                         attempt, attempt.execution, addresses, rid, edge, d, rewire.job_id), replay.first,
-                    replay.last, joined)
+                    replay.last)
                 for old in replaced:
                     if isinstance(old, RemoteOutlet) and old in attempt.outlets:
                         attempt.outlets.remove(old)
