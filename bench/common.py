@@ -192,6 +192,7 @@ class Run:
     logs: list[dict] = field(default_factory=list)
     started_at: float | None = None     # wall clock when all workers had registered
     killed_at: float | None = None      # wall clock of the SIGKILL
+    kill_missed: str = ""               # why a kill asked for did not happen
     timed_out: bool = False
     tail: str = ""
 
@@ -297,14 +298,33 @@ def workers_of(process: subprocess.Popen) -> dict[str, psutil.Process]:
     return found
 
 
+VICTIM_SEARCH = 2.0      # seconds the killer looks for its victim's process
+
+
 def _killer(process: subprocess.Popen, run: Run, kill: Kill, registered: threading.Event) -> None:
+    """SIGKILL the victim; a process list read while a worker's title is being set (or a
+    worker started again) may miss it, so it looks again for ``VICTIM_SEARCH`` seconds,
+    and says in ``run.kill_missed`` why it did not kill."""
     if not registered.wait(120):
+        run.kill_missed = "the workers had not all registered within 120 s"
         return
     time.sleep(kill.after)
-    victim = workers_of(process).get(kill.worker)
-    if victim is not None and process.poll() is None:
-        victim.send_signal(signal.SIGKILL)
-        run.killed_at = time.time()
+    deadline = time.monotonic() + VICTIM_SEARCH
+    while process.poll() is None:
+        found = workers_of(process)
+        victim = found.get(kill.worker)
+        if victim is not None:
+            try:
+                victim.send_signal(signal.SIGKILL)
+            except psutil.NoSuchProcess:
+                continue
+            run.killed_at = time.time()
+            return
+        if time.monotonic() > deadline:
+            run.kill_missed = f"no process of worker {kill.worker} among the run's workers {sorted(found)}"
+            return
+        time.sleep(0.05)
+    run.kill_missed = f"the run ended (exit {process.returncode}) before the kill"
 
 
 def _interrupt(process: subprocess.Popen) -> None:

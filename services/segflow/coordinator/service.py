@@ -50,6 +50,7 @@ from .lease_wait import HeldCalls, await_lease
 from .standby_view import ShownView, StandbyView
 from .parent import watch_parent
 from .recovery_report import recovery_entry
+from .replacement import DeferredReplacement
 from .spawner import WorkerSpawner
 from .state import JobState, Phase, RegistrationError, ReplicaReport
 
@@ -93,6 +94,7 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
         self.checkpoints: CheckpointBookkeeping | None = None
         self._placement: tuple[tuple, dict] = ((), {})    # ((attempt, workers), replica -> worker)
         self._rewire: tuple[RegionalRecovery[int], frozenset[str]] | None = None   # kept workers to rewire
+        self._replacement: DeferredReplacement | None = None      # standbys to start again once due
         if settings.enabled:
             self.checkpoints = CheckpointBookkeeping(graph, settings, self.history, self._broadcast, self.fenced,
                                                      self._final_failed)
@@ -212,8 +214,11 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             event(log, logging.WARNING, "standby takes over", standby=promoted, slot=slot)
             if self.state.start_if_all_registered(time.monotonic()):
                 self._attempt_started()
-        if self.spawner is not None:
-            self.spawner.start(name, standby=promoted is not None)
+        if self.spawner is not None and promoted is None:
+            self.spawner.start(name)
+        elif self.spawner is not None:
+            self.spawner.start_later(name)
+            self._replacement = DeferredReplacement(time.monotonic(), self._newest_complete())
         self._changed()
 
     def _region(self, slot: str) -> RegionalRecovery[int] | None:
@@ -570,10 +575,25 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
                     self._lost(*silent)
                 if not self.state.over:
                     self._respawn_exited()
+                    self._start_replacements(now)
                 running = self.state.phase is Phase.RUNNING
                 if self.checkpoints is not None and (running or self.state.commit_sent):
                     self.checkpoints.tick(now, trigger=running and not self.state.commit_sent)
                 self._changed()
+
+    def _newest_complete(self) -> int | None:
+        """Lock held: the newest complete checkpoint's id (None: none, or no checkpointing)."""
+        complete = self.checkpoints.tracker.last_complete if self.checkpoints is not None else None
+        return complete.checkpoint_id if complete is not None else None
+
+    def _start_replacements(self, now: float) -> None:
+        """Lock held: start the lost workers' new standby processes once the recovery that
+        took a standby has caught up (``coordinator.replacement``)."""
+        if self.spawner is None or self._replacement is None:
+            return
+        if self._replacement.due(now, self.state.phase is Phase.RUNNING, self._newest_complete()):
+            self._replacement = None
+            self.spawner.start_deferred()
 
     def _respawn_exited(self) -> None:
         """Lock held. A local worker process that exited unexpectedly is a lost worker."""

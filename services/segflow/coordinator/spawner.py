@@ -150,6 +150,7 @@ class WorkerSpawner:
         self.processes: dict[str, subprocess.Popen | ForkedWorker] = {}
         self._waiting: dict[str, IO[bytes]] = {}   # stdin of workers started before announce()
         self.started_standby: set[str] = set()     # names whose current process was started as a standby
+        self.deferred: set[str] = set()            # lost workers to start again as standbys later
 
     @staticmethod
     def name(index: int) -> str:
@@ -193,11 +194,9 @@ class WorkerSpawner:
         """Start a lost worker again, as a new ``segflow worker`` process (not forked: by now
         this process runs threads and gRPC); ``standby``: it registers as one (a standby
         took over its replicas)."""
+        self.deferred.discard(name)
         index = int(name[1:])
-        old = self.processes.get(name)
-        if old is not None and old.poll() is None:
-            old.kill()
-            old.wait()
+        self._end(name)
         if self.coordinator is None:
             raise SegflowError(f"worker {name} cannot be started again before the coordinator listens")
         self.processes[name] = subprocess.Popen(
@@ -207,6 +206,23 @@ class WorkerSpawner:
             self.started_standby.add(name)
         else:
             self.started_standby.discard(name)
+
+    def _end(self, name: str) -> None:
+        old = self.processes.get(name)
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait()
+
+    def start_later(self, name: str) -> None:
+        """Lost worker ``name`` is started again as a standby by :meth:`start_deferred`
+        (``coordinator.replacement``): until then its exit is no news (:meth:`exited`). Its
+        process, if it still runs (silent, not gone), ends now, as :meth:`start` would end it."""
+        self._end(name)
+        self.deferred.add(name)
+
+    def start_deferred(self) -> None:
+        for name in sorted(self.deferred):
+            self.start(name, standby=True)
 
     def announce(self, coordinator: str) -> None:
         """The coordinator listens: tell the workers started before (a worker that died
@@ -222,7 +238,8 @@ class WorkerSpawner:
         self._waiting.clear()
 
     def exited(self) -> list[str]:
-        return [n for n, p in self.processes.items() if p.poll() is not None]
+        """Workers whose process ended, but for those to be started later."""
+        return [n for n, p in self.processes.items() if n not in self.deferred and p.poll() is not None]
 
     def stop_all(self, grace: float = 3.0) -> None:
         for p in self.processes.values():
