@@ -150,6 +150,19 @@ def node_recoveries(lines: list[ProbeLine], failed_at: float) -> dict[int, NodeR
     return found
 
 
+def past_the_lost_node(lines: list[ProbeLine], sink: int, lost: int, failed_at: float,
+                       recovery: NodeRecovery) -> float | None:
+    """When ``sink`` first processed, from its recovery (``recovery.newer_at``) on, a record
+    the lost node had not processed before ``failed_at``: what only the lost node's
+    recovery could give it. A sink kept running takes the records already past the lost
+    node (in flight downstream when it died) as newer at once; they are not its recovery's."""
+    if recovery.newer_at is None:
+        return None
+    high = max((index for node, index, at in lines if node == lost and at < failed_at), default=-1)
+    return min((at for node, index, at in lines if node == sink and at >= recovery.newer_at and index > high),
+               default=None)
+
+
 def processed_again(lines: list[ProbeLine]) -> dict[int, int]:
     """Node -> records it processed more than once (a record processed three times
     counts twice)."""

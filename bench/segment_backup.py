@@ -75,7 +75,9 @@ its input (``--run + --after`` seconds of it); a run whose killer did not find t
 process (the reason is printed) runs again from a clear store, up to three times, and a
 run that fails fails the bench. From the probe lines: the recovery delay at
 the sink (Definition 1: from the kill to the first tuple the sink processes that is newer
-than any it processed before its replicas went back), the records processed again (every
+than any it processed before its replicas went back, and than any the lost node had
+processed before the kill: a sink kept running would otherwise count the tuples already
+past the lost node, in flight when it died, as its recovery's), the records processed again (every
 bolt's tuples less its distinct ones; ``reprocessed_work_segment_over_abs`` weighs each
 by its node's service time), which nodes went back at all, and the output is
 checked exactly once against the oracle (every index once). The model's prediction is
@@ -131,8 +133,8 @@ import psutil
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "services"))
 
-from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, median, node_recoveries, processed_again,  # noqa: E402
-                    relative_error, report, restored_age, segflow_run)
+from common import (ROOT, SEGFLOW, Kill, NodeRecovery, mean, median, node_recoveries, past_the_lost_node,  # noqa: E402
+                    processed_again, relative_error, report, restored_age, segflow_run)
 
 from stall_probe import StallProbe, stall_share  # noqa: E402
 
@@ -543,9 +545,10 @@ def worker_loss_round(rates: Rates, name: str, choice: dict, victim: str, worker
     recoveries = node_recoveries(lines, run.killed_at)
     went_back = {n: r.went_back_at for n, r in recoveries.items() if r.went_back_at is not None}
     resumed = min(went_back.values()) if went_back else recoveries.get(lost_node, NO_RECOVERY).newer_at
-    if recoveries.get(NODES, NO_RECOVERY).newer_at is None or resumed is None:
+    recovered_at = past_the_lost_node(lines, NODES, lost_node, run.killed_at, recoveries.get(NODES, NO_RECOVERY))
+    if recovered_at is None or resumed is None:
         raise RuntimeError(f"{name}: the lost node or the sink processed nothing after the kill")
-    sink_delay = recoveries[NODES].newer_at - run.killed_at
+    sink_delay = recovered_at - run.killed_at
     stalled = stalls.stalls()
     return {"sink_delay": sink_delay,
             "stall_share": stall_share(stalled, run.started_at, run.killed_at),

@@ -127,3 +127,17 @@ def test_a_probe_writes_down_the_late_wake_ups_of_a_frozen_process(stall_probe, 
     finally:
         probe.stop()
     assert max(took for _, took in probe.stalls()) >= 0.2
+
+
+def test_a_kept_sinks_recovery_waits_for_a_record_the_lost_node_had_not_processed(common):
+    # node 5 (lost at t=10) had processed 0..9; the kept sink 7 had 0..7 and took 8 and 9,
+    # already in flight, at 10.01 and 10.02; 10, the recovery's first, reached it at 10.3
+    lines = [(5, i, float(i) / 10 + 9) for i in range(10)] + [(7, i, float(i) / 10 + 9.05) for i in range(8)]
+    lines += [(7, 8, 10.01), (7, 9, 10.02), (5, 10, 10.25), (7, 10, 10.3)]
+    recovery = common.node_recoveries(lines, failed_at=10.0)[7]
+    assert recovery == common.NodeRecovery(None, 10.01)
+    assert common.past_the_lost_node(lines, sink=7, lost=5, failed_at=10.0, recovery=recovery) == 10.3
+    # a sink that went back and replayed: its first newer record is already past the lost node
+    lines = [(5, 0, 9.0), (7, 0, 9.1), (7, 0, 10.5), (5, 1, 10.6), (7, 1, 10.7)]
+    recovery = common.node_recoveries(lines, failed_at=10.0)[7]
+    assert common.past_the_lost_node(lines, sink=7, lost=5, failed_at=10.0, recovery=recovery) == 10.7
