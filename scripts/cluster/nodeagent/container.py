@@ -28,7 +28,8 @@ class ContainerNotRunning(LookupError):
     """A command cannot enter a container that is not running."""
 
 
-def _signal_group(pid: int, sig: int) -> None:
+def signal_group(pid: int, sig: int) -> None:
+    """Signal process group ``pid``; one already gone is no error."""
     try:
         os.killpg(pid, sig)
     except ProcessLookupError:
@@ -135,7 +136,7 @@ class Container:
         if self.process is None:
             return
         if _exited(self.process.pid):
-            _signal_group(self.process.pid, signal.SIGKILL)      # the rest of the container goes with it
+            signal_group(self.process.pid, signal.SIGKILL)      # the rest of the container goes with it
             code = self.process.wait()
             code = 128 - code if code < 0 else code                # killed by signal N -> 128 + N
             self.process, self.kill_at = None, None
@@ -147,7 +148,7 @@ class Container:
             return
         if self.kill_at is not None:
             if time.monotonic() >= self.kill_at:
-                _signal_group(self.process.pid, signal.SIGKILL)
+                signal_group(self.process.pid, signal.SIGKILL)
             return
         if self.readiness is not None:
             verdict = self.readiness.tick()
@@ -192,13 +193,13 @@ class Container:
         """SIGTERM the process group now, SIGKILL it after ``grace`` seconds (see ``tick``)."""
         if self.process is not None and self.kill_at is None:
             self.events.append(events.killing(self.state.name))
-            _signal_group(self.process.pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+            signal_group(self.process.pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
             self.kill_at = time.monotonic() + grace
 
     def kill_now(self) -> None:
         """SIGKILL the process group and reap it (pod force-deleted, or agent exit)."""
         if self.process is not None:
-            _signal_group(self.process.pid, signal.SIGKILL)
+            signal_group(self.process.pid, signal.SIGKILL)
             self.process.wait()
             self.process = None
         self._remove_pid_file()

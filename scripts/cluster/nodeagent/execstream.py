@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
+from .container import signal_group
 from .execrequest import ExecRequest, ExecRequestError, exit_status, failure_status, terminal_sizes
 from .spdysession import Session, SessionClosed, Stream
 
@@ -169,10 +170,7 @@ def _wait(session: Session, process: subprocess.Popen[bytes]) -> int:
             return 128 - code if code < 0 else code
         except subprocess.TimeoutExpired:
             if session.closed:
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                signal_group(process.pid, signal.SIGKILL)
 
 
 def run(session: Session, request: ExecRequest, command: list[str], env: dict[str, str], cwd: str) -> int | None:

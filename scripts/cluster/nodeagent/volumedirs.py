@@ -14,14 +14,15 @@ import os
 import stat
 import tempfile
 
-from .volumes import Mount, MountFailed, PodVolume, VolumeConfigError, host_path_step
+from .volumes import HOST_PATH_KINDS, Mount, MountFailed, PodVolume, VolumeConfigError, host_path_step
 
 EMPTY_DIR_MODE = 0o777
 FILES_DIR_MODE = 0o755
 HOST_DIRECTORY_MODE = 0o755      # as a kubelet makes a DirectoryOrCreate hostPath
 HOST_FILE_MODE = 0o644           # and a FileOrCreate one
-FILE_KINDS = {stat.S_IFDIR: "directory", stat.S_IFREG: "file", stat.S_IFSOCK: "socket file",
-              stat.S_IFCHR: "character device", stat.S_IFBLK: "block device"}
+FILE_KINDS = {stat.S_IFDIR: HOST_PATH_KINDS["Directory"], stat.S_IFREG: HOST_PATH_KINDS["File"],
+              stat.S_IFSOCK: HOST_PATH_KINDS["Socket"], stat.S_IFCHR: HOST_PATH_KINDS["CharDevice"],
+              stat.S_IFBLK: HOST_PATH_KINDS["BlockDevice"]}
 
 
 def _own(path: str, fs_group: int | None, extra: int) -> None:
