@@ -39,7 +39,7 @@ first three conditions; the fourth is this module's to check.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Hashable, Iterable, Mapping, TypeVar
 
 from .segment_plan import Versions, plan_restore
@@ -108,8 +108,8 @@ class KeepRule(Generic[N]):
     durable). The default keeps no consumer: rule 2 as before."""
 
     replayable: frozenset[N] = frozenset()
-    versions: Mapping[N, int] | None = None
-    reached: Mapping[N, int] | None = None
+    versions: Mapping[N, int] = field(default_factory=dict)
+    reached: Mapping[N, int] = field(default_factory=dict)
 
     def exact(self, topology: Topology[N], region: frozenset[N]) -> frozenset[N]:
         """The blocks of ``region`` that replay exactly."""
@@ -124,9 +124,7 @@ class KeepRule(Generic[N]):
 
     def keeps(self, producer: N, consumer: N, exact: frozenset[N]) -> bool:
         """Whether ``consumer`` may skip what restarted ``producer`` sends again."""
-        if producer not in exact or self.versions is None or self.reached is None:
-            return False
-        return self.reached.get(consumer, 0) >= self.versions[producer]
+        return producer in exact and self.reached.get(consumer, 0) >= self.versions[producer]
 
 
 def restart_region(topology: Topology[N], touched: Iterable[N], rule: KeepRule[N] | None = None) -> frozenset[N]:

@@ -214,11 +214,12 @@ class CoordinatorServicer(cpb_grpc.CoordinatorServicer):
             event(log, logging.WARNING, "standby takes over", standby=promoted, slot=slot)
             if self.state.start_if_all_registered(time.monotonic()):
                 self._attempt_started()
-        if self.spawner is not None and promoted is None:
-            self.spawner.start(name)
-        elif self.spawner is not None:
-            self.spawner.start_later(name)
-            self._replacement = DeferredReplacement(time.monotonic(), self._newest_complete())
+        if self.spawner is not None:
+            if promoted is None:
+                self.spawner.start(name)
+            else:
+                self.spawner.start_later(name)
+                self._replacement = DeferredReplacement(time.monotonic(), self._newest_complete())
         self._changed()
 
     def _region(self, slot: str) -> RegionalRecovery[int] | None:
